@@ -1,0 +1,76 @@
+#include "args.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace tessel::cli {
+
+Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& valued,
+           const std::set<std::string>& flags) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.rfind("--", 0) != 0 || a == "--") {
+      positional_.push_back(a);
+      continue;
+    }
+    std::string name = a.substr(2), value;
+    bool inlineValue = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      inlineValue = true;
+    }
+    if (flags.count(name)) {
+      if (inlineValue) throw UsageError("option --" + name + " takes no value");
+      values_[name] = "1";
+    } else if (valued.count(name)) {
+      if (!inlineValue) {
+        if (i + 1 >= argv.size()) throw UsageError("option --" + name + " needs a value");
+        value = argv[++i];
+      }
+      values_[name] = value;
+    } else {
+      throw UsageError("unknown option --" + name);
+    }
+  }
+}
+
+std::string Args::get(const std::string& name, const std::string& fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+long long Args::getInt(const std::string& name, long long fallback, long long min, long long max) const {
+  if (!has(name)) return fallback;
+  const std::string& s = values_.at(name);
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end || errno) throw UsageError("option --" + name + " needs an integer, got '" + s + "'");
+  if (v < min || v > max)
+    throw UsageError("option --" + name + " must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                     ", got " + s);
+  return v;
+}
+
+std::vector<int64_t> parseShape(const std::string& text) {
+  if (text.empty()) throw UsageError("--shape is empty");
+  std::vector<int64_t> out;
+  size_t pos = 0;
+  while (true) {
+    size_t comma = text.find(',', pos);
+    std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end || errno) throw UsageError("--shape '" + text + "': '" + part + "' is not an integer");
+    if (v < 0) throw UsageError("--shape '" + text + "': dimension " + part + " is negative");
+    if (v == 0) throw UsageError("--shape '" + text + "': dimension 0 is not allowed");
+    out.push_back(v);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,34 @@
+// Command-line parsing for the tessel CLI: `--name value`, `--name=value`
+// and boolean `--name`; anything unknown is an error that names it.
+#pragma once
+
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tessel::cli {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Args {
+ public:
+  // `valued`: options that take a value; `flags`: boolean options.
+  Args(const std::vector<std::string>& argv, const std::set<std::string>& valued, const std::set<std::string>& flags);
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  std::string get(const std::string& name, const std::string& fallback = "") const;
+  long long getInt(const std::string& name, long long fallback, long long min, long long max) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::vector<std::string> positional_;
+};
+
+// "256,256,256" -> {256, 256, 256}; throws UsageError naming the bad part.
+std::vector<int64_t> parseShape(const std::string& text);
+
+}  // namespace tessel::cli

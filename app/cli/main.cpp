@@ -1,0 +1,51 @@
+// tessel: the command-line interface (SPEC "CLI contract").
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "commands.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: tessel COMMAND [options]\n"
+    "\n"
+    "Auto-tunes tensor programs for x86 CPUs and NVIDIA GPUs.\n"
+    "\n"
+    "commands:\n"
+    "  tune-op OP --shape A,B,C[,...]   tune one operator (tessel tune-op --help)\n"
+    "\n"
+    "Run 'tessel COMMAND --help' for the options of a command.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string cmd = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  try {
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (cmd == "--version") {
+      std::puts("tessel 0.1.0");
+      return 0;
+    }
+    if (cmd == "tune-op") return tessel::cli::tuneOpCommand(rest);
+    std::fprintf(stderr, "tessel: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+    return 2;
+  } catch (const tessel::cli::UsageError& e) {
+    std::fprintf(stderr, "tessel %s: %s\n", cmd.c_str(), e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessel %s: error: %s\n", cmd.c_str(), e.what());
+    return 1;
+  }
+}

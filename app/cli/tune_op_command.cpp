@@ -1,0 +1,148 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "args.h"
+#include "commands.h"
+#include "search/tuner.h"
+#include "te/operators.h"
+
+namespace tessel::cli {
+
+namespace {
+
+const char* kHelp =
+    "usage: tessel tune-op OP --shape A,B,C[,...] [options]\n"
+    "\n"
+    "Tunes one operator and prints the best program found.\n"
+    "\n"
+    "options:\n"
+    "  --shape A,B,...     the operator's shape (see the list below)\n"
+    "  --target cpu|cuda   target (default cpu)\n"
+    "  --trials N          programs to measure (default 64)\n"
+    "  --search random     search policy (default random)\n"
+    "  --cost-model random cost model (default random)\n"
+    "  --seed S            random seed (default 1)\n"
+    "  --batch N           programs built and measured per round (default 16)\n"
+    "  --timeout SECONDS   per-program run time limit (default 10)\n"
+    "  --jobs N            parallel compiler processes (default: cores)\n"
+    "  --show-code         print the best program's C++\n"
+    "  --json              print one JSON object on stdout\n"
+    "\n"
+    "ops and their shapes:\n";
+
+}  // namespace
+
+std::string siblingExecutable(const std::string& name) {
+  if (const char* env = std::getenv("TESSEL_WORKER"); env && *env && name == "tessel-worker") return env;
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::filesystem::path p = self.parent_path() / name;
+    if (std::filesystem::exists(p)) return p.string();
+  }
+  return name;  // from PATH
+}
+
+int tuneOpCommand(const std::vector<std::string>& argv) {
+  Args args(argv, {"shape", "target", "trials", "search", "cost-model", "seed", "batch", "timeout", "jobs", "db"},
+            {"json", "help", "compare", "show-code"});
+  if (args.has("help")) {
+    std::fputs(kHelp, stdout);
+    for (const auto& op : te::tunableOps())
+      std::printf("  %-18s %s\n", op.name.c_str(), op.shapeHelp.c_str());
+    return 0;
+  }
+  if (args.positional().size() != 1)
+    throw UsageError(args.positional().empty() ? "missing OP (try --help)"
+                                               : "expected one OP, got '" + args.positional()[1] + "' too");
+  if (!args.has("shape")) throw UsageError("missing --shape");
+  if (args.has("db")) throw UsageError("--db is not available yet (the tuning database comes with issue #4)");
+  if (args.has("compare")) throw UsageError("--compare is not available yet (baselines come with issue #3)");
+  std::string op = args.positional()[0];
+  std::vector<int64_t> shape = parseShape(args.get("shape"));
+  std::string target = args.get("target", "cpu");
+  if (target == "cuda")
+    throw std::runtime_error("the cuda target is not available yet: CUDA code generation comes in a later issue");
+  std::string search = args.get("search", "random");
+  if (search != "random") throw UsageError("--search " + search + " is not available yet (available: random)");
+  std::string costModel = args.get("cost-model", "random");
+  if (costModel != "random")
+    throw UsageError("--cost-model " + costModel + " is not available yet (available: random)");
+
+  search::SearchTask task;
+  try {
+    task = search::makeOperatorTask(op, shape, target);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  search::TuneOptions o;
+  o.trials = int(args.getInt("trials", 64, 1, 1000000));
+  o.batchSize = int(args.getInt("batch", 16, 1, 4096));
+  o.seed = uint64_t(args.getInt("seed", 1, 0, (1ll << 62)));
+  o.search = search;
+  o.hardware.cores = cores;
+  o.measurer.run.workerPath = siblingExecutable("tessel-worker");
+  o.measurer.run.timeoutSeconds = double(args.getInt("timeout", 10, 1, 3600));
+  o.measurer.run.seed = unsigned(o.seed);
+  o.measurer.build.jobs = int(args.getInt("jobs", cores, 1, 256));
+  bool json = args.has("json");
+  if (!json)
+    std::fprintf(stderr, "tuning %s (%s) %s: %.3f GFLOP, %d trials, %s search\n", op.c_str(), args.get("shape").c_str(),
+                 target.c_str(), task.flops / 1e9, o.trials, search.c_str());
+  o.onBatch = [&](int trials, double best) {
+    if (json) return;
+    if (best > 0)
+      std::fprintf(stderr, "  %5d trials  best %.4f ms  %.2f GFLOP/s\n", trials, best * 1e3, task.flops / best / 1e9);
+    else
+      std::fprintf(stderr, "  %5d trials  no valid program yet\n", trials);
+  };
+  search::TuneResult r = search::tuneTask(task, o);
+
+  double bestMs = r.bestSeconds * 1e3;
+  double gflops = r.bestSeconds > 0 ? task.flops / r.bestSeconds / 1e9 : 0;
+  std::map<std::string, int> errors;
+  for (const auto& rec : r.records)
+    if (!rec.result.ok()) errors[measure::errorName(rec.result.error)]++;
+  if (json) {
+    nlohmann::json j;
+    j["op"] = op;
+    j["shape"] = shape;
+    j["target"] = target;
+    j["workload_key"] = task.key;
+    j["flops"] = task.flops;
+    j["trials"] = r.trials;
+    j["valid_trials"] = r.validTrials;
+    j["best_ms"] = bestMs;
+    j["best_gflops"] = gflops;
+    j["correct"] = r.validTrials > 0;
+    j["search"] = search;
+    j["seconds"] = r.wallSeconds;
+    j["errors"] = errors;
+    j["best_steps"] = nlohmann::json::parse(schedule::serializeSteps(r.bestSteps));
+    nlohmann::json curve = nlohmann::json::array();
+    for (auto [t, s] : r.curve)
+      curve.push_back({t, s * 1e3});
+    j["curve"] = curve;
+    std::puts(j.dump().c_str());
+  } else {
+    std::printf("%s %s on %s: %d trials, %d valid, %.1f s\n", op.c_str(), args.get("shape").c_str(), target.c_str(),
+                r.trials, r.validTrials, r.wallSeconds);
+    for (const auto& [what, n] : errors)
+      std::printf("  %d x %s\n", n, what.c_str());
+    if (r.validTrials) {
+      std::printf("best: %.4f ms, %.2f GFLOP/s (checked against the naive program)\n", bestMs, gflops);
+      std::printf("steps: %s\n", schedule::serializeSteps(r.bestSteps).c_str());
+      if (args.has("show-code")) std::printf("\n%s", r.bestSource.c_str());
+    } else {
+      std::printf("no valid program found\n");
+    }
+  }
+  return r.validTrials > 0 ? 0 : 1;
+}
+
+}  // namespace tessel::cli

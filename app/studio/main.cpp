@@ -1,0 +1,132 @@
+// tessel-studio [MODEL] [--db FILE] [--screenshot FILE.png]
+//
+// Opens Tessel Studio. With --screenshot, renders the main window to a PNG
+// (for docs and tests) and exits: 0 when the file was written, 1 with a
+// message on stderr when it was not.
+#include <QApplication>
+#include <QCommandLineOption>
+#include <QCommandLineParser>
+#include <QImage>
+#include <QImageWriter>
+#include <QPixmap>
+#include <QSaveFile>
+#include <QTimer>
+#include <cstdio>
+
+#include "ui/app_icon.h"
+#include "ui/main_window.h"
+
+namespace {
+
+// How long the shown window gets to lay itself out before it is grabbed.
+constexpr int kScreenshotDelayMs = 250;
+
+void printError(const QString& message) {
+  std::fprintf(stderr, "tessel-studio: %s\n", qPrintable(message));
+}
+
+// Without a display (and with no Qt platform chosen), Qt would abort while
+// creating the application. Render offscreen instead: --help, --version,
+// argument errors and --screenshot then work anywhere, and a plain start says
+// clearly why no window can open. Returns whether it did.
+bool renderOffscreenWithoutDisplay() {
+  if (!qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") || !qEnvironmentVariableIsEmpty("DISPLAY") ||
+      !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")) {
+    return false;
+  }
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  return true;
+}
+
+// Grabs the window and writes it as a PNG, atomically. Returns an error
+// message, empty on success.
+QString writeScreenshot(QWidget& window, const QString& path) {
+  const QImage image = window.grab().toImage();
+  if (image.isNull()) return QStringLiteral("cannot render the window");
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly)) {
+    return QStringLiteral("cannot write screenshot '%1': %2").arg(path, file.errorString());
+  }
+  QImageWriter writer(&file, "png");
+  if (!writer.write(image)) {
+    return QStringLiteral("cannot write screenshot '%1': %2").arg(path, writer.errorString());
+  }
+  if (!file.commit()) {
+    return QStringLiteral("cannot write screenshot '%1': %2").arg(path, file.errorString());
+  }
+  return {};
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  using tessel::ui::MainWindow;
+
+  const bool headless = renderOffscreenWithoutDisplay();
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(MainWindow::kSettingsOrganization);
+  QApplication::setApplicationName(MainWindow::kSettingsApplication);
+  QApplication::setApplicationVersion(QStringLiteral(TESSEL_VERSION));
+  QApplication::setDesktopFileName(QStringLiteral("tessel-studio"));
+  QApplication::setWindowIcon(tessel::ui::appIcon());
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(
+      QStringLiteral("Tessel Studio: auto-tune the tensor programs of deep-learning models."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument(QStringLiteral("MODEL"),
+                               QStringLiteral("Model to open: a zoo name, an .onnx file or a TorchScript .pt file."),
+                               QStringLiteral("[MODEL]"));
+  const QCommandLineOption dbOption(QStringLiteral("db"), QStringLiteral("Tuning database (SQLite) to open."),
+                                    QStringLiteral("FILE"));
+  const QCommandLineOption screenshotOption(
+      QStringLiteral("screenshot"), QStringLiteral("Render the main window to FILE.png and exit (no display needed)."),
+      QStringLiteral("FILE.png"));
+  parser.addOption(dbOption);
+  parser.addOption(screenshotOption);
+  parser.process(app);  // exits on --help, --version and unknown options
+
+  const QStringList positional = parser.positionalArguments();
+  if (positional.size() > 1) {
+    printError(QStringLiteral("expected at most one MODEL, got %1 arguments (see --help)").arg(positional.size()));
+    return 1;
+  }
+  if (parser.isSet(dbOption) && parser.value(dbOption).isEmpty()) {
+    printError(QStringLiteral("--db needs a file name"));
+    return 1;
+  }
+  const bool screenshot = parser.isSet(screenshotOption);
+  const QString screenshotPath = parser.value(screenshotOption);
+  if (screenshot && screenshotPath.isEmpty()) {
+    printError(QStringLiteral("--screenshot needs a file name"));
+    return 1;
+  }
+
+  if (headless && !screenshot) {
+    printError(
+        QStringLiteral("no display to open the window on (DISPLAY and WAYLAND_DISPLAY are not set): run it in a "
+                       "desktop session or under xvfb-run, or use --screenshot FILE.png"));
+    return 1;
+  }
+
+  MainWindow window;
+  if (!positional.isEmpty()) window.setModelPath(positional.first());
+  if (parser.isSet(dbOption)) window.setDatabasePath(parser.value(dbOption));
+
+  if (screenshot) {
+    // The default layout, not the user's saved one, and nothing saved on exit:
+    // screenshots are reproducible and leave the settings alone.
+    window.show();
+    QTimer::singleShot(kScreenshotDelayMs, &window, [&window, &screenshotPath] {
+      const QString error = writeScreenshot(window, screenshotPath);
+      if (!error.isEmpty()) printError(error);
+      QCoreApplication::exit(error.isEmpty() ? 0 : 1);
+    });
+    return app.exec();
+  }
+
+  window.restoreLayout();
+  window.show();
+  return app.exec();
+}

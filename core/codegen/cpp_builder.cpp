@@ -1,0 +1,101 @@
+#include "codegen/cpp_builder.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+
+#include "codegen/cpp_codegen.h"
+#include "support/subprocess.h"
+
+namespace tessel::codegen {
+
+using measure::ErrorCode;
+
+namespace {
+
+std::atomic<int> unitCounter{0};
+
+struct Unit {
+  std::vector<size_t> members;
+  std::string source, library;
+};
+
+std::vector<std::string> compileCommand(const BuildOptions& o, const Unit& u) {
+  const char* env = std::getenv("TESSEL_CXX");
+  std::vector<std::string> cmd = {o.compiler.empty() ? (env && *env ? env : "c++") : o.compiler};
+  cmd.insert(cmd.end(), o.flags.begin(), o.flags.end());
+  cmd.insert(cmd.end(), {"-shared", "-fPIC", "-o", u.library, u.source});
+  return cmd;
+}
+
+Unit writeUnit(const std::vector<BuildCandidate>& cands, std::vector<size_t> members, const BuildOptions& o) {
+  Unit u;
+  u.members = std::move(members);
+  std::string base = o.workDir + "/unit" + std::to_string(getpid()) + "_" + std::to_string(unitCounter++);
+  u.source = base + ".cpp";
+  u.library = base + ".so";
+  std::ofstream f(u.source);
+  f << cppPrelude();
+  for (size_t m : u.members)
+    f << cands[m].code << "\n";
+  return u;
+}
+
+std::vector<support::ProcessResult> compileUnits(const std::vector<Unit>& units, const BuildOptions& o) {
+  std::vector<std::vector<std::string>> cmds;
+  for (const Unit& u : units)
+    cmds.push_back(compileCommand(o, u));
+  return support::runProcesses(cmds, o.jobs, o.timeoutSeconds);
+}
+
+void record(const Unit& u, const support::ProcessResult& r, std::vector<BuildOutput>* out) {
+  for (size_t m : u.members) {
+    BuildOutput& b = (*out)[m];
+    b.seconds = r.seconds;
+    if (r.ok()) {
+      b.library = u.library;
+    } else if (r.timedOut) {
+      b.error = ErrorCode::BuildTimeout;
+      b.message = "compilation took longer than the limit";
+    } else {
+      b.error = ErrorCode::CompileHost;
+      b.message = r.output.empty() ? "the compiler failed" : r.output.substr(0, 4000);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<BuildOutput> buildCandidates(const std::vector<BuildCandidate>& cands, const BuildOptions& o) {
+  std::vector<BuildOutput> out(cands.size());
+  if (cands.empty()) return out;
+  // Balanced units: at least one per job, at most maxPerUnit candidates each.
+  size_t units =
+      std::max<size_t>(size_t(std::max(1, o.jobs)), (cands.size() + size_t(o.maxPerUnit) - 1) / size_t(o.maxPerUnit));
+  units = std::min(units, cands.size());
+  std::vector<Unit> batch;
+  for (size_t u = 0; u < units; ++u) {
+    std::vector<size_t> members;
+    for (size_t i = u; i < cands.size(); i += units)
+      members.push_back(i);
+    batch.push_back(writeUnit(cands, members, o));
+  }
+  std::vector<support::ProcessResult> res = compileUnits(batch, o);
+  std::vector<Unit> retry;
+  for (size_t u = 0; u < batch.size(); ++u) {
+    if (res[u].ok() || batch[u].members.size() == 1) {
+      record(batch[u], res[u], &out);
+    } else {
+      for (size_t m : batch[u].members)
+        retry.push_back(writeUnit(cands, {m}, o));
+    }
+  }
+  std::vector<support::ProcessResult> res2 = compileUnits(retry, o);
+  for (size_t u = 0; u < retry.size(); ++u)
+    record(retry[u], res2[u], &out);
+  return out;
+}
+
+}  // namespace tessel::codegen

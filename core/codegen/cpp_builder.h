@@ -1,0 +1,36 @@
+// Compiles generated kernels into shared libraries: many candidates per
+// translation unit, the units compiled in parallel jobs. A unit that fails is
+// rebuilt one candidate at a time, so one bad kernel costs only itself.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "measure/measure_types.h"
+
+namespace tessel::codegen {
+
+struct BuildCandidate {
+  std::string code;    // the kernel function (emitCppKernel)
+  std::string symbol;  // its name, unique in the batch
+};
+
+struct BuildOutput {
+  measure::ErrorCode error = measure::ErrorCode::None;
+  std::string message;
+  std::string library;  // path of the .so holding the symbol
+  double seconds = 0;   // compile time of its unit
+};
+
+struct BuildOptions {
+  std::string workDir;         // where sources and libraries go (must exist)
+  int jobs = 2;                // parallel compiler processes
+  double timeoutSeconds = 60;  // per translation unit
+  int maxPerUnit = 8;          // candidates per translation unit
+  std::string compiler;        // default: $TESSEL_CXX, else "c++"
+  std::vector<std::string> flags = {"-O3", "-march=native", "-fopenmp", "-std=c++17", "-w"};
+};
+
+std::vector<BuildOutput> buildCandidates(const std::vector<BuildCandidate>& candidates, const BuildOptions& options);
+
+}  // namespace tessel::codegen

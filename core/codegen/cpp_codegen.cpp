@@ -1,0 +1,115 @@
+#include "codegen/cpp_codegen.h"
+
+#include <sstream>
+
+namespace tessel::codegen {
+
+using lower::ForKind;
+using lower::Stmt;
+using lower::StmtNode;
+
+namespace {
+
+// Local buffers up to this many floats live on the stack (OpenMP threads
+// have small stacks); larger ones on the heap.
+constexpr int64_t kStackFloats = 16384;
+
+bool containsLoop(const Stmt& s) {
+  for (const Stmt& b : s->body)
+    if (b->kind == StmtNode::For || containsLoop(b)) return true;
+  return false;
+}
+
+class Emitter {
+ public:
+  explicit Emitter(std::ostringstream& os) : os_(os) {}
+
+  void stmt(const Stmt& s, int depth, bool inParallel) {
+    std::string pad(size_t(depth) * 2, ' ');
+    switch (s->kind) {
+      case StmtNode::Seq:
+        for (const Stmt& b : s->body)
+          stmt(b, depth, inParallel);
+        return;
+      case StmtNode::Store:
+        os_ << pad << s->buffer << "[" << te::toString(s->index) << "] = " << te::toString(s->value) << ";\n";
+        return;
+      case StmtNode::If:
+        os_ << pad << "if (" << te::toString(s->cond) << ") {\n";
+        for (const Stmt& b : s->body)
+          stmt(b, depth + 1, inParallel);
+        os_ << pad << "}\n";
+        return;
+      case StmtNode::Alloc:
+        if (s->size <= kStackFloats) {
+          os_ << pad << "alignas(64) float " << s->buffer << "[" << s->size << "];\n";
+        } else {
+          os_ << pad << "std::unique_ptr<float[]> " << s->buffer << "_owner(new float[" << s->size << "]);\n";
+          os_ << pad << "float* __restrict__ " << s->buffer << " = " << s->buffer << "_owner.get();\n";
+        }
+        return;
+      case StmtNode::For: {
+        bool parallel = false;
+        switch (s->forKind) {
+          case ForKind::Parallel:
+            if (!inParallel) {
+              os_ << pad << "#pragma omp parallel for schedule(static)\n";
+              parallel = true;
+            }
+            break;
+          case ForKind::Vectorized:
+            if (!containsLoop(s)) os_ << pad << "#pragma omp simd\n";
+            break;
+          case ForKind::Unrolled:
+            os_ << pad << "#pragma GCC unroll " << std::min<int64_t>(s->extent, 512) << "\n";
+            break;
+          case ForKind::BlockIdx:
+            os_ << pad << "// blockIdx." << s->axis << "\n";
+            break;
+          case ForKind::ThreadIdx:
+            os_ << pad << "// threadIdx." << s->axis << "\n";
+            break;
+          case ForKind::VThread:
+            os_ << pad << "// vthread\n";
+            break;
+          case ForKind::Serial:
+            break;
+        }
+        os_ << pad << "for (int " << s->loopVar << " = 0; " << s->loopVar << " < " << s->extent << "; ++" << s->loopVar
+            << ") {\n";
+        for (const Stmt& b : s->body)
+          stmt(b, depth + 1, inParallel || parallel);
+        os_ << pad << "}\n";
+        return;
+      }
+    }
+  }
+
+ private:
+  std::ostringstream& os_;
+};
+
+}  // namespace
+
+std::string cppPrelude() {
+  return "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdlib>\n#include <memory>\n"
+         "#include <new>\n\n";
+}
+
+std::string emitCppKernel(const lower::LoweredFunc& f, const std::string& symbol) {
+  std::ostringstream os;
+  os << "extern \"C\" int " << symbol << "(float* const* args) {\n";
+  for (size_t i = 0; i < f.args.size(); ++i)
+    os << "  float* __restrict__ " << f.args[i].name << " = args[" << i << "];  // " << f.args[i].size
+       << (i < f.numInputs ? " in" : " out") << "\n";
+  for (const lower::Buffer& t : f.temps) {
+    os << "  std::unique_ptr<float[]> " << t.name << "_owner(new (std::nothrow) float[" << t.size << "]);\n";
+    os << "  if (!" << t.name << "_owner) return 1;\n";
+    os << "  float* __restrict__ " << t.name << " = " << t.name << "_owner.get();\n";
+  }
+  Emitter(os).stmt(f.body, 1, false);
+  os << "  return 0;\n}\n";
+  return os.str();
+}
+
+}  // namespace tessel::codegen

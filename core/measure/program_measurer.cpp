@@ -1,0 +1,91 @@
+#include "measure/program_measurer.h"
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "codegen/cpp_codegen.h"
+#include "lower/loop_nest.h"
+#include "support/subprocess.h"
+
+namespace tessel::measure {
+
+std::string programSource(const te::ComputeDAG& dag, const std::vector<schedule::Step>& steps,
+                          const std::string& symbol) {
+  schedule::State s = schedule::replay(dag, steps);
+  return codegen::emitCppKernel(lower::lowerState(s), symbol);
+}
+
+ProgramMeasurer::ProgramMeasurer(const search::SearchTask& task, MeasurerOptions options)
+    : task_(task), options_(std::move(options)) {
+  if (options_.build.workDir.empty()) {
+    options_.build.workDir = support::makeTempDir("tessel-build");
+    ownsWorkDir_ = !options_.keepFiles;
+  }
+  lower::LoweredFunc f = lower::lowerState(schedule::State(task.dag));
+  runTask_.key = task.key;
+  for (const lower::Buffer& b : f.args)
+    runTask_.bufferSizes.push_back(b.size);
+  runTask_.numInputs = f.numInputs;
+  // float32 sums of L terms drift by about eps * sqrt(L) relative to their size.
+  runTask_.tolerance = 1e-5 * std::max(1.0, std::sqrt(double(task.dag.maxReductionLength()))) * 4;
+  buildReference();
+  runner_ = std::make_unique<Runner>(options_.run);
+}
+
+ProgramMeasurer::~ProgramMeasurer() {
+  runner_.reset();
+  if (ownsWorkDir_) support::removeTree(options_.build.workDir);
+}
+
+void ProgramMeasurer::buildReference() {
+  codegen::BuildOptions o = options_.build;
+  o.flags = {"-O2", "-std=c++17", "-w"};  // the naive program, plainly compiled
+  std::string src = programSource(task_.dag, {}, "tessel_reference");
+  auto out = codegen::buildCandidates({{src, "tessel_reference"}}, o);
+  if (!out[0].library.size())
+    throw std::runtime_error("cannot build the reference program of " + task_.key + ": " + out[0].message);
+  runTask_.reference = {out[0].library, "tessel_reference"};
+}
+
+std::vector<ProgramResult> ProgramMeasurer::measure(const std::vector<std::vector<schedule::Step>>& programs) {
+  std::vector<ProgramResult> results(programs.size());
+  std::vector<codegen::BuildCandidate> cands;
+  std::vector<size_t> owner;
+  ++batch_;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    std::string symbol = "tessel_b" + std::to_string(batch_) + "_" + std::to_string(i);
+    try {
+      results[i].source = programSource(task_.dag, programs[i], symbol);
+      cands.push_back({results[i].source, symbol});
+      owner.push_back(i);
+    } catch (const std::exception& e) {
+      results[i].result.error = ErrorCode::Instantiation;
+      results[i].result.message = e.what();
+    }
+  }
+  std::vector<codegen::BuildOutput> built = codegen::buildCandidates(cands, options_.build);
+  std::vector<KernelRef> kernels;
+  std::vector<size_t> runOwner;
+  for (size_t c = 0; c < cands.size(); ++c) {
+    MeasureResult& r = results[owner[c]].result;
+    r.buildSeconds = built[c].seconds;
+    if (built[c].error != ErrorCode::None) {
+      r.error = built[c].error;
+      r.message = built[c].message;
+      continue;
+    }
+    kernels.push_back({built[c].library, cands[c].symbol});
+    runOwner.push_back(owner[c]);
+  }
+  // Measured after the whole batch is built: no compiler shares the cores.
+  std::vector<MeasureResult> ran = runner_->run(runTask_, kernels);
+  for (size_t k = 0; k < ran.size(); ++k) {
+    double b = results[runOwner[k]].result.buildSeconds;
+    results[runOwner[k]].result = ran[k];
+    results[runOwner[k]].result.buildSeconds = b;
+  }
+  return results;
+}
+
+}  // namespace tessel::measure

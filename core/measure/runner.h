@@ -1,0 +1,64 @@
+// Measures compiled kernels in isolated `tessel-worker` processes.
+//
+// Kernel ABI (CPU): extern "C" int symbol(float* const* args), where args are
+// the task's input buffers then its output buffers (float32, sizes from
+// RunTask::bufferSizes); it returns 0 on success.
+//
+// Each kernel runs on random inputs (seeded per task, so every kernel of a
+// task sees the same data), first once with outputs pre-filled with NaN to be
+// checked against the task's reference kernel, then timed: warm-up runs, then
+// `repeats` repeats, each running the kernel `number` times where `number`
+// grows until one repeat lasts at least `minRepeatSeconds`; the cost of a
+// repeat is its time / number. A crash, a hang (per-kernel timeout) or a wrong
+// answer is an error result; the worker is replaced and the batch goes on.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "measure/measure_types.h"
+
+namespace tessel::measure {
+
+struct KernelRef {
+  std::string library;  // path of a shared library
+  std::string symbol;
+};
+
+struct RunTask {
+  std::string key;                   // the worker caches the reference output per key
+  std::vector<int64_t> bufferSizes;  // elements of each argument, inputs then outputs
+  size_t numInputs = 0;
+  KernelRef reference;      // the naive program of the task
+  double tolerance = 1e-4;  // |out - ref| <= tolerance * (1 + |ref|)
+};
+
+struct RunOptions {
+  std::string workerPath;      // the tessel-worker executable
+  double timeoutSeconds = 10;  // per kernel, checking and timing included
+  int warmup = 1;
+  int repeats = 3;
+  double minRepeatSeconds = 0.02;
+  bool flushCache = false;  // overwrite a large buffer before each repeat
+  unsigned seed = 1;
+};
+
+class Runner {
+ public:
+  explicit Runner(RunOptions options);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // Measures the kernels one after another (never two at once: they own the cores).
+  std::vector<MeasureResult> run(const RunTask& task, const std::vector<KernelRef>& kernels);
+  // Workers started so far (1 + replacements after crashes and hangs).
+  int workersStarted() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessel::measure

@@ -1,0 +1,432 @@
+#include "measure/worker.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <new>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "measure/worker_protocol.h"
+
+namespace tessel::measure {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using KernelFn = int (*)(float* const*);
+
+// Libraries kept open at once; older ones are closed (a long tuning session
+// loads thousands).
+constexpr size_t kMaxOpenLibraries = 256;
+// Guard zone on each side of every buffer, in floats (keeps 64-byte alignment).
+constexpr size_t kGuardFloats = 64;
+constexpr std::align_val_t kBufferAlign{64};
+constexpr uint32_t kCanary = 0xdeadbeefu;
+// Larger than any last-level cache we measure on.
+constexpr size_t kFlushBytes = size_t(64) << 20;
+// Bounds the calibration for kernels so fast the clock barely sees them.
+constexpr int64_t kMaxNumber = int64_t(1) << 30;
+// Any single buffer above this is a corrupt request, not a real tensor.
+constexpr int64_t kMaxBufferElements = int64_t(1) << 36;
+
+std::string formatFloat(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+class LibraryCache {
+ public:
+  LibraryCache() = default;
+  LibraryCache(const LibraryCache&) = delete;
+  LibraryCache& operator=(const LibraryCache&) = delete;
+  ~LibraryCache() {
+    for (auto& [path, lib] : libs_)
+      dlclose(lib.handle);
+  }
+
+  // The function `symbol` of the library at `path`, or nullptr with the reason.
+  KernelFn resolve(const std::string& path, const std::string& symbol, std::string& error) {
+    void* handle = open(path, error);
+    if (!handle) return nullptr;
+    dlerror();
+    void* fn = dlsym(handle, symbol.c_str());
+    if (!fn) {
+      const char* why = dlerror();
+      error = "symbol '" + symbol + "' not found in '" + path + "'" + (why ? std::string(": ") + why : std::string());
+      return nullptr;
+    }
+    return reinterpret_cast<KernelFn>(fn);
+  }
+
+ private:
+  struct Lib {
+    void* handle = nullptr;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    int64_t mtimeNs = 0;
+    uint64_t lastUse = 0;
+  };
+
+  void* open(const std::string& path, std::string& error) {
+    struct stat st {};
+    const bool haveStat = ::stat(path.c_str(), &st) == 0;
+    const int64_t mtimeNs = haveStat ? int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec : 0;
+    auto it = libs_.find(path);
+    if (it != libs_.end()) {
+      Lib& lib = it->second;
+      // A file rebuilt at the same path must be reloaded, not served stale.
+      if (haveStat && lib.dev == st.st_dev && lib.ino == st.st_ino && lib.mtimeNs == mtimeNs) {
+        lib.lastUse = ++clock_;
+        return lib.handle;
+      }
+      dlclose(lib.handle);
+      libs_.erase(it);
+    }
+    if (libs_.size() >= kMaxOpenLibraries) evictOldest();
+    dlerror();
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char* why = dlerror();
+      error = "cannot load kernel library '" + path + "': " + (why ? why : "unknown dlopen error");
+      return nullptr;
+    }
+    Lib lib;
+    lib.handle = handle;
+    if (haveStat) {
+      lib.dev = st.st_dev;
+      lib.ino = st.st_ino;
+      lib.mtimeNs = mtimeNs;
+    }
+    lib.lastUse = ++clock_;
+    libs_[path] = lib;
+    return handle;
+  }
+
+  void evictOldest() {
+    auto oldest = std::min_element(libs_.begin(), libs_.end(),
+                                   [](const auto& a, const auto& b) { return a.second.lastUse < b.second.lastUse; });
+    if (oldest == libs_.end()) return;
+    dlclose(oldest->second.handle);
+    libs_.erase(oldest);
+  }
+
+  std::map<std::string, Lib> libs_;
+  uint64_t clock_ = 0;
+};
+
+// A float buffer with canary-filled guard zones before and after it.
+class GuardedBuffer {
+ public:
+  explicit GuardedBuffer(size_t n) : n_(n) {
+    const size_t total = n + 2 * kGuardFloats;
+    base_ = static_cast<float*>(::operator new[](total * sizeof(float), kBufferAlign));
+    rearm();
+  }
+  ~GuardedBuffer() { ::operator delete[](base_, kBufferAlign); }
+  GuardedBuffer(const GuardedBuffer&) = delete;
+  GuardedBuffer& operator=(const GuardedBuffer&) = delete;
+
+  float* data() { return base_ + kGuardFloats; }
+  size_t size() const { return n_; }
+  // The index (relative to the buffer start: negative before it) of the
+  // clobbered guard element nearest the buffer, if any.
+  std::optional<int64_t> clobbered() const {
+    for (size_t i = kGuardFloats; i-- > 0;) {
+      if (!intact(base_ + i)) return int64_t(i) - int64_t(kGuardFloats);
+    }
+    for (size_t i = 0; i < kGuardFloats; ++i) {
+      if (!intact(base_ + kGuardFloats + n_ + i)) return int64_t(n_ + i);
+    }
+    return std::nullopt;
+  }
+  void rearm() {
+    for (size_t i = 0; i < kGuardFloats; ++i) {
+      std::memcpy(base_ + i, &kCanary, sizeof kCanary);
+      std::memcpy(base_ + kGuardFloats + n_ + i, &kCanary, sizeof kCanary);
+    }
+  }
+
+ private:
+  static bool intact(const float* p) {
+    uint32_t bits;
+    std::memcpy(&bits, p, sizeof bits);
+    return bits == kCanary;
+  }
+  float* base_ = nullptr;
+  size_t n_ = 0;
+};
+
+// Inputs, reference outputs and argument buffers of the latest task.
+struct TaskData {
+  std::string identity;  // everything the data depends on
+  std::vector<std::vector<float>> inputs;
+  std::vector<std::vector<float>> referenceOutputs;
+  bool haveReference = false;
+  std::vector<std::unique_ptr<GuardedBuffer>> buffers;
+  std::vector<float*> args;
+};
+
+class Worker {
+ public:
+  protocol::Response handle(const protocol::Request& req) {
+    protocol::Response res;
+    try {
+      measure(req, res);
+    } catch (const std::bad_alloc&) {
+      res = {};
+      res.error = ErrorCode::Runtime;
+      res.message = "out of memory while preparing the task's buffers";
+    } catch (const std::exception& e) {
+      res = {};
+      res.error = ErrorCode::Unknown;
+      res.message = std::string("worker error: ") + e.what();
+    }
+    return res;
+  }
+
+ private:
+  static void fail(protocol::Response& res, ErrorCode code, std::string message) {
+    res.error = code;
+    res.message = std::move(message);
+    res.costs.clear();
+  }
+
+  void measure(const protocol::Request& req, protocol::Response& res) {
+    std::string error;
+    if (!prepareTask(req, error)) return fail(res, ErrorCode::Runtime, error);
+    const size_t numArgs = task_.buffers.size();
+
+    if (!req.referenceLibrary.empty() && !task_.haveReference) {
+      KernelFn ref = libs_.resolve(req.referenceLibrary, req.referenceSymbol, error);
+      if (!ref) return fail(res, ErrorCode::Runtime, "reference: " + error);
+      resetBuffers(req.numInputs);
+      const int rc = ref(task_.args.data());
+      if (rc != 0) {
+        return fail(res, ErrorCode::Runtime, "reference kernel returned " + std::to_string(rc));
+      }
+      if (!checkGuards(req.numInputs, "reference kernel", error)) {
+        return fail(res, ErrorCode::Runtime, error);
+      }
+      task_.referenceOutputs.clear();
+      for (size_t a = req.numInputs; a < numArgs; ++a) {
+        GuardedBuffer& b = *task_.buffers[a];
+        task_.referenceOutputs.emplace_back(b.data(), b.data() + b.size());
+      }
+      task_.haveReference = true;
+    }
+
+    KernelFn kernel = libs_.resolve(req.library, req.symbol, error);
+    if (!kernel) return fail(res, ErrorCode::Runtime, error);
+
+    // Correctness first: a wrong kernel's time must never count.
+    resetBuffers(req.numInputs);
+    const int rc = kernel(task_.args.data());
+    if (rc != 0) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(rc));
+    if (!checkGuards(req.numInputs, "kernel", error)) return fail(res, ErrorCode::Runtime, error);
+    if (!compare(req, res)) return;
+
+    // Timing.
+    for (int i = 0; i < req.warmup; ++i) {
+      const int r = kernel(task_.args.data());
+      if (r != 0) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(r));
+    }
+    int64_t number = 1;
+    for (int rep = 0; rep < req.repeats; ++rep) {
+      for (;;) {
+        if (req.flushCache) flushCache();
+        const auto t0 = Clock::now();
+        for (int64_t i = 0; i < number; ++i) {
+          const int r = kernel(task_.args.data());
+          if (r != 0) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(r));
+        }
+        const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        // Repeats after the first reuse the calibrated number.
+        if (seconds >= req.minRepeatSeconds || number >= kMaxNumber) {
+          res.costs.push_back(seconds / double(number));
+          break;
+        }
+        number *= 2;
+      }
+    }
+  }
+
+  // (Re)builds inputs and buffers when the task differs from the cached one.
+  bool prepareTask(const protocol::Request& req, std::string& error) {
+    if (req.numInputs > req.bufferSizes.size()) {
+      error = "invalid task: " + std::to_string(req.numInputs) + " inputs but only " +
+              std::to_string(req.bufferSizes.size()) + " buffers";
+      return false;
+    }
+    for (int64_t n : req.bufferSizes) {
+      if (n < 0 || n > kMaxBufferElements) {
+        error = "invalid task: buffer size " + std::to_string(n);
+        return false;
+      }
+    }
+    std::string identity = req.taskKey + '\n' + std::to_string(req.seed) + '\n' + std::to_string(req.numInputs) + '\n' +
+                           req.referenceLibrary + '\n' + req.referenceSymbol + '\n';
+    for (int64_t n : req.bufferSizes)
+      identity += std::to_string(n) + ',';
+    if (identity == task_.identity) return true;
+
+    // Only the latest task is kept, so memory stays bounded by one task.
+    task_ = TaskData{};
+    const uint64_t h = fnv1a(req.taskKey);
+    std::seed_seq seq{uint32_t(h), uint32_t(h >> 32), uint32_t(req.seed)};
+    std::mt19937 rng(seq);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (size_t a = 0; a < req.numInputs; ++a) {
+      std::vector<float> v(size_t(req.bufferSizes[a]));
+      for (float& x : v)
+        x = dist(rng);
+      task_.inputs.push_back(std::move(v));
+    }
+    for (int64_t n : req.bufferSizes) {
+      task_.buffers.push_back(std::make_unique<GuardedBuffer>(size_t(n)));
+      task_.args.push_back(task_.buffers.back()->data());
+    }
+    task_.identity = std::move(identity);
+    return true;
+  }
+
+  // Pristine inputs (a kernel may have scribbled on them) and NaN outputs, so
+  // an element the kernel forgets to write cannot pass the check.
+  void resetBuffers(size_t numInputs) {
+    for (size_t a = 0; a < task_.buffers.size(); ++a) {
+      GuardedBuffer& b = *task_.buffers[a];
+      if (a < numInputs) {
+        std::copy(task_.inputs[a].begin(), task_.inputs[a].end(), b.data());
+      } else {
+        std::fill(b.data(), b.data() + b.size(), std::numeric_limits<float>::quiet_NaN());
+      }
+    }
+  }
+
+  bool checkGuards(size_t numInputs, const char* who, std::string& error) {
+    bool ok = true;
+    for (size_t a = 0; a < task_.buffers.size() && ok; ++a) {
+      GuardedBuffer& b = *task_.buffers[a];
+      const std::optional<int64_t> at = b.clobbered();
+      if (!at) continue;
+      const bool isInput = a < numInputs;
+      error = std::string(who) + " wrote out of bounds of " + (isInput ? "input " : "output ") +
+              std::to_string(isInput ? a : a - numInputs) + " (element " + std::to_string(*at) + " of a buffer of " +
+              std::to_string(b.size()) + ")";
+      ok = false;
+    }
+    // Re-arm every guard so one bad kernel does not blame the next.
+    if (!ok) {
+      for (auto& b : task_.buffers)
+        b->rearm();
+    }
+    return ok;
+  }
+
+  // Compares the outputs with the reference (or only checks they are finite).
+  bool compare(const protocol::Request& req, protocol::Response& res) {
+    double maxAbs = 0;
+    size_t mismatches = 0, total = 0;
+    std::string first;
+    for (size_t a = req.numInputs; a < task_.buffers.size(); ++a) {
+      const size_t o = a - req.numInputs;
+      const float* out = task_.buffers[a]->data();
+      const size_t n = task_.buffers[a]->size();
+      const float* ref = task_.haveReference ? task_.referenceOutputs[o].data() : nullptr;
+      total += n;
+      for (size_t i = 0; i < n; ++i) {
+        const double v = out[i];
+        bool bad;
+        if (!ref) {
+          bad = !std::isfinite(v);
+          if (bad) maxAbs = std::numeric_limits<double>::infinity();
+        } else if (!std::isfinite(ref[i])) {
+          // A non-finite reference (e.g. log of a negative input) must be matched in kind.
+          bad = !(std::isnan(ref[i]) ? std::isnan(v) : v == double(ref[i]));
+          if (bad) maxAbs = std::numeric_limits<double>::infinity();
+        } else if (!std::isfinite(v)) {
+          bad = true;
+          maxAbs = std::numeric_limits<double>::infinity();
+        } else {
+          const double r = ref[i];
+          const double err = std::fabs(v - r);
+          maxAbs = std::max(maxAbs, err);
+          bad = err > req.tolerance * (1.0 + std::fabs(r));
+        }
+        if (bad && mismatches++ == 0) {
+          first = "output " + std::to_string(o) + " element " + std::to_string(i) + ": got " + formatFloat(v) +
+                  (ref ? ", expected " + formatFloat(ref[i]) : std::string(" (not finite)"));
+        }
+      }
+    }
+    res.maxAbsError = maxAbs;
+    if (mismatches == 0) return true;
+    fail(res, ErrorCode::WrongAnswer,
+         first + "; " + std::to_string(mismatches) + " of " + std::to_string(total) +
+             " elements differ, max abs error " + formatFloat(maxAbs) + " (tolerance " + formatFloat(req.tolerance) +
+             " * (1 + |ref|))");
+    return false;
+  }
+
+  void flushCache() {
+    if (flush_.empty()) flush_.resize(kFlushBytes);
+    // A different value each time so the writes cannot be elided.
+    std::memset(flush_.data(), int(++flushValue_ & 0xff), flush_.size());
+  }
+
+  LibraryCache libs_;
+  TaskData task_;
+  std::vector<unsigned char> flush_;
+  unsigned flushValue_ = 0;
+};
+
+}  // namespace
+
+int runWorker(int inFd, int outFd) {
+  Worker worker;
+  for (;;) {
+    nlohmann::json message;
+    std::string error;
+    const protocol::IoStatus st = protocol::readMessage(inFd, message, std::nullopt, &error);
+    if (st == protocol::IoStatus::Eof) return 0;
+    if (st != protocol::IoStatus::Ok) {
+      std::fprintf(stderr, "tessel-worker: %s\n", error.c_str());
+      return 1;
+    }
+    protocol::Request request;
+    protocol::Response response;
+    if (protocol::fromJson(message, request, &error)) {
+      response = worker.handle(request);
+    } else {
+      response.error = ErrorCode::Unknown;
+      response.message = "bad request: " + error;
+    }
+    if (protocol::writeMessage(outFd, protocol::toJson(response), &error) != protocol::IoStatus::Ok) {
+      std::fprintf(stderr, "tessel-worker: cannot send a response: %s\n", error.c_str());
+      return 1;
+    }
+  }
+}
+
+}  // namespace tessel::measure

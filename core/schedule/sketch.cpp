@@ -1,0 +1,314 @@
+#include "schedule/sketch.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+
+namespace tessel::schedule {
+
+size_t addStep(Sketch& s, Step step) {
+  applyStep(s.state, step);
+  s.steps.push_back(std::move(step));
+  return s.steps.size() - 1;
+}
+
+namespace {
+
+std::vector<std::string> axisNames(const te::Op& op) {
+  std::vector<std::string> v;
+  for (const te::IterVar& a : op.axes)
+    v.push_back(a.name);
+  return v;
+}
+
+bool loadUsesAllAxes(const te::ExprNode* load, const std::vector<std::string>& axes) {
+  for (const std::string& a : axes) {
+    bool used = false;
+    for (const te::Expr& i : load->args)
+      used |= te::usesVar(i, a);
+    if (!used) return false;
+  }
+  return true;
+}
+
+bool hasExpensiveOp(const te::Expr& e) {
+  if (e->kind == te::ExprKind::Call) return true;
+  if (e->kind == te::ExprKind::Div && te::isFloat(e)) return true;
+  for (const te::Expr& a : e->args)
+    if (hasExpensiveOp(a)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool needsMultiLevelTiling(const State& s, int stage) {
+  const te::Op& op = s.stages[size_t(stage)].op;
+  if (op.placeholder || !op.hasReduce()) return false;
+  std::vector<const te::ExprNode*> loads;
+  te::collectLoads(op.body, &loads);
+  std::vector<std::string> axes = axisNames(op);
+  // Data reuse: some input is read by several iterations of the spatial space.
+  return std::any_of(loads.begin(), loads.end(), [&](const te::ExprNode* l) { return !loadUsesAllAxes(l, axes); });
+}
+
+bool isStrictlyInlinable(const State& s, int stage) {
+  const Stage& st = s.stages[size_t(stage)];
+  return !st.op.placeholder && !st.op.hasReduce() && !s.isOutput(st.op.name) && !hasExpensiveOp(st.op.body) &&
+         st.location == ComputeLocation::Root && s.attachedTo(stage).empty();
+}
+
+int elementwiseMatchedConsumer(const State& s, int stage) {
+  std::vector<int> cons = s.consumers(stage);
+  if (cons.size() != 1) return -1;
+  const Stage& c = s.stages[size_t(cons[0])];
+  const te::Op& p = s.stages[size_t(stage)].op;
+  if (c.op.hasReduce() || c.op.shape != p.shape || c.location != ComputeLocation::Root) return -1;
+  std::vector<const te::ExprNode*> loads;
+  te::collectLoads(c.op.body, &loads);
+  for (const te::ExprNode* l : loads) {
+    if (l->name != p.name) continue;
+    for (size_t d = 0; d < l->args.size(); ++d)
+      if (l->args[d]->kind != te::ExprKind::Var || l->args[d]->name != c.op.axes[d].name) return -1;
+  }
+  return cons[0];
+}
+
+namespace {
+
+using Condition = SketchRule::Condition;
+
+// Splits every spatial iterator into `sLevels` and every reduce iterator into
+// `rLevels`, then orders them by the structure string ("SSRSRS").
+void multiLevelTile(Sketch& sk, int stage, const std::string& structure) {
+  int sLevels = int(std::count(structure.begin(), structure.end(), 'S'));
+  int rLevels = int(std::count(structure.begin(), structure.end(), 'R'));
+  std::vector<Iterator> roots = sk.state.stages[size_t(stage)].iters;
+  std::map<std::string, std::vector<std::string>> levels;  // root -> level names
+  for (const Iterator& it : roots) {
+    int n = it.kind == IterKind::Spatial ? sLevels : rLevels;
+    std::vector<std::string>& names = levels[it.name];
+    if (n <= 1) {
+      names.push_back(it.name);
+      continue;
+    }
+    int idx = sk.state.stages[size_t(stage)].iterIndex(it.name);
+    sk.tileSplits.push_back(addStep(sk, SplitStep{stage, idx, std::vector<int64_t>(size_t(n - 1), 1)}));
+    for (int l = 0; l < n; ++l)
+      names.push_back(it.name + "." + std::to_string(l));
+  }
+  std::vector<std::string> order;
+  int sSeen = 0, rSeen = 0;
+  for (char c : structure) {
+    bool spatial = c == 'S';
+    int level = spatial ? sSeen++ : rSeen++;
+    for (const Iterator& it : roots)
+      if ((it.kind == IterKind::Spatial) == spatial) order.push_back(levels[it.name][size_t(level)]);
+  }
+  const Stage& st = sk.state.stages[size_t(stage)];
+  std::vector<int> perm;
+  for (const std::string& n : order)
+    perm.push_back(st.iterIndex(n));
+  addStep(sk, ReorderStep{stage, perm});
+  sk.tiled.insert(st.op.name);
+}
+
+std::string tileStructure(const HardwareParams& hw) {
+  return hw.target == "cuda" ? "SSSRRSRS" : "SSRSRS";
+}
+
+class SkipRule : public SketchRule {
+ public:
+  std::string name() const override { return "skip"; }
+  Condition check(const Sketch&, int, const HardwareParams&) const override { return Condition::Apply; }
+  std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams&) const override {
+    return {{s, stage - 1}};
+  }
+};
+
+class AlwaysInlineRule : public SketchRule {
+ public:
+  std::string name() const override { return "always_inline"; }
+  Condition check(const Sketch& s, int stage, const HardwareParams&) const override {
+    return isStrictlyInlinable(s.state, stage) ? Condition::ApplyAndSkipRest : Condition::Pass;
+  }
+  std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams&) const override {
+    Sketch n = s;
+    addStep(n, ComputeInlineStep{stage});
+    n.placed.insert(s.state.stages[size_t(stage)].op.name);
+    n.rules.push_back(name());
+    return {{n, stage - 1}};
+  }
+};
+
+class MultiLevelTilingRule : public SketchRule {
+ public:
+  std::string name() const override { return "multi_level_tiling"; }
+  Condition check(const Sketch& s, int stage, const HardwareParams&) const override {
+    return needsMultiLevelTiling(s.state, stage) ? Condition::ApplyAndSkipRest : Condition::Pass;
+  }
+  std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams& hw) const override {
+    Sketch n = s;
+    multiLevelTile(n, stage, tileStructure(hw));
+    n.rules.push_back(name());
+    return {{n, stage - 1}};
+  }
+};
+
+// Tiles the stage and computes it inside the tiles of its element-wise consumer.
+class MultiLevelTilingWithFusionRule : public SketchRule {
+ public:
+  std::string name() const override { return "multi_level_tiling_with_fusion"; }
+  Condition check(const Sketch& s, int stage, const HardwareParams&) const override {
+    return needsMultiLevelTiling(s.state, stage) && elementwiseMatchedConsumer(s.state, stage) >= 0
+               ? Condition::ApplyAndSkipRest
+               : Condition::Pass;
+  }
+  std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams& hw) const override {
+    std::vector<std::pair<Sketch, int>> out;
+    int consumer = elementwiseMatchedConsumer(s.state, stage);
+    std::vector<int> fuseLevels = hw.target == "cuda" ? std::vector<int>{3} : std::vector<int>{1, 2};
+    for (int level : fuseLevels) {
+      Sketch n = s;
+      size_t firstSplit = n.tileSplits.size();
+      multiLevelTile(n, stage, tileStructure(hw));
+      // The consumer splits each axis like the producer, keeping `level` outer levels.
+      const te::Op& cop = n.state.stages[size_t(consumer)].op;
+      std::vector<std::string> roots = axisNames(cop);
+      std::map<std::string, std::vector<std::string>> names;
+      for (size_t d = 0; d < roots.size(); ++d) {
+        int idx = n.state.stages[size_t(consumer)].iterIndex(roots[d]);
+        size_t src = n.tileSplits[firstSplit + d];
+        size_t step = addStep(n, SplitStep{consumer, idx, std::vector<int64_t>(size_t(level), 1)});
+        n.follows.push_back({step, src, level});
+        for (int l = 0; l <= level; ++l)
+          names[roots[d]].push_back(roots[d] + "." + std::to_string(l));
+      }
+      std::vector<int> perm;
+      const Stage& cst = n.state.stages[size_t(consumer)];
+      for (int l = 0; l <= level; ++l)
+        for (const std::string& r : roots)
+          perm.push_back(cst.iterIndex(names[r][size_t(l)]));
+      addStep(n, ReorderStep{consumer, perm});
+      int at = n.state.stages[size_t(consumer)].iterIndex(names[roots.back()][size_t(level - 1)]);
+      addStep(n, ComputeAtStep{stage, consumer, at});
+      n.placed.insert(n.state.stages[size_t(stage)].op.name);
+      n.tiled.insert(cop.name);
+      n.rules.push_back(name() + "@" + std::to_string(level));
+      out.push_back({n, stage - 1});
+    }
+    return out;
+  }
+};
+
+// Adds a local cache to a tiled stage without a fusible consumer, so the
+// reduction accumulates in a small buffer; the copy-out then fuses with it.
+class AddCacheWriteRule : public SketchRule {
+ public:
+  std::string name() const override { return "add_cache_write"; }
+  Condition check(const Sketch& s, int stage, const HardwareParams&) const override {
+    const Stage& st = s.state.stages[size_t(stage)];
+    bool fresh = st.relations.empty() && st.location == ComputeLocation::Root;
+    return needsMultiLevelTiling(s.state, stage) && elementwiseMatchedConsumer(s.state, stage) < 0 && fresh
+               ? Condition::Apply
+               : Condition::Pass;
+  }
+  std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams&) const override {
+    Sketch n = s;
+    addStep(n, CacheWriteStep{stage, Scope::Local});
+    n.rules.push_back(name());
+    return {{n, stage}};  // the cache now sits at `stage`; its consumer is the copy
+  }
+};
+
+// Splits a long reduction over a small output so its parts run in parallel.
+class AddRfactorRule : public SketchRule {
+ public:
+  std::string name() const override { return "add_rfactor"; }
+  Condition check(const Sketch& s, int stage, const HardwareParams& hw) const override {
+    const Stage& st = s.state.stages[size_t(stage)];
+    if (st.op.placeholder || !st.op.hasReduce() || needsMultiLevelTiling(s.state, stage)) return Condition::Pass;
+    if (!st.relations.empty() || st.location != ComputeLocation::Root) return Condition::Pass;
+    int64_t space = st.op.numElements(), reduce = 1;
+    for (const te::IterVar& r : st.op.reduceAxes)
+      reduce *= r.extent;
+    return space < reduce && space < int64_t(hw.cores) * 16 ? Condition::Apply : Condition::Pass;
+  }
+  std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams&) const override {
+    std::vector<std::pair<Sketch, int>> out;
+    for (int which = 0; which < 2; ++which) {  // factor the outer or the inner part
+      Sketch n = s;
+      const Stage& st = n.state.stages[size_t(stage)];
+      std::vector<int> reduceIters;
+      for (size_t i = 0; i < st.iters.size(); ++i)
+        if (st.iters[i].kind == IterKind::Reduce) reduceIters.push_back(int(i));
+      if (reduceIters.size() > 1) addStep(n, FuseStep{stage, reduceIters});
+      int r = reduceIters.front();
+      n.tileSplits.push_back(addStep(n, SplitStep{stage, r, {1}}));
+      addStep(n, RfactorStep{stage, r + which, int(st.op.axes.size())});
+      n.rules.push_back(name());
+      out.push_back({n, stage - 1});
+    }
+    return out;
+  }
+};
+
+std::map<std::string, std::vector<std::shared_ptr<SketchRule>>>& registry() {
+  static std::map<std::string, std::vector<std::shared_ptr<SketchRule>>> r = [] {
+    std::map<std::string, std::vector<std::shared_ptr<SketchRule>>> m;
+    m["cpu"] = {std::make_shared<AlwaysInlineRule>(),
+                std::make_shared<AddCacheWriteRule>(),
+                std::make_shared<MultiLevelTilingWithFusionRule>(),
+                std::make_shared<MultiLevelTilingRule>(),
+                std::make_shared<AddRfactorRule>(),
+                std::make_shared<SkipRule>()};
+    return m;
+  }();
+  return r;
+}
+
+}  // namespace
+
+const std::vector<std::shared_ptr<SketchRule>>& sketchRules(const std::string& target) {
+  auto& r = registry();
+  auto it = r.find(target);
+  if (it == r.end()) throw ScheduleError("no sketch rules for target '" + target + "'");
+  return it->second;
+}
+
+void registerSketchRule(const std::string& target, std::shared_ptr<SketchRule> rule, const std::string& before) {
+  auto& rules = registry()[target];
+  auto pos = std::find_if(rules.begin(), rules.end(), [&](const auto& r) { return r->name() == before; });
+  rules.insert(before.empty() ? rules.end() : pos, std::move(rule));
+}
+
+std::vector<Sketch> generateSketches(const te::ComputeDAG& dag, const HardwareParams& hw) {
+  const auto& rules = sketchRules(hw.target);
+  Sketch init;
+  init.initial = init.state = State(dag);
+  std::deque<std::pair<Sketch, int>> queue = {{init, int(init.state.stages.size()) - 1}};
+  std::vector<Sketch> out;
+  while (!queue.empty()) {
+    auto [sk, stage] = std::move(queue.front());
+    queue.pop_front();
+    if (stage < 0) {
+      out.push_back(std::move(sk));
+      continue;
+    }
+    if (sk.state.stages[size_t(stage)].op.placeholder ||
+        sk.state.stages[size_t(stage)].location == ComputeLocation::Inlined) {
+      queue.push_back({std::move(sk), stage - 1});
+      continue;
+    }
+    for (const auto& rule : rules) {
+      Condition c = rule->check(sk, stage, hw);
+      if (c == Condition::Pass) continue;
+      for (auto& derived : rule->apply(sk, stage, hw))
+        queue.push_back(std::move(derived));
+      if (c == Condition::ApplyAndSkipRest) break;
+      if (rule->name() == "skip") break;
+    }
+  }
+  return out;
+}
+
+}  // namespace tessel::schedule

@@ -1,0 +1,78 @@
+// Sketch generation (Ansor's derivation rules): from the last stage to the
+// first, each registered rule that applies derives new partial programs.
+// A sketch fixes the loop structure; the annotation fills in tile sizes,
+// compute locations, parallel, vectorize and unroll.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "schedule/steps.h"
+
+namespace tessel::schedule {
+
+struct HardwareParams {
+  std::string target = "cpu";  // "cpu" or "cuda"
+  int cores = 2;
+  int maxInnermostSplit = 64;
+  int maxVectorLanes = 16;
+  int maxThreadsPerBlock = 1024;
+  int64_t maxSharedMemoryBytes = 48 * 1024;
+};
+
+// A tile split whose lengths copy those of another split: the consumer
+// follows its producer's tiles (lengths = l1..l(level-1), product of the rest).
+struct FollowSplit {
+  size_t step, source;
+  int level;
+};
+
+struct Sketch {
+  State initial;  // the DAG's initial state
+  State state;    // the sketch applied, unfilled lengths = 1
+  std::vector<Step> steps;
+  std::vector<size_t> tileSplits;  // split steps whose lengths annotation samples
+  std::vector<FollowSplit> follows;
+  std::set<std::string> tiled;     // stages given multi-level tiling
+  std::set<std::string> placed;    // stages whose location the sketch fixed
+  std::vector<std::string> rules;  // names of the rules applied, in order
+};
+
+// A derivation rule. check() says whether it applies to stage `stage`;
+// apply() returns the derived sketches with the next stage to visit.
+class SketchRule {
+ public:
+  enum class Condition { Pass, Apply, ApplyAndSkipRest };
+  virtual ~SketchRule() = default;
+  virtual std::string name() const = 0;
+  virtual Condition check(const Sketch& s, int stage, const HardwareParams& hw) const = 0;
+  virtual std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams& hw) const = 0;
+};
+
+// Rules in the order they are tried, per target. New rules join with
+// registerSketchRule (before `before`, or at the end when empty).
+const std::vector<std::shared_ptr<SketchRule>>& sketchRules(const std::string& target);
+void registerSketchRule(const std::string& target, std::shared_ptr<SketchRule> rule, const std::string& before = "");
+
+std::vector<Sketch> generateSketches(const te::ComputeDAG& dag, const HardwareParams& hw);
+
+// Applies a step to a sketch's state and records it; returns its index.
+size_t addStep(Sketch& s, Step step);
+
+// Analyses the rules use.
+bool needsMultiLevelTiling(const State& s, int stage);
+bool isStrictlyInlinable(const State& s, int stage);
+// The one element-wise consumer that reads this stage at its own indices, or -1.
+int elementwiseMatchedConsumer(const State& s, int stage);
+
+// Random annotation of a sketch: the steps of one complete program. Throws
+// ScheduleError if the result is invalid for the target.
+std::vector<Step> annotateSketch(const Sketch& sketch, const HardwareParams& hw, std::mt19937_64& rng);
+// Checks target limits (threads, shared memory, vector width) of a program.
+void validateProgram(const State& s, const HardwareParams& hw);
+
+}  // namespace tessel::schedule

@@ -1,0 +1,36 @@
+#include "search/search_task.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "te/operators.h"
+
+namespace tessel::search {
+
+std::string workloadKey(const std::string& op, const std::vector<int64_t>& shape, const te::ComputeDAG& dag) {
+  // FNV-1a over the definition: independent of the standard library's hash.
+  uint64_t h = 1469598103934665603ull;
+  for (char c : dag.toString())
+    h = (h ^ uint8_t(c)) * 1099511628211ull;
+  std::string key = op;
+  for (int64_t s : shape)
+    key += "_" + std::to_string(s);
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "_%08llx", static_cast<unsigned long long>(h & 0xffffffffu));
+  return key + buf;
+}
+
+SearchTask makeOperatorTask(const std::string& op, const std::vector<int64_t>& shape, const std::string& target) {
+  if (target != "cpu" && target != "cuda")
+    throw std::invalid_argument("unknown target '" + target + "' (known: cpu, cuda)");
+  SearchTask t;
+  t.op = op;
+  t.shape = shape;
+  t.target = target;
+  t.dag = te::makeOperator(op, shape);
+  t.key = workloadKey(op, shape, t.dag);
+  t.flops = t.dag.flops();
+  return t;
+}
+
+}  // namespace tessel::search

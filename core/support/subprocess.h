@@ -1,0 +1,31 @@
+// Runs external programs (the compiler) with a time limit, capturing output.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tessel::support {
+
+struct ProcessResult {
+  int exitCode = -1;  // valid when neither signalled nor timed out
+  int signal = 0;
+  bool timedOut = false;
+  bool started = false;
+  std::string output;  // stdout and stderr together (truncated to 64 KiB)
+  double seconds = 0;
+  bool ok() const { return started && !timedOut && signal == 0 && exitCode == 0; }
+};
+
+// Runs argv[0] (looked up in PATH) in its own process group; on timeout the
+// whole group is killed.
+ProcessResult runProcess(const std::vector<std::string>& argv, double timeoutSeconds);
+
+// Runs several commands, at most `jobs` at a time.
+std::vector<ProcessResult> runProcesses(const std::vector<std::vector<std::string>>& commands, int jobs,
+                                        double timeoutSeconds);
+
+// A fresh directory under $TMPDIR (or /tmp) with the given prefix.
+std::string makeTempDir(const std::string& prefix);
+void removeTree(const std::string& path);
+
+}  // namespace tessel::support

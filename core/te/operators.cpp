@@ -1,0 +1,283 @@
+#include "te/operators.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace tessel::te {
+
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument(what);
+}
+
+Expr inBounds(const Expr& v, int64_t lo, int64_t hi) {
+  return (v >= intImm(lo)) && (v < intImm(hi));
+}
+
+// Zero/identity padding of the two innermost axes of an NCHW tensor.
+Tensor pad2d(DagBuilder& b, const Tensor& x, int64_t pad, double value, const std::string& name) {
+  if (pad == 0) return x;
+  int64_t h = x.dim(2), w = x.dim(3);
+  return b.compute(name, {x.dim(0), x.dim(1), h + 2 * pad, w + 2 * pad}, [&](const Indices& i) {
+    Expr y = i[2] - pad, z = i[3] - pad;
+    return select(inBounds(y, 0, h) && inBounds(z, 0, w), x({i[0], i[1], y, z}), floatImm(value));
+  });
+}
+
+int64_t outSize(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
+  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+}
+
+}  // namespace
+
+Tensor matmul(DagBuilder& b, const Tensor& a, const Tensor& w, const std::string& name) {
+  return b.reduce(name, {a.dim(0), w.dim(1)}, ReduceKind::Sum, {a.dim(1)}, [&](const Indices& i, const Indices& r) {
+    return a({i[0], r[0]}) * w({r[0], i[1]});
+  });
+}
+
+Tensor batchMatmul(DagBuilder& b, const Tensor& a, const Tensor& w, const std::string& name) {
+  return b.reduce(name, {a.dim(0), a.dim(1), w.dim(2)}, ReduceKind::Sum, {a.dim(2)},
+                  [&](const Indices& i, const Indices& r) {
+                    return a({i[0], i[1], r[0]}) * w({i[0], r[0], i[2]});
+                  });
+}
+
+Tensor dense(DagBuilder& b, const Tensor& x, const Tensor& w, const std::string& name) {
+  return b.reduce(name, {x.dim(0), w.dim(0)}, ReduceKind::Sum, {x.dim(1)}, [&](const Indices& i, const Indices& r) {
+    return x({i[0], r[0]}) * w({i[1], r[0]});
+  });
+}
+
+Tensor conv2d(DagBuilder& b, const Tensor& x, const Tensor& w, const Conv2dParams& p, const std::string& name) {
+  int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
+  int64_t k = w.dim(0), cg = w.dim(1), r = w.dim(2), s = w.dim(3);
+  require(p.groups >= 1 && c % p.groups == 0 && k % p.groups == 0, "conv2d: groups (" + std::to_string(p.groups) +
+                                                                       ") must divide channels " + std::to_string(c) +
+                                                                       " and filters " + std::to_string(k));
+  require(cg == c / p.groups, "conv2d: weight has " + std::to_string(cg) + " input channels per group, expected " +
+                                  std::to_string(c / p.groups));
+  int64_t oh = outSize(h, r, p.stride, p.pad, p.dilation), ow = outSize(wd, s, p.stride, p.pad, p.dilation);
+  require(oh > 0 && ow > 0, "conv2d: the kernel does not fit the padded input");
+  Tensor padded = pad2d(b, x, p.pad, 0.0, "pad");
+  int64_t kg = k / p.groups;
+  return b.reduce(name, {n, k, oh, ow}, ReduceKind::Sum, {cg, r, s}, [&](const Indices& i, const Indices& rd) {
+    Expr channel = p.groups == 1 ? rd[0] : (i[1] / kg) * cg + rd[0];
+    return padded({i[0], channel, i[2] * p.stride + rd[1] * p.dilation, i[3] * p.stride + rd[2] * p.dilation}) *
+           w({i[1], rd[0], rd[1], rd[2]});
+  });
+}
+
+Tensor maxPool2d(DagBuilder& b, const Tensor& x, int64_t kernel, int64_t stride, int64_t pad) {
+  int64_t oh = outSize(x.dim(2), kernel, stride, pad, 1), ow = outSize(x.dim(3), kernel, stride, pad, 1);
+  require(oh > 0 && ow > 0, "max_pool2d: the window does not fit the padded input");
+  Tensor padded = pad2d(b, x, pad, -std::numeric_limits<double>::infinity(), "pad");
+  return b.reduce("pool_max", {x.dim(0), x.dim(1), oh, ow}, ReduceKind::Max, {kernel, kernel},
+                  [&](const Indices& i, const Indices& r) {
+                    return padded({i[0], i[1], i[2] * stride + r[0], i[3] * stride + r[1]});
+                  });
+}
+
+Tensor avgPool2d(DagBuilder& b, const Tensor& x, int64_t kernel, int64_t stride, int64_t pad) {
+  int64_t oh = outSize(x.dim(2), kernel, stride, pad, 1), ow = outSize(x.dim(3), kernel, stride, pad, 1);
+  require(oh > 0 && ow > 0, "avg_pool2d: the window does not fit the padded input");
+  Tensor padded = pad2d(b, x, pad, 0.0, "pad");
+  Tensor sum = b.reduce("pool_sum", {x.dim(0), x.dim(1), oh, ow}, ReduceKind::Sum, {kernel, kernel},
+                        [&](const Indices& i, const Indices& r) {
+                          return padded({i[0], i[1], i[2] * stride + r[0], i[3] * stride + r[1]});
+                        });
+  double inv = 1.0 / double(kernel * kernel);  // count includes padding, as ONNX's default
+  return b.compute("pool_avg", sum.shape(), [&](const Indices& i) { return sum(i) * floatImm(inv); });
+}
+
+Tensor globalAvgPool(DagBuilder& b, const Tensor& x) {
+  Tensor sum = b.reduce("pool_sum", {x.dim(0), x.dim(1), 1, 1}, ReduceKind::Sum, {x.dim(2), x.dim(3)},
+                        [&](const Indices& i, const Indices& r) {
+                          return x({i[0], i[1], r[0], r[1]});
+                        });
+  double inv = 1.0 / double(x.dim(2) * x.dim(3));
+  return b.compute("pool_avg", sum.shape(), [&](const Indices& i) { return sum(i) * floatImm(inv); });
+}
+
+Tensor relu(DagBuilder& b, const Tensor& x, const std::string& name) {
+  return b.compute(name, x.shape(), [&](const Indices& i) { return maxExpr(x(i), floatImm(0.0)); });
+}
+
+Tensor gelu(DagBuilder& b, const Tensor& x, const std::string& name) {
+  return b.compute(name, x.shape(), [&](const Indices& i) {
+    Expr v = x(i);
+    return floatImm(0.5) * v * (floatImm(1.0) + call(CallFn::Erf, {v * floatImm(M_SQRT1_2)}));
+  });
+}
+
+Tensor add(DagBuilder& b, const Tensor& x, const Tensor& y, const std::string& name) {
+  return b.compute(name, x.shape(), [&](const Indices& i) { return x(i) + y(i); });
+}
+
+Tensor mul(DagBuilder& b, const Tensor& x, const Tensor& y, const std::string& name) {
+  return b.compute(name, x.shape(), [&](const Indices& i) { return x(i) * y(i); });
+}
+
+Tensor biasAdd(DagBuilder& b, const Tensor& x, const Tensor& bias, size_t axis, const std::string& name) {
+  return b.compute(name, x.shape(), [&](const Indices& i) { return x(i) + bias({i[axis]}); });
+}
+
+Tensor softmax(DagBuilder& b, const Tensor& x) {
+  std::vector<int64_t> outer(x.shape().begin(), x.shape().end() - 1);
+  int64_t n = x.shape().back();
+  auto outerIndex = [](const Indices& i) { return Indices(i.begin(), i.end() - 1); };
+  auto row = [](const Indices& i, const Expr& last) {
+    Indices j = i;
+    j.push_back(last);
+    return j;
+  };
+  Tensor mx = b.reduce("T_max", outer, ReduceKind::Max, {n},
+                       [&](const Indices& i, const Indices& r) { return x(row(i, r[0])); });
+  Tensor ex =
+      b.compute("T_exp", x.shape(), [&](const Indices& i) { return call(CallFn::Exp, {x(i) - mx(outerIndex(i))}); });
+  Tensor sum = b.reduce("T_sum", outer, ReduceKind::Sum, {n},
+                        [&](const Indices& i, const Indices& r) { return ex(row(i, r[0])); });
+  return b.compute("T_softmax", x.shape(), [&](const Indices& i) { return ex(i) / sum(outerIndex(i)); });
+}
+
+Tensor layerNorm(DagBuilder& b, const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {
+  std::vector<int64_t> outer(x.shape().begin(), x.shape().end() - 1);
+  int64_t n = x.shape().back();
+  auto row = [](const Indices& i, const Expr& last) {
+    Indices j = i;
+    j.push_back(last);
+    return j;
+  };
+  auto outerIndex = [](const Indices& i) { return Indices(i.begin(), i.end() - 1); };
+  Expr invN = floatImm(1.0 / double(n));
+  Tensor sum = b.reduce("T_sum", outer, ReduceKind::Sum, {n},
+                        [&](const Indices& i, const Indices& r) { return x(row(i, r[0])); });
+  Tensor variance = b.reduce("T_var", outer, ReduceKind::Sum, {n}, [&](const Indices& i, const Indices& r) {
+    Expr d = x(row(i, r[0])) - sum(i) * invN;
+    return d * d;
+  });
+  return b.compute("T_layernorm", x.shape(), [&](const Indices& i) {
+    Expr mean = sum(outerIndex(i)) * invN;
+    Expr rstd = floatImm(1.0) / call(CallFn::Sqrt, {variance(outerIndex(i)) * invN + floatImm(eps)});
+    Expr last = i.back();
+    return (x(i) - mean) * rstd * gamma({last}) + beta({last});
+  });
+}
+
+const std::vector<OpSignature>& tunableOps() {
+  static const std::vector<OpSignature> ops = {
+      {"matmul", "M,N,K"},
+      {"batch_matmul", "B,M,N,K"},
+      {"dense", "M,N,K (with bias)"},
+      {"conv2d", "N,C,H,W,K,R,S,stride,pad[,dilation,groups]"},
+      {"conv2d_bias_relu", "N,C,H,W,K,R,S,stride,pad[,dilation,groups]"},
+      {"depthwise_conv2d", "N,C,H,W,R,S,stride,pad[,dilation]"},
+      {"max_pool2d", "N,C,H,W,kernel,stride,pad"},
+      {"avg_pool2d", "N,C,H,W,kernel,stride,pad"},
+      {"global_avg_pool", "N,C,H,W"},
+      {"relu", "dims of the tensor"},
+      {"gelu", "dims of the tensor"},
+      {"add", "dims of the tensors"},
+      {"mul", "dims of the tensors"},
+      {"bias_add", "dims of the tensor (bias on axis 1)"},
+      {"softmax", "dims (over the last)"},
+      {"layernorm", "dims (over the last)"},
+  };
+  return ops;
+}
+
+ComputeDAG makeOperator(const std::string& op, const std::vector<int64_t>& s) {
+  auto need = [&](size_t lo, size_t hi) {
+    if (s.size() < lo || s.size() > hi) {
+      std::string want = lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
+      std::string help;
+      for (const OpSignature& sig : tunableOps())
+        if (sig.name == op) help = " (" + sig.shapeHelp + ")";
+      throw std::invalid_argument(op + ": shape needs " + want + " values" + help + ", got " +
+                                  std::to_string(s.size()));
+    }
+    for (int64_t v : s)
+      if (v < 0) throw std::invalid_argument(op + ": shape values must not be negative, got " + std::to_string(v));
+  };
+  auto positive = [&](size_t from, size_t to) {
+    for (size_t i = from; i < std::min(to, s.size()); ++i)
+      if (s[i] <= 0)
+        throw std::invalid_argument(op + ": shape value " + std::to_string(i + 1) + " must be positive, got " +
+                                    std::to_string(s[i]));
+  };
+  DagBuilder b;
+  if (op == "matmul") {
+    need(3, 3), positive(0, 3);
+    Tensor x = b.placeholder("A", {s[0], s[2]});
+    Tensor y = b.placeholder("B", {s[2], s[1]});
+    matmul(b, x, y);
+  } else if (op == "batch_matmul") {
+    need(4, 4), positive(0, 4);
+    Tensor x = b.placeholder("A", {s[0], s[1], s[3]});
+    Tensor y = b.placeholder("B", {s[0], s[3], s[2]});
+    batchMatmul(b, x, y);
+  } else if (op == "dense") {
+    need(3, 3), positive(0, 3);
+    Tensor x = b.placeholder("X", {s[0], s[2]});
+    Tensor w = b.placeholder("W", {s[1], s[2]});
+    Tensor bias = b.placeholder("bias", {s[1]});
+    biasAdd(b, dense(b, x, w), bias, 1);
+  } else if (op == "conv2d" || op == "conv2d_bias_relu") {
+    need(9, 11), positive(0, 8);
+    Conv2dParams p{s[7], s[8], s.size() > 9 ? s[9] : 1, s.size() > 10 ? s[10] : 1};
+    if (p.dilation <= 0 || p.groups <= 0) throw std::invalid_argument(op + ": dilation and groups must be positive");
+    if (s[1] % p.groups) throw std::invalid_argument(op + ": groups must divide the input channels");
+    Tensor x = b.placeholder("X", {s[0], s[1], s[2], s[3]});
+    Tensor w = b.placeholder("W", {s[4], s[1] / p.groups, s[5], s[6]});
+    Tensor c = conv2d(b, x, w, p);
+    if (op == "conv2d_bias_relu") {
+      Tensor bias = b.placeholder("bias", {s[4]});
+      b.compute("bias_relu", c.shape(), [&](const Indices& i) { return maxExpr(c(i) + bias({i[1]}), floatImm(0.0)); });
+    }
+  } else if (op == "depthwise_conv2d") {
+    need(8, 9), positive(0, 7);
+    Conv2dParams p{s[6], s[7], s.size() > 8 ? s[8] : 1, s[1]};
+    Tensor x = b.placeholder("X", {s[0], s[1], s[2], s[3]});
+    Tensor w = b.placeholder("W", {s[1], 1, s[4], s[5]});
+    conv2d(b, x, w, p);
+  } else if (op == "max_pool2d" || op == "avg_pool2d") {
+    need(7, 7), positive(0, 6);
+    Tensor x = b.placeholder("X", {s[0], s[1], s[2], s[3]});
+    op == "max_pool2d" ? maxPool2d(b, x, s[4], s[5], s[6]) : avgPool2d(b, x, s[4], s[5], s[6]);
+  } else if (op == "global_avg_pool") {
+    need(4, 4), positive(0, 4);
+    globalAvgPool(b, b.placeholder("X", {s[0], s[1], s[2], s[3]}));
+  } else if (op == "relu" || op == "gelu") {
+    need(1, 6), positive(0, 6);
+    Tensor x = b.placeholder("X", s);
+    op == "relu" ? relu(b, x) : gelu(b, x);
+  } else if (op == "add" || op == "mul") {
+    need(1, 6), positive(0, 6);
+    Tensor x = b.placeholder("X", s), y = b.placeholder("Y", s);
+    op == "add" ? add(b, x, y) : mul(b, x, y);
+  } else if (op == "bias_add") {
+    need(2, 6), positive(0, 6);
+    Tensor x = b.placeholder("X", s);
+    Tensor bias = b.placeholder("bias", {s[1]});
+    biasAdd(b, x, bias, 1);
+  } else if (op == "softmax") {
+    need(2, 6), positive(0, 6);
+    softmax(b, b.placeholder("X", s));
+  } else if (op == "layernorm") {
+    need(2, 6), positive(0, 6);
+    Tensor x = b.placeholder("X", s);
+    Tensor gamma = b.placeholder("gamma", {s.back()});
+    Tensor beta = b.placeholder("beta", {s.back()});
+    layerNorm(b, x, gamma, beta);
+  } else {
+    std::string known;
+    for (const OpSignature& sig : tunableOps())
+      known += (known.empty() ? "" : ", ") + sig.name;
+    throw std::invalid_argument("unknown op '" + op + "' (known: " + known + ")");
+  }
+  return b.build();
+}
+
+}  // namespace tessel::te

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Tessel builds against (SPEC "Dependencies").
+# Idempotent: asks apt only for what is missing, so it is quick when all is there.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6
+  libgraphviz-dev libsqlite3-dev nlohmann-json3-dev
+  libtorch-dev libxgboost-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libdnnl-dev libopenblas-dev
+  xvfb xauth libonnx-testdata
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

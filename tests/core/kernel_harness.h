@@ -1,0 +1,117 @@
+// Test support: compiles kernels with the real builder, runs them in this
+// process and compares them with the naive program of their DAG.
+#pragma once
+
+#include <dlfcn.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codegen/cpp_builder.h"
+#include "codegen/cpp_codegen.h"
+#include "lower/loop_nest.h"
+#include "schedule/steps.h"
+#include "support/subprocess.h"
+
+namespace tessel::testing {
+
+struct CheckOutcome {
+  bool ok = false;
+  std::string message;
+};
+
+class KernelHarness {
+ public:
+  KernelHarness() : dir_(support::makeTempDir("tessel-test")) {}
+  ~KernelHarness() {
+    for (void* h : handles_)
+      dlclose(h);
+    support::removeTree(dir_);
+  }
+
+  // Compiles every program of `dag` (plus the naive one) and checks each
+  // against the naive program on random inputs. One outcome per program.
+  std::vector<CheckOutcome> check(const te::ComputeDAG& dag, const std::vector<std::vector<schedule::Step>>& programs) {
+    std::vector<CheckOutcome> out(programs.size());
+    std::vector<codegen::BuildCandidate> cands;
+    lower::LoweredFunc naive = lower::lowerState(schedule::State(dag));
+    cands.push_back({codegen::emitCppKernel(naive, "naive"), "naive"});
+    std::vector<size_t> owner;
+    for (size_t i = 0; i < programs.size(); ++i) {
+      std::string sym = "k" + std::to_string(i);
+      try {
+        cands.push_back({codegen::emitCppKernel(lower::lowerState(schedule::replay(dag, programs[i])), sym), sym});
+        owner.push_back(i);
+      } catch (const std::exception& e) {
+        out[i].message = std::string("instantiation: ") + e.what();
+      }
+    }
+    codegen::BuildOptions o;
+    o.workDir = dir_;
+    o.flags = {"-O1", "-fopenmp", "-std=c++17", "-w"};
+    o.maxPerUnit = 64;
+    auto built = codegen::buildCandidates(cands, o);
+    using Fn = int (*)(float* const*);
+    auto load = [&](size_t c) -> Fn {
+      if (built[c].library.empty()) return nullptr;
+      void* h = dlopen(built[c].library.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!h) return nullptr;
+      handles_.push_back(h);
+      return reinterpret_cast<Fn>(dlsym(h, cands[c].symbol.c_str()));
+    };
+    Fn ref = load(0);
+    if (!ref) {
+      for (auto& o2 : out)
+        o2.message = "naive program failed to build: " + built[0].message;
+      return out;
+    }
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    std::vector<std::vector<float>> bufs;
+    for (const lower::Buffer& b : naive.args)
+      bufs.emplace_back(size_t(b.size));
+    for (size_t i = 0; i < naive.numInputs; ++i)
+      for (float& x : bufs[i])
+        x = u(rng);
+    std::vector<float*> ptrs;
+    for (auto& b : bufs)
+      ptrs.push_back(b.data());
+    ref(ptrs.data());
+    std::vector<std::vector<float>> expected(bufs.begin() + long(naive.numInputs), bufs.end());
+    double tol = 1e-4 * std::max(1.0, std::sqrt(double(dag.maxReductionLength())));
+    for (size_t c = 1; c < cands.size(); ++c) {
+      CheckOutcome& res = out[owner[c - 1]];
+      Fn f = load(c);
+      if (!f) {
+        res.message = "build failed: " + built[c].message.substr(0, 2000) + "\n" + cands[c].code;
+        continue;
+      }
+      for (size_t o2 = naive.numInputs; o2 < bufs.size(); ++o2)
+        std::fill(bufs[o2].begin(), bufs[o2].end(), NAN);
+      if (f(ptrs.data()) != 0) {
+        res.message = "kernel returned an error";
+        continue;
+      }
+      res.ok = true;
+      for (size_t o2 = 0; o2 < expected.size() && res.ok; ++o2)
+        for (size_t e = 0; e < expected[o2].size(); ++e) {
+          float got = bufs[naive.numInputs + o2][e], want = expected[o2][e];
+          if (!(std::fabs(got - want) <= tol * (1 + std::fabs(want)))) {
+            res.ok = false;
+            res.message = "output " + std::to_string(o2) + " element " + std::to_string(e) + ": got " +
+                          std::to_string(got) + ", want " + std::to_string(want) + "\n" + cands[c].code;
+            break;
+          }
+        }
+    }
+    return out;
+  }
+
+ private:
+  std::string dir_;
+  std::vector<void*> handles_;
+};
+
+}  // namespace tessel::testing

@@ -1,0 +1,153 @@
+// Every operator, under many random schedules and under hand-written ones
+// that use every step, computes the same numbers as its naive program.
+#include <QtTest>
+
+#include "kernel_harness.h"
+#include "schedule/sketch.h"
+#include "te/operators.h"
+
+using namespace tessel;
+using namespace tessel::schedule;
+
+namespace {
+
+void requireAllOk(const std::vector<testing::CheckOutcome>& res, const std::vector<std::vector<Step>>& programs) {
+  for (size_t i = 0; i < res.size(); ++i)
+    if (!res[i].ok)
+      QFAIL(qPrintable(QString("program %1 %2 failed: %3")
+                           .arg(i)
+                           .arg(QString::fromStdString(serializeSteps(programs[i])))
+                           .arg(QString::fromStdString(res[i].message))));
+}
+
+}  // namespace
+
+class TestSchedules : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void randomSchedulesMatchNaive_data() {
+    QTest::addColumn<QString>("op");
+    QTest::addColumn<QString>("shape");
+    QTest::newRow("matmul") << "matmul"
+                            << "48,40,36";
+    QTest::newRow("matmul_odd") << "matmul"
+                                << "17,23,29";
+    QTest::newRow("batch_matmul") << "batch_matmul"
+                                  << "3,16,24,20";
+    QTest::newRow("dense") << "dense"
+                           << "16,40,32";
+    QTest::newRow("conv2d") << "conv2d"
+                            << "1,8,12,12,16,3,3,1,1";
+    QTest::newRow("conv2d_strided") << "conv2d"
+                                    << "2,4,11,11,8,3,3,2,1,1,1";
+    QTest::newRow("conv2d_dilated") << "conv2d"
+                                    << "1,4,12,12,4,3,3,1,2,2,1";
+    QTest::newRow("conv2d_grouped") << "conv2d"
+                                    << "1,8,10,10,8,3,3,1,1,1,2";
+    QTest::newRow("depthwise_conv2d") << "depthwise_conv2d"
+                                      << "1,8,12,12,3,3,1,1";
+    QTest::newRow("conv2d_bias_relu") << "conv2d_bias_relu"
+                                      << "1,8,10,10,8,3,3,1,1";
+    QTest::newRow("max_pool2d") << "max_pool2d"
+                                << "1,4,12,12,3,2,1";
+    QTest::newRow("avg_pool2d") << "avg_pool2d"
+                                << "1,4,12,12,3,2,1";
+    QTest::newRow("global_avg_pool") << "global_avg_pool"
+                                     << "2,8,7,7";
+    QTest::newRow("relu") << "relu"
+                          << "4,33";
+    QTest::newRow("gelu") << "gelu"
+                          << "3,5,7";
+    QTest::newRow("add") << "add"
+                         << "6,50";
+    QTest::newRow("mul") << "mul"
+                         << "64";
+    QTest::newRow("bias_add") << "bias_add"
+                              << "2,8,5,5";
+    QTest::newRow("softmax") << "softmax"
+                             << "6,100";
+    QTest::newRow("softmax_small") << "softmax"
+                                   << "2,1000";
+    QTest::newRow("layernorm") << "layernorm"
+                               << "5,64";
+  }
+
+  void randomSchedulesMatchNaive() {
+    QFETCH(QString, op);
+    QFETCH(QString, shape);
+    std::vector<int64_t> dims;
+    for (const QString& s : shape.split(','))
+      dims.push_back(s.toLongLong());
+    te::ComputeDAG dag = te::makeOperator(op.toStdString(), dims);
+    HardwareParams hw;
+    std::vector<Sketch> sketches = generateSketches(dag, hw);
+    QVERIFY(!sketches.empty());
+    std::mt19937_64 rng(42);
+    std::vector<std::vector<Step>> programs;
+    // Every sketch at least twice, then random ones.
+    for (int i = 0; programs.size() < std::max<size_t>(12, 2 * sketches.size()) && i < 500; ++i) {
+      try {
+        programs.push_back(annotateSketch(sketches[size_t(i) % sketches.size()], hw, rng));
+      } catch (const ScheduleError&) {
+      }
+    }
+    QVERIFY(programs.size() >= 12);
+    testing::KernelHarness h;
+    requireAllOk(h.check(dag, programs), programs);
+  }
+
+  // Hand-written schedules that use every step, uneven splits included.
+  void everyStepMatchesNaive() {
+    te::ComputeDAG mm = te::makeOperator("matmul", {30, 20, 17});
+    // stages: A(0) B(1) C(2)
+    std::vector<std::vector<Step>> p = {
+        // uneven split, reorder, fuse, parallel, vectorize, unroll, pragma
+        {SplitStep{2, 0, {4}}, SplitStep{2, 2, {3, 2}}, ReorderStep{2, {0, 2, 5, 1, 3, 4}}, FuseStep{2, {0, 1}},
+         AnnotationStep{2, 0, Annotation::Parallel}, AnnotationStep{2, 4, Annotation::Vectorize},
+         AnnotationStep{2, 3, Annotation::Unroll}, PragmaStep{2, 0, 64}},
+        // cache_write + tiling + compute_at
+        {CacheWriteStep{2, Scope::Local}, SplitStep{3, 0, {8}}, SplitStep{3, 2, {8}}, ReorderStep{3, {0, 2, 1, 3}},
+         ComputeAtStep{2, 3, 1}, SplitStep{2, 2, {4}}},
+        // rfactor of the inner and of the outer part of k
+        {SplitStep{2, 2, {4}}, RfactorStep{2, 3, 2}},
+        {SplitStep{2, 2, {4}}, RfactorStep{2, 2, 0}, AnnotationStep{2, 0, Annotation::Parallel}},
+        // cache_read into a local copy computed inside C's loops
+        {CacheReadStep{0, Scope::Local, {2}}, SplitStep{3, 0, {5}}, ComputeAtStep{1, 3, 0}},
+        // GPU-style bindings: blockIdx, vthread, threadIdx, shared caches
+        {SplitStep{2, 0, {2, 5}}, SplitStep{2, 3, {2, 5}}, ReorderStep{2, {0, 3, 1, 4, 2, 5, 6}}, FuseStep{2, {0, 1}},
+         AnnotationStep{2, 0, Annotation::BlockX}, AnnotationStep{2, 1, Annotation::VThread},
+         AnnotationStep{2, 3, Annotation::ThreadX}, CacheReadStep{0, Scope::Shared, {2}},
+         CacheReadStep{2, Scope::Shared, {3}}, ComputeAtStep{1, 4, 0}, ComputeAtStep{3, 4, 0}},
+        // cross-thread reduction: a reduce iterator bound to threadIdx.x
+        {SplitStep{2, 2, {8}}, AnnotationStep{2, 3, Annotation::ThreadX}, AnnotationStep{2, 0, Annotation::BlockX}},
+        // compute_root after compute_at
+        {CacheWriteStep{2, Scope::Local}, ComputeAtStep{2, 3, 0}, ComputeRootStep{2}},
+    };
+    testing::KernelHarness h;
+    requireAllOk(h.check(mm, p), p);
+
+    te::ComputeDAG conv = te::makeOperator("conv2d_bias_relu", {1, 4, 9, 9, 8, 3, 3, 1, 1});
+    // stages: X(0) W(1) pad(2) conv(3) bias(4) bias_relu(5)
+    std::vector<std::vector<Step>> c = {
+        {ComputeInlineStep{2}},
+        {ComputeAtStep{2, 3, 2}, ComputeAtStep{3, 5, 1}},
+        {ComputeInlineStep{2}, SplitStep{5, 2, {3}}, ComputeAtStep{3, 5, 2},
+         AnnotationStep{5, 0, Annotation::Parallel}},
+        {SplitStep{3, 4, {2}}, ComputeAtStep{2, 3, 3}, AnnotationStep{3, 1, Annotation::Parallel}},
+    };
+    requireAllOk(h.check(conv, c), c);
+
+    te::ComputeDAG sm = te::makeOperator("softmax", {5, 37});
+    // stages: X(0) T_max(1) T_exp(2) T_sum(3) T_softmax(4)
+    std::vector<std::vector<Step>> s = {
+        {ComputeAtStep{1, 2, 0}},
+        {SplitStep{3, 1, {8}}, RfactorStep{3, 2, 1}},
+        {ComputeInlineStep{2}, AnnotationStep{4, 0, Annotation::Parallel}, AnnotationStep{4, 1, Annotation::Vectorize}},
+    };
+    requireAllOk(h.check(sm, s), s);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestSchedules)
+#include "test_schedules.moc"

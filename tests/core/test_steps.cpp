@@ -1,0 +1,196 @@
+// Step validity checks, serialisation round trips and exact replay.
+#include <QtTest>
+
+#include "codegen/cpp_codegen.h"
+#include "lower/loop_nest.h"
+#include "schedule/sketch.h"
+#include "te/operators.h"
+
+using namespace tessel;
+using namespace tessel::schedule;
+
+namespace {
+
+// The error a step list raises, or "" if it applies.
+QString errorOf(const te::ComputeDAG& dag, const std::vector<Step>& steps) {
+  try {
+    replay(dag, steps);
+  } catch (const ScheduleError& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
+std::string codeOf(const te::ComputeDAG& dag, const std::vector<Step>& steps) {
+  return codegen::emitCppKernel(lower::lowerState(replay(dag, steps)), "k");
+}
+
+}  // namespace
+
+class TestSteps : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void invalidStepsAreRejectedWithAReason_data() {
+    QTest::addColumn<QString>("steps");
+    QTest::addColumn<QString>("reason");
+    // matmul stages: A(0) B(1) C(2); C iterators i j r0
+    QTest::newRow("zero length") << R"([["SP",2,0,[0]]])"
+                                 << "length 0 is not positive";
+    QTest::newRow("stage range") << R"([["SP",7,0,[2]]])"
+                                 << "stage index 7 out of range";
+    QTest::newRow("iter range") << R"([["SP",2,5,[2]]])"
+                                << "iterator index 5 out of range";
+    QTest::newRow("placeholder") << R"([["SP",0,0,[2]]])"
+                                 << "is a placeholder";
+    QTest::newRow("fuse gap") << R"([["FU",2,[0,2]]])"
+                              << "consecutive";
+    QTest::newRow("fuse kinds") << R"([["FU",2,[1,2]]])"
+                                << "cannot fuse spatial and reduce";
+    QTest::newRow("reorder") << R"([["RE",2,[0,0,1]]])"
+                             << "not a permutation";
+    QTest::newRow("parallel reduce") << R"([["AN",2,2,"parallel"]])"
+                                     << "cannot mark reduce iterator";
+    QTest::newRow("vectorize reduce") << R"([["AN",2,2,"vectorize"]])"
+                                      << "cannot mark reduce iterator";
+    QTest::newRow("annotate twice") << R"([["AN",2,0,"parallel"],["AN",2,0,"unroll"]])"
+                                    << "already";
+    QTest::newRow("split annotated") << R"([["AN",2,0,"parallel"],["SP",2,0,[2]]])"
+                                     << "is annotated";
+    QTest::newRow("inline reduce") << R"([["CI",2]])"
+                                   << "has a reduction";
+    QTest::newRow("compute_at output") << R"([["CHW",2,"local"],["CA",3,2,0]])"
+                                       << "is an output";
+    QTest::newRow("compute_at non-consumer") << R"([["CHW",2,"local"],["CHW",2,"local"],["CA",2,4,0]])"
+                                             << "is not the only consumer";
+    QTest::newRow("cache global") << R"([["CHW",2,"global"]])"
+                                  << "unknown scope";
+    QTest::newRow("rfactor spatial") << R"([["RF",2,0,0]])"
+                                     << "is not a reduce iterator";
+    QTest::newRow("cache_read reader") << R"([["CHR",0,"shared",[1]]])"
+                                       << "is a placeholder";
+    QTest::newRow("unknown kind") << R"([["XX",2]])"
+                                  << "unknown step kind";
+    QTest::newRow("not json") << R"([["SP",2,)"
+                              << "not valid JSON";
+    QTest::newRow("bad field") << R"([["SP","two",0,[2]]])"
+                               << "must be an integer";
+    QTest::newRow("bad annotation") << R"([["AN",2,0,"fast"]])"
+                                    << "unknown annotation";
+  }
+
+  void invalidStepsAreRejectedWithAReason() {
+    QFETCH(QString, steps);
+    QFETCH(QString, reason);
+    te::ComputeDAG dag = te::makeOperator("matmul", {8, 8, 8});
+    QString err;
+    try {
+      err = errorOf(dag, deserializeSteps(steps.toStdString()));
+    } catch (const ScheduleError& e) {
+      err = QString::fromStdString(e.what());
+    }
+    QVERIFY2(err.contains(reason), qPrintable("got: '" + err + "'"));
+  }
+
+  void serialisationRoundTripsAndReplaysToTheSameCode() {
+    for (const char* op : {"matmul", "conv2d_bias_relu", "softmax", "layernorm"}) {
+      std::vector<int64_t> shape = std::string(op) == "conv2d_bias_relu"
+                                       ? std::vector<int64_t>{1, 8, 14, 14, 16, 3, 3, 1, 1}
+                                       : std::vector<int64_t>{64, 96, 80};
+      if (std::string(op) == "softmax" || std::string(op) == "layernorm") shape = {8, 128};
+      te::ComputeDAG dag = te::makeOperator(op, shape);
+      HardwareParams hw;
+      std::vector<Sketch> sketches = generateSketches(dag, hw);
+      std::mt19937_64 rng(5);
+      for (int i = 0; i < 20; ++i) {
+        std::vector<Step> steps;
+        try {
+          steps = annotateSketch(sketches[size_t(i) % sketches.size()], hw, rng);
+        } catch (const ScheduleError&) {
+          continue;
+        }
+        std::string text = serializeSteps(steps);
+        std::vector<Step> back = deserializeSteps(text);
+        QCOMPARE(serializeSteps(back), text);
+        QCOMPARE(codeOf(dag, back), codeOf(dag, steps));
+        QCOMPARE(replay(dag, back).toString(), replay(dag, steps).toString());
+      }
+    }
+  }
+
+  void splitsKeepAttachmentsAndNames() {
+    te::ComputeDAG dag = te::makeOperator("matmul", {16, 16, 16});
+    State s = replay(dag, deserializeSteps(R"([["CHW",2,"local"],["CA",2,3,1],["SP",3,1,[4]]])"));
+    // C.local was attached at C.j; j's split moves it to the innermost part.
+    QCOMPARE(QString::fromStdString(s.stages[2].attachIter), QString("j.1"));
+    QCOMPARE(s.stages[3].iters.size(), size_t(3));
+    QCOMPARE(s.stages[3].iters[1].extent, int64_t(4));
+    QCOMPARE(s.stages[3].iters[2].extent, int64_t(4));
+  }
+
+  void sketchesHaveTheExpectedStructure() {
+    HardwareParams hw;
+    // matmul: plain SSRSRS tiling plus cache-write sketches fused at two levels.
+    std::vector<Sketch> mm = generateSketches(te::makeOperator("matmul", {64, 64, 64}), hw);
+    QCOMPARE(mm.size(), size_t(3));
+    int tiledOnly = 0, cached = 0;
+    for (const Sketch& s : mm) {
+      if (s.rules.front() == "add_cache_write") {
+        ++cached;
+        QCOMPARE(s.state.stages[2].op.name, std::string("C.local"));
+        QCOMPARE(s.state.stages[2].location, ComputeLocation::At);
+      } else {
+        ++tiledOnly;
+        // i j split in 4, k in 2: 10 loops, order S S R S R S.
+        const Stage& c = s.state.stages[2];
+        QCOMPARE(c.iters.size(), size_t(10));
+        QString kinds;
+        for (const Iterator& it : c.iters)
+          kinds += it.kind == IterKind::Reduce ? 'R' : 'S';
+        QCOMPARE(kinds, QString("SSSSRSSRSS"));
+      }
+    }
+    QCOMPARE(cached, 2);
+    QCOMPARE(tiledOnly, 1);
+    // conv2d + bias + relu: the padding is inlined and the conv fuses into its consumer.
+    std::vector<Sketch> cv = generateSketches(te::makeOperator("conv2d_bias_relu", {1, 8, 14, 14, 16, 3, 3, 1, 1}), hw);
+    for (const Sketch& s : cv) {
+      QCOMPARE(s.state.stage("pad").location, ComputeLocation::Inlined);
+      QCOMPARE(s.state.stage("conv").location, ComputeLocation::At);
+    }
+    // softmax: no data reuse, so no tiling.
+    for (const Sketch& s : generateSketches(te::makeOperator("softmax", {32, 128}), hw))
+      QVERIFY(s.tiled.empty());
+    // A long reduction over a tiny output gets rfactor sketches.
+    bool rf = false;
+    for (const Sketch& s : generateSketches(te::makeOperator("softmax", {1, 4096}), hw))
+      rf |= std::find(s.rules.begin(), s.rules.end(), "add_rfactor") != s.rules.end();
+    QVERIFY(rf);
+  }
+
+  void flopsAreCounted() {
+    QCOMPARE(te::makeOperator("matmul", {256, 128, 64}).flops(), 2.0 * 256 * 128 * 64);
+    // conv: 2 * N*K*OH*OW * C*R*S (the padding stage is free).
+    QCOMPARE(te::makeOperator("conv2d", {1, 64, 56, 56, 64, 3, 3, 1, 1}).flops(), 2.0 * 64 * 56 * 56 * 64 * 9);
+    // dense with bias: the bias adds one per output.
+    QCOMPARE(te::makeOperator("dense", {4, 8, 16}).flops(), 2.0 * 4 * 8 * 16 + 4 * 8);
+  }
+
+  void badOperatorsAreNamed() {
+    auto message = [](const std::string& op, std::vector<int64_t> shape) {
+      try {
+        te::makeOperator(op, shape);
+      } catch (const std::invalid_argument& e) {
+        return QString::fromStdString(e.what());
+      }
+      return QString();
+    };
+    QVERIFY(message("matmull", {1, 2, 3}).contains("unknown op 'matmull'"));
+    QVERIFY(message("matmul", {1, 2}).contains("needs 3 values"));
+    QVERIFY(message("conv2d", {1, 3, 8, 8, 4, 9, 9, 1, 0}).contains("does not fit"));
+    QVERIFY(message("conv2d", {1, 3, 8, 8, 4, 3, 3, 1, 0, 1, 2}).contains("groups"));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestSteps)
+#include "test_steps.moc"

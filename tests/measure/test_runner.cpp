@@ -1,0 +1,483 @@
+// Qt Test suite of the measurement runner and the tessel-worker process: real
+// kernels compiled with the system compiler, measured in real worker processes.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <QByteArray>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "measure/runner.h"
+#include "measure/worker.h"
+#include "measure/worker_protocol.h"
+
+#ifndef TESSEL_WORKER_PATH
+#error "TESSEL_WORKER_PATH must name the tessel-worker executable"
+#endif
+#ifndef TESSEL_TEST_CXX
+#define TESSEL_TEST_CXX "c++"
+#endif
+
+using namespace tessel::measure;
+namespace protocol = tessel::measure::protocol;
+
+namespace {
+
+constexpr int kN = 1000;
+
+// Each library is compiled once; kernel names are the symbols.
+const char* kReferenceSource = R"(
+extern "C" int ref_add(float* const* a) {
+  for (int i = 0; i < 1000; ++i) a[2][i] = a[0][i] + a[1][i];
+  return 0;
+}
+extern "C" int ref_copy(float* const* a) {
+  for (int i = 0; i < 1000; ++i) a[1][i] = a[0][i];
+  return 0;
+}
+)";
+
+const char* kGoodSource = R"(
+#include <cstring>
+extern "C" int add_fast(float* const* a) {
+  float* __restrict o = a[2];
+  const float* __restrict x = a[0];
+  const float* __restrict y = a[1];
+  for (int i = 0; i < 1000; i += 4)
+    for (int j = 0; j < 4; ++j) o[i + j] = x[i + j] + y[i + j];
+  return 0;
+}
+extern "C" int copy_memcpy(float* const* a) {
+  std::memcpy(a[1], a[0], 1000 * sizeof(float));
+  return 0;
+}
+)";
+
+const char* kBadSource = R"(
+#include <cstdio>
+#include <unistd.h>
+static float* volatile null_target = nullptr;  // volatile: a real store, not a trap
+extern "C" int crash(float* const* a) {
+  *null_target = a[0][0];
+  return 0;
+}
+extern "C" int hang(float* const*) {
+  volatile unsigned long counter = 0;
+  for (;;) ++counter;
+}
+extern "C" int wrong(float* const* a) {
+  for (int i = 0; i < 1000; ++i) a[2][i] = a[0][i] - a[1][i];
+  return 0;
+}
+extern "C" int partial(float* const* a) {
+  for (int i = 0; i < 500; ++i) a[2][i] = a[0][i] + a[1][i];
+  return 0;
+}
+extern "C" int out_of_bounds(float* const* a) {
+  for (int i = 0; i <= 1000; ++i) a[2][i] = a[0][i] + a[1][i];
+  return 0;
+}
+extern "C" int fails(float* const*) { return 7; }
+static bool printed = false;
+extern "C" int chatty(float* const* a) {
+  if (!printed) {  // once: the timing loop calls it thousands of times
+    printed = true;
+    std::printf("kernel output on stdout\n");
+    std::fflush(stdout);
+    (void)!write(1, "raw bytes on fd 1\n", 18);
+  }
+  for (int i = 0; i < 1000; ++i) a[2][i] = a[0][i] + a[1][i];
+  return 0;
+}
+extern "C" int copy_then_scribble(float* const* a) {
+  for (int i = 0; i < 1000; ++i) {
+    a[1][i] = a[0][i];
+    a[0][i] = 42.0f;  // a buggy kernel clobbering its input must not change the next kernel's data
+  }
+  return 0;
+}
+)";
+
+}  // namespace
+
+class TestRunner : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase();
+
+  void protocolRoundTrip();
+  void protocolTimeoutTruncationAndEof();
+  void workerInProcess();
+  void workerHelp();
+
+  void correctKernel();
+  void crashingKernel();
+  void hangingKernel();
+  void wrongKernel();
+  void partiallyWrittenOutput();
+  void outOfBoundsWrite();
+  void nonZeroReturn();
+  void batchGoesOnAfterFailures();
+  void missingLibrary();
+  void missingSymbol();
+  void missingWorker();
+  void sameInputsForEveryKernel();
+  void kernelPrintingDoesNotCorruptProtocol();
+
+ private:
+  QString lib(const char* name) const { return dir_.filePath(QString::fromLatin1(name) + ".so"); }
+  KernelRef kernel(const char* library, const char* symbol) const { return {lib(library).toStdString(), symbol}; }
+  RunTask addTask() const {
+    RunTask t;
+    t.key = "add_1000";
+    t.bufferSizes = {kN, kN, kN};
+    t.numInputs = 2;
+    t.reference = kernel("ref", "ref_add");
+    return t;
+  }
+  static RunOptions fastOptions() {
+    RunOptions o;
+    o.workerPath = TESSEL_WORKER_PATH;
+    o.timeoutSeconds = 10;
+    o.warmup = 1;
+    o.repeats = 3;
+    o.minRepeatSeconds = 0.002;  // keeps the suite quick; the logic is the same
+    return o;
+  }
+
+  QTemporaryDir dir_;
+};
+
+void TestRunner::initTestCase() {
+  QVERIFY(dir_.isValid());
+  // Under AddressSanitizer the worker would turn a SIGSEGV into exit(1); keep the signal.
+  QByteArray asan = qgetenv("ASAN_OPTIONS");
+  qputenv("ASAN_OPTIONS", asan + (asan.isEmpty() ? "" : ":") + "handle_segv=0");
+
+  const std::map<const char*, const char*> sources = {
+      {"ref", kReferenceSource}, {"good", kGoodSource}, {"bad", kBadSource}};
+  std::vector<std::unique_ptr<QProcess>> compilers;
+  for (const auto& [name, text] : sources) {
+    const QString src = dir_.filePath(QString::fromLatin1(name) + ".cpp");
+    QFile f(src);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(text);
+    f.close();
+    auto p = std::make_unique<QProcess>();
+    p->setProcessChannelMode(QProcess::MergedChannels);
+    p->start(QStringLiteral(TESSEL_TEST_CXX), {"-O2", "-shared", "-fPIC", "-o", lib(name), src});
+    compilers.push_back(std::move(p));
+  }
+  for (auto& p : compilers) {
+    QVERIFY2(p->waitForFinished(60000), "compiler did not finish");
+    QVERIFY2(p->exitStatus() == QProcess::NormalExit && p->exitCode() == 0, p->readAll().constData());
+  }
+}
+
+void TestRunner::protocolRoundTrip() {
+  int fds[2];
+  QCOMPARE(::pipe(fds), 0);
+  protocol::Request req;
+  req.library = "/tmp/x.so";
+  req.symbol = "k";
+  req.taskKey = "t";
+  req.bufferSizes = {3, 4, 5};
+  req.numInputs = 2;
+  req.tolerance = 1e-3;
+  req.seed = 9;
+  protocol::Response res;
+  res.error = ErrorCode::WrongAnswer;
+  res.message = "bad \xff bytes";  // invalid UTF-8 must not break the encoder
+  res.costs = {1e-6, 2e-6};
+  res.maxAbsError = std::numeric_limits<double>::infinity();
+
+  // Written a few bytes at a time from another thread: the reader reassembles.
+  std::thread writer([&] {
+    const std::string body = protocol::toJson(req).dump();
+    std::string frame;
+    for (int b = 0; b < 4; ++b)
+      frame += char((body.size() >> (8 * b)) & 0xff);  // little-endian
+    frame += body;
+    for (size_t i = 0; i < frame.size(); i += 7) {
+      protocol::writeAll(fds[1], frame.data() + i, std::min<size_t>(7, frame.size() - i));
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    protocol::writeMessage(fds[1], protocol::toJson(res));
+  });
+  nlohmann::json j;
+  std::string error;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  QCOMPARE(protocol::readMessage(fds[0], j, deadline, &error), protocol::IoStatus::Ok);
+  protocol::Request req2;
+  QVERIFY2(protocol::fromJson(j, req2, &error), error.c_str());
+  QCOMPARE(req2.library, req.library);
+  QCOMPARE(req2.bufferSizes, req.bufferSizes);
+  QCOMPARE(req2.numInputs, req.numInputs);
+  QCOMPARE(req2.tolerance, req.tolerance);
+  QCOMPARE(req2.seed, req.seed);
+  QCOMPARE(protocol::readMessage(fds[0], j, deadline, &error), protocol::IoStatus::Ok);
+  writer.join();
+  protocol::Response res2;
+  QVERIFY2(protocol::fromJson(j, res2, &error), error.c_str());
+  QCOMPARE(res2.error, ErrorCode::WrongAnswer);
+  QCOMPARE(res2.costs, res.costs);
+  QVERIFY(std::isinf(res2.maxAbsError));
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
+
+void TestRunner::protocolTimeoutTruncationAndEof() {
+  int fds[2];
+  QCOMPARE(::pipe(fds), 0);
+  nlohmann::json j;
+  std::string error;
+  using namespace std::chrono;
+  QCOMPARE(protocol::readMessage(fds[0], j, steady_clock::now() + milliseconds(50), &error),
+           protocol::IoStatus::Timeout);
+  // A header announcing 100 bytes, then only 10 and end of file: an error, not a clean EOF.
+  const unsigned char header[4] = {100, 0, 0, 0};
+  protocol::writeAll(fds[1], header, 4);
+  protocol::writeAll(fds[1], "0123456789", 10);
+  ::close(fds[1]);
+  QCOMPARE(protocol::readMessage(fds[0], j, steady_clock::now() + seconds(1), &error), protocol::IoStatus::Error);
+  QCOMPARE(protocol::readMessage(fds[0], j, std::nullopt, &error), protocol::IoStatus::Eof);
+  ::close(fds[0]);
+
+  // Writing to a pipe nobody reads gives Eof (EPIPE) and the process survives SIGPIPE.
+  QCOMPARE(::pipe(fds), 0);
+  ::close(fds[0]);
+  QCOMPARE(protocol::writeMessage(fds[1], nlohmann::json{{"x", 1}}, &error), protocol::IoStatus::Eof);
+  ::close(fds[1]);
+}
+
+// runWorker in a thread of this process, over pipes: the worker's logic without fork/exec.
+void TestRunner::workerInProcess() {
+  int toWorker[2], fromWorker[2];
+  QCOMPARE(::pipe(toWorker), 0);
+  QCOMPARE(::pipe(fromWorker), 0);
+  int rc = -1;
+  std::thread worker([&] { rc = runWorker(toWorker[0], fromWorker[1]); });
+
+  protocol::Request req;
+  const RunTask task = addTask();
+  req.taskKey = task.key;
+  req.bufferSizes = task.bufferSizes;
+  req.numInputs = task.numInputs;
+  req.referenceLibrary = task.reference.library;
+  req.referenceSymbol = task.reference.symbol;
+  req.repeats = 2;
+  req.minRepeatSeconds = 0.001;
+  req.flushCache = true;
+  std::vector<std::pair<const char*, ErrorCode>> cases = {{"add_fast", ErrorCode::None}, {"fails", ErrorCode::Runtime}};
+  for (const auto& [symbol, expected] : cases) {
+    req.library = lib(std::string(symbol) == "add_fast" ? "good" : "bad").toStdString();
+    req.symbol = symbol;
+    QCOMPARE(protocol::writeMessage(toWorker[1], protocol::toJson(req)), protocol::IoStatus::Ok);
+    nlohmann::json j;
+    std::string error;
+    QCOMPARE(
+        protocol::readMessage(fromWorker[0], j, std::chrono::steady_clock::now() + std::chrono::seconds(10), &error),
+        protocol::IoStatus::Ok);
+    protocol::Response res;
+    QVERIFY2(protocol::fromJson(j, res, &error), error.c_str());
+    QVERIFY2(res.error == expected, res.message.c_str());
+    if (expected == ErrorCode::None) QCOMPARE(res.costs.size(), size_t(2));
+  }
+  ::close(toWorker[1]);  // end of input: the worker returns 0
+  worker.join();
+  QCOMPARE(rc, 0);
+  for (int fd : {toWorker[0], fromWorker[0], fromWorker[1]})
+    ::close(fd);
+}
+
+void TestRunner::workerHelp() {
+  QProcess p;
+  p.start(QStringLiteral(TESSEL_WORKER_PATH), {"--help"});
+  QVERIFY(p.waitForFinished(10000));
+  QCOMPARE(p.exitCode(), 0);
+  QVERIFY(p.readAllStandardOutput().contains("Usage: tessel-worker"));
+
+  p.start(QStringLiteral(TESSEL_WORKER_PATH), {"--bogus"});
+  QVERIFY(p.waitForFinished(10000));
+  QCOMPARE(p.exitCode(), 2);
+  QVERIFY(p.readAllStandardError().contains("--bogus"));
+}
+
+void TestRunner::correctKernel() {
+  RunOptions o = fastOptions();
+  Runner runner(o);
+  const auto results = runner.run(addTask(), {kernel("good", "add_fast")});
+  QCOMPARE(results.size(), size_t(1));
+  const MeasureResult& r = results[0];
+  QVERIFY2(r.error == ErrorCode::None, r.message.c_str());
+  QCOMPARE(r.costs.size(), size_t(o.repeats));
+  for (double c : r.costs)
+    QVERIFY(c > 0 && std::isfinite(c));
+  QVERIFY(r.maxAbsError < 1e-6);
+  QVERIFY(r.runSeconds > 0);
+  QCOMPARE(runner.workersStarted(), 1);
+
+  // The cache-flush path gives the same verdict.
+  o.flushCache = true;
+  Runner flushing(o);
+  const auto flushed = flushing.run(addTask(), {kernel("good", "add_fast")});
+  QVERIFY2(flushed[0].ok(), flushed[0].message.c_str());
+  QCOMPARE(flushed[0].costs.size(), size_t(o.repeats));
+}
+
+void TestRunner::crashingKernel() {
+  Runner runner(fastOptions());
+  const MeasureResult r = runner.run(addTask(), {kernel("bad", "crash")})[0];
+  QCOMPARE(r.error, ErrorCode::Runtime);
+  QVERIFY2(QByteArray::fromStdString(r.message).contains("SIGSEGV") &&
+               QByteArray::fromStdString(r.message).contains("Segmentation fault"),
+           r.message.c_str());
+  QVERIFY(r.costs.empty());
+}
+
+void TestRunner::hangingKernel() {
+  RunOptions o = fastOptions();
+  o.timeoutSeconds = 1;
+  Runner runner(o);
+  const auto t0 = std::chrono::steady_clock::now();
+  const MeasureResult r = runner.run(addTask(), {kernel("bad", "hang")})[0];
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  QCOMPARE(r.error, ErrorCode::RunTimeout);
+  QVERIFY2(QByteArray::fromStdString(r.message).contains("run timeout"), r.message.c_str());
+  QVERIFY2(waited < 5, "the runner did not give up on time");
+  QVERIFY(r.runSeconds >= 0.9);
+}
+
+void TestRunner::wrongKernel() {
+  Runner runner(fastOptions());
+  const MeasureResult r = runner.run(addTask(), {kernel("bad", "wrong")})[0];
+  QCOMPARE(r.error, ErrorCode::WrongAnswer);
+  QVERIFY2(QByteArray::fromStdString(r.message).contains("element"), r.message.c_str());
+  QVERIFY(r.maxAbsError > 0.01);
+  QVERIFY(r.costs.empty());  // a wrong kernel's time never counts
+}
+
+void TestRunner::partiallyWrittenOutput() {
+  Runner runner(fastOptions());
+  const MeasureResult r = runner.run(addTask(), {kernel("bad", "partial")})[0];
+  QCOMPARE(r.error, ErrorCode::WrongAnswer);
+  // The first element left unwritten is the first one reported.
+  QVERIFY2(QByteArray::fromStdString(r.message).contains("element 500: got nan"), r.message.c_str());
+  QVERIFY(std::isinf(r.maxAbsError));
+}
+
+void TestRunner::outOfBoundsWrite() {
+  Runner runner(fastOptions());
+  const auto results = runner.run(addTask(), {kernel("bad", "out_of_bounds"), kernel("good", "add_fast")});
+  QCOMPARE(results[0].error, ErrorCode::Runtime);
+  QVERIFY2(QByteArray::fromStdString(results[0].message).contains("out of bounds of output 0"),
+           results[0].message.c_str());
+  // The guard is re-armed: the next kernel is not blamed.
+  QVERIFY2(results[1].ok(), results[1].message.c_str());
+}
+
+void TestRunner::nonZeroReturn() {
+  Runner runner(fastOptions());
+  const MeasureResult r = runner.run(addTask(), {kernel("bad", "fails")})[0];
+  QCOMPARE(r.error, ErrorCode::Runtime);
+  QVERIFY2(QByteArray::fromStdString(r.message).contains("returned 7"), r.message.c_str());
+  QCOMPARE(runner.workersStarted(), 1);  // an error return does not cost the worker
+}
+
+void TestRunner::batchGoesOnAfterFailures() {
+  RunOptions o = fastOptions();
+  o.timeoutSeconds = 1;
+  Runner runner(o);
+  QCOMPARE(runner.workersStarted(), 0);  // started lazily
+  const auto results = runner.run(
+      addTask(), {kernel("bad", "crash"), kernel("bad", "hang"), kernel("bad", "wrong"), kernel("good", "add_fast")});
+  QCOMPARE(results.size(), size_t(4));
+  QCOMPARE(results[0].error, ErrorCode::Runtime);
+  QCOMPARE(results[1].error, ErrorCode::RunTimeout);
+  QCOMPARE(results[2].error, ErrorCode::WrongAnswer);
+  QVERIFY2(results[3].error == ErrorCode::None, results[3].message.c_str());
+  QCOMPARE(results[3].costs.size(), size_t(o.repeats));
+  // The first worker, one after the crash, one after the hang.
+  QCOMPARE(runner.workersStarted(), 3);
+
+  // The replacement worker keeps serving later batches.
+  const auto again = runner.run(addTask(), {kernel("good", "add_fast")});
+  QVERIFY2(again[0].ok(), again[0].message.c_str());
+  QCOMPARE(runner.workersStarted(), 3);
+}
+
+void TestRunner::missingLibrary() {
+  Runner runner(fastOptions());
+  const std::string path = dir_.filePath("no_such_kernel.so").toStdString();
+  const auto results = runner.run(addTask(), {{path, "add"}, kernel("good", "add_fast")});
+  QCOMPARE(results[0].error, ErrorCode::Runtime);
+  QVERIFY2(results[0].message.find(path) != std::string::npos, results[0].message.c_str());
+  QVERIFY2(results[1].ok(), results[1].message.c_str());
+}
+
+void TestRunner::missingSymbol() {
+  Runner runner(fastOptions());
+  const MeasureResult r = runner.run(addTask(), {kernel("good", "no_such_symbol")})[0];
+  QCOMPARE(r.error, ErrorCode::Runtime);
+  QVERIFY2(QByteArray::fromStdString(r.message).contains("no_such_symbol"), r.message.c_str());
+
+  RunTask badRef = addTask();
+  badRef.reference.symbol = "missing_reference";
+  const MeasureResult r2 = runner.run(badRef, {kernel("good", "add_fast")})[0];
+  QCOMPARE(r2.error, ErrorCode::Runtime);
+  QVERIFY2(QByteArray::fromStdString(r2.message).contains("missing_reference"), r2.message.c_str());
+}
+
+void TestRunner::missingWorker() {
+  RunOptions o = fastOptions();
+  o.workerPath = dir_.filePath("no-such-worker").toStdString();
+  Runner runner(o);
+  const auto results = runner.run(addTask(), {kernel("good", "add_fast"), kernel("good", "add_fast")});
+  for (const MeasureResult& r : results) {
+    QCOMPARE(r.error, ErrorCode::Runtime);
+    QVERIFY2(r.message.find(o.workerPath) != std::string::npos, r.message.c_str());
+  }
+  QCOMPARE(runner.workersStarted(), 0);
+}
+
+void TestRunner::sameInputsForEveryKernel() {
+  RunTask copy;
+  copy.key = "copy_1000";
+  copy.bufferSizes = {kN, kN};
+  copy.numInputs = 1;
+  copy.reference = kernel("ref", "ref_copy");
+  Runner runner(fastOptions());
+  // Both copy their input: they pass only if they see exactly the reference's data,
+  // even after the first one scribbled over its input buffer.
+  const auto results = runner.run(copy, {kernel("bad", "copy_then_scribble"), kernel("good", "copy_memcpy")});
+  for (const MeasureResult& r : results) {
+    QVERIFY2(r.ok(), r.message.c_str());
+    QCOMPARE(r.maxAbsError, 0.0);
+  }
+  // Switching tasks and back rebuilds the same data.
+  QVERIFY(runner.run(addTask(), {kernel("good", "add_fast")})[0].ok());
+  const auto back = runner.run(copy, {kernel("good", "copy_memcpy")});
+  QVERIFY2(back[0].ok(), back[0].message.c_str());
+}
+
+void TestRunner::kernelPrintingDoesNotCorruptProtocol() {
+  Runner runner(fastOptions());
+  const auto results = runner.run(addTask(), {kernel("bad", "chatty"), kernel("good", "add_fast")});
+  for (const MeasureResult& r : results)
+    QVERIFY2(r.ok(), r.message.c_str());
+  QCOMPARE(runner.workersStarted(), 1);
+}
+
+QTEST_APPLESS_MAIN(TestRunner)
+#include "test_runner.moc"

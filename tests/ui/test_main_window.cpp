@@ -1,0 +1,287 @@
+// Tessel Studio's main window, in process, and the tessel-studio executable,
+// run as a real process (its path comes from CMake: TESSEL_STUDIO_EXE).
+#include <QAction>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileInfo>
+#include <QImage>
+#include <QProcess>
+#include <QSet>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QToolBar>
+#include <QtTest>
+
+#include "ui/log_panel.h"
+#include "ui/main_window.h"
+#include "ui/placeholder_panel.h"
+
+using tessel::ui::LogPanel;
+using tessel::ui::MainWindow;
+using tessel::ui::PlaceholderPanel;
+
+namespace {
+
+const QStringList kDockTitles = {"Graph", "Tasks", "Search space", "Code", "Plots", "Log"};
+
+struct ProcessResult {
+  bool finished = false;
+  QProcess::ExitStatus exitStatus = QProcess::CrashExit;
+  int exitCode = -1;
+  QString out;
+  QString err;
+};
+
+QDockWidget* dockTitled(const MainWindow& window, const QString& title) {
+  for (QDockWidget* dock : window.findChildren<QDockWidget*>()) {
+    if (dock->windowTitle() == title) return dock;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+class TestMainWindow : public QObject {
+  Q_OBJECT
+
+ private:
+  // Runs tessel-studio offscreen, with its configuration directory in the
+  // temporary directory so that it cannot touch the user's settings.
+  ProcessResult runStudio(const QStringList& arguments) {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    env.insert("XDG_CONFIG_HOME", childConfigDir());
+    QProcess process;
+    process.setProcessEnvironment(env);
+    process.start(QStringLiteral(TESSEL_STUDIO_EXE), arguments);
+    ProcessResult result;
+    result.finished = process.waitForFinished(60000);
+    if (!result.finished) process.kill();
+    result.exitStatus = process.exitStatus();
+    result.exitCode = process.exitCode();
+    result.out = QString::fromLocal8Bit(process.readAllStandardOutput());
+    result.err = QString::fromLocal8Bit(process.readAllStandardError());
+    return result;
+  }
+
+  QString childConfigDir() const { return tmp_.filePath("child-config"); }
+  QString settingsFile() const {
+    return tmp_.filePath("settings/Tessel/Tessel Studio.conf");  // QSettings::setPath below
+  }
+
+  QTemporaryDir tmp_;
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(tmp_.isValid());
+    QVERIFY(QFileInfo(QStringLiteral(TESSEL_STUDIO_EXE)).isExecutable());
+    // Every QSettings of this process lives in the temporary directory.
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, tmp_.filePath("settings"));
+    QVERIFY(QDir().mkpath(childConfigDir()));
+  }
+
+  void init() {
+    QSettings settings(MainWindow::kSettingsOrganization, MainWindow::kSettingsApplication);
+    settings.clear();
+  }
+
+  void hasTheSixDocks() {
+    MainWindow window;
+    const QList<QDockWidget*> docks = window.findChildren<QDockWidget*>();
+    QStringList titles;
+    QSet<QString> names;
+    for (QDockWidget* dock : docks) {
+      titles << dock->windowTitle();
+      names << dock->objectName();  // saveState() needs unique names
+      QVERIFY2(dock->widget() != nullptr, qPrintable(dock->windowTitle()));
+      QCOMPARE(window.dockWidgetArea(dock) != Qt::NoDockWidgetArea, true);
+    }
+    QStringList expected = kDockTitles;
+    titles.sort();
+    expected.sort();
+    QCOMPARE(titles, expected);
+    QCOMPARE(names.size(), kDockTitles.size());
+    QVERIFY(!names.contains(QString()));
+
+    // Every panel but the log is a placeholder that says what will go there.
+    for (const QString& title : kDockTitles) {
+      QDockWidget* dock = dockTitled(window, title);
+      QVERIFY(dock);
+      if (title == "Log") {
+        QVERIFY(qobject_cast<LogPanel*>(dock->widget()));
+      } else {
+        auto* panel = qobject_cast<PlaceholderPanel*>(dock->widget());
+        QVERIFY2(panel, qPrintable(title));
+        QVERIFY(panel->description().size() > 20);
+      }
+    }
+
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    for (QDockWidget* dock : docks)
+      QVERIFY2(dock->isVisible(), qPrintable(dock->windowTitle()));
+  }
+
+  void toolbarHasTheActions() {
+    MainWindow window;
+    auto* toolBar = window.findChild<QToolBar*>("mainToolBar");
+    QVERIFY(toolBar);
+    const QList<QAction*> onToolBar = toolBar->actions();
+
+    const QList<std::pair<QString, bool>> expected = {{"actionOpenModel", true},
+                                                      {"actionStart", false},
+                                                      {"actionPause", false},
+                                                      {"actionStop", false},
+                                                      {"actionExport", false}};
+    for (const auto& [name, enabled] : expected) {
+      auto* action = window.findChild<QAction*>(name);
+      QVERIFY2(action, qPrintable(name));
+      QVERIFY2(onToolBar.contains(action), qPrintable(name));
+      QVERIFY(!action->text().isEmpty());
+      QVERIFY(!action->icon().isNull());
+      QCOMPARE(action->isEnabled(), enabled);
+    }
+    QCOMPARE(window.findChild<QAction*>("actionOpenModel")->shortcut(), QKeySequence(QKeySequence::Open));
+  }
+
+  void hasIconAndStatusBar() {
+    MainWindow window;
+    // The icon comes from the resources compiled into the static tessel_ui.
+    QVERIFY(!window.windowIcon().isNull());
+    QVERIFY(!window.windowIcon().pixmap(32, 32).isNull());
+    QVERIFY(window.statusBar());
+    QCOMPARE(window.statusBar()->currentMessage(), QString("Ready"));
+  }
+
+  void showsModelAndDatabase() {
+    MainWindow window;
+    QCOMPARE(window.windowTitle(), QString("Tessel Studio"));
+    window.setModelPath("resnet18");
+    window.setDatabasePath("/tmp/tuning.db");
+    QCOMPARE(window.modelPath(), QString("resnet18"));
+    QCOMPARE(window.databasePath(), QString("/tmp/tuning.db"));
+    QVERIFY(window.windowTitle().contains("resnet18"));
+    QVERIFY(window.windowTitle().contains("Tessel Studio"));
+    const QString log = window.logPanel()->toPlainText();
+    QVERIFY2(log.contains("resnet18"), qPrintable(log));
+    QVERIFY2(log.contains("/tmp/tuning.db"), qPrintable(log));
+  }
+
+  void restoreWithoutSavedLayoutKeepsDefaults() {
+    MainWindow window;
+    const QSize before = window.size();
+    QVERIFY(!window.restoreLayout());
+    QCOMPARE(window.size(), before);
+  }
+
+  void layoutRoundTripsThroughSettings() {
+    // Sizes within the offscreen platform's 800x600 screen, which
+    // restoreGeometry() would otherwise shrink to fit.
+    const QRect geometry(30, 40, 700, 500);
+    {
+      MainWindow window;
+      window.setGeometry(geometry);
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      dockTitled(window, "Code")->hide();
+      dockTitled(window, "Plots")->setFloating(true);
+      window.saveLayout();
+    }
+    QVERIFY2(QFile::exists(settingsFile()), qPrintable(settingsFile()));
+    {
+      QSettings settings(MainWindow::kSettingsOrganization, MainWindow::kSettingsApplication);
+      QVERIFY(!settings.value(MainWindow::kGeometryKey).toByteArray().isEmpty());
+      QVERIFY(!settings.value(MainWindow::kStateKey).toByteArray().isEmpty());
+    }
+
+    MainWindow restored;
+    QVERIFY(restored.size() != geometry.size());  // the default differs
+    QVERIFY(restored.restoreLayout());
+    restored.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&restored));
+    QCOMPARE(restored.size(), geometry.size());
+    QVERIFY(!dockTitled(restored, "Code")->isVisible());
+    QVERIFY(dockTitled(restored, "Plots")->isFloating());
+    QVERIFY(dockTitled(restored, "Graph")->isVisible());
+    QVERIFY(!dockTitled(restored, "Graph")->isFloating());
+
+    restored.resetLayout();
+    for (const QString& title : kDockTitles) {
+      QVERIFY2(dockTitled(restored, title)->isVisible(), qPrintable(title));
+      QVERIFY2(!dockTitled(restored, title)->isFloating(), qPrintable(title));
+    }
+  }
+
+  void closingSavesLayout() {
+    {
+      MainWindow window;
+      window.resize(640, 480);
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      dockTitled(window, "Tasks")->hide();
+      QVERIFY(window.close());
+    }
+    MainWindow restored;
+    QVERIFY(restored.restoreLayout());
+    QCOMPARE(restored.size(), QSize(640, 480));
+    QVERIFY(!dockTitled(restored, "Tasks")->isVisibleTo(&restored));
+    QVERIFY(dockTitled(restored, "Log")->isVisibleTo(&restored));
+  }
+
+  void screenshotWritesPng() {
+    const QString png = tmp_.filePath("shot.png");
+    const ProcessResult result = runStudio({"resnet18", "--db", tmp_.filePath("tuning.db"), "--screenshot", png});
+    QVERIFY2(result.finished, "tessel-studio --screenshot did not finish in 60 s");
+    QCOMPARE(result.exitStatus, QProcess::NormalExit);
+    QVERIFY2(result.exitCode == 0, qPrintable(result.err));
+    QVERIFY(QFileInfo(png).size() > 0);
+
+    QImage image;
+    QVERIFY(image.load(png, "PNG"));
+    QVERIFY(image.width() > 0 && image.height() > 0);
+    // A rendered window, not a blank rectangle: many distinct colours.
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 4) {
+      for (int x = 0; x < image.width(); x += 4)
+        colours.insert(image.pixel(x, y));
+    }
+    QVERIFY2(colours.size() > 10, qPrintable(QString::number(colours.size())));
+
+    // A screenshot uses the default layout and saves no settings.
+    QVERIFY(!QFile::exists(childConfigDir() + "/Tessel/Tessel Studio.conf"));
+  }
+
+  void screenshotToUnwritablePathFails() {
+    const QString png = "/nonexistent/dir/x.png";
+    const ProcessResult result = runStudio({"--screenshot", png});
+    QVERIFY(result.finished);
+    QCOMPARE(result.exitStatus, QProcess::NormalExit);
+    QVERIFY(result.exitCode != 0);
+    QVERIFY2(result.err.contains("cannot write screenshot"), qPrintable(result.err));
+    QVERIFY2(result.err.contains(png), qPrintable(result.err));
+    QVERIFY(!QFile::exists(png));
+  }
+
+  void rejectsBadArguments() {
+    const ProcessResult unknown = runStudio({"--no-such-option"});
+    QVERIFY(unknown.finished);
+    QVERIFY(unknown.exitCode != 0);
+    QVERIFY2(unknown.err.contains("no-such-option"), qPrintable(unknown.err));
+
+    const ProcessResult twoModels = runStudio({"a.onnx", "b.onnx", "--screenshot", "x.png"});
+    QVERIFY(twoModels.finished);
+    QVERIFY(twoModels.exitCode != 0);
+    QVERIFY2(twoModels.err.contains("MODEL"), qPrintable(twoModels.err));
+
+    const ProcessResult help = runStudio({"--help"});
+    QVERIFY(help.finished);
+    QCOMPARE(help.exitCode, 0);
+    QVERIFY2(help.out.contains("--screenshot"), qPrintable(help.out));
+    QVERIFY(help.out.contains("--db"));
+  }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"

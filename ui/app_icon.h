@@ -1,0 +1,10 @@
+// The Tessel application icon, from the resources compiled into tessel_ui.
+#pragma once
+
+#include <QIcon>
+
+namespace tessel::ui {
+
+QIcon appIcon();
+
+}  // namespace tessel::ui
