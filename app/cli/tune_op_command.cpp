@@ -23,10 +23,13 @@ const char* kHelp =
     "  --shape A,B,...     the operator's shape (see the list below)\n"
     "  --target cpu|cuda   target (default cpu)\n"
     "  --trials N          programs to measure (default 64)\n"
-    "  --search random     search policy (default random)\n"
-    "  --cost-model random cost model (default random)\n"
+    "  --search evolutionary|random|anneal\n"
+    "                      search policy (default evolutionary)\n"
+    "  --cost-model xgb|random\n"
+    "                      cost model guiding the search (default xgb)\n"
     "  --seed S            random seed (default 1)\n"
-    "  --batch N           programs built and measured per round (default 16)\n"
+    "  --batch N           programs built and measured per round (default 64)\n"
+    "  --population N      evolutionary population (default 2048)\n"
     "  --timeout SECONDS   per-program run time limit (default 10)\n"
     "  --jobs N            parallel compiler processes (default: cores)\n"
     "  --show-code         print the best program's C++\n"
@@ -48,7 +51,7 @@ std::string siblingExecutable(const std::string& name) {
 }
 
 int tuneOpCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {"shape", "target", "trials", "search", "cost-model", "seed", "batch", "timeout", "jobs", "db"},
+  Args args(argv, {"shape", "target", "trials", "search", "cost-model", "seed", "batch", "timeout", "jobs", "db", "population"},
             {"json", "help", "compare", "show-code"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
@@ -67,12 +70,16 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   std::string target = args.get("target", "cpu");
   if (target == "cuda")
     throw std::runtime_error("the cuda target is not available yet: CUDA code generation comes in a later issue");
-  std::string search = args.get("search", "random");
-  if (search != "random") throw UsageError("--search " + search + " is not available yet (available: random)");
+  std::string search = args.get("search", "evolutionary");
+  if (search != "random" && search != "evolutionary" && search != "anneal")
+    throw UsageError("unknown --search " + search + " (available: evolutionary, random, anneal)");
+#ifdef TESSEL_HAVE_XGBOOST
+  std::string costModel = args.get("cost-model", "xgb");
+#else
   std::string costModel = args.get("cost-model", "random");
-  if (costModel != "random")
-    throw UsageError("--cost-model " + costModel + " is not available yet (available: random)");
-
+#endif
+  if (costModel != "xgb" && costModel != "random")
+    throw UsageError("unknown --cost-model " + costModel + " (available: xgb, random; mlp, gat and atformer come later)");
   search::SearchTask task;
   try {
     task = search::makeOperatorTask(op, shape, target);
@@ -82,9 +89,11 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   int cores = int(std::max(1u, std::thread::hardware_concurrency()));
   search::TuneOptions o;
   o.trials = int(args.getInt("trials", 64, 1, 1000000));
-  o.batchSize = int(args.getInt("batch", 16, 1, 4096));
+  o.batchSize = int(args.getInt("batch", 64, 1, 4096));
+  o.costModel = costModel;
   o.seed = uint64_t(args.getInt("seed", 1, 0, (1ll << 62)));
   o.search = search;
+  o.evolution.population = int(args.getInt("population", 2048, 16, 1 << 20));
   o.hardware.cores = cores;
   o.measurer.run.workerPath = siblingExecutable("tessel-worker");
   o.measurer.run.timeoutSeconds = double(args.getInt("timeout", 10, 1, 3600));
@@ -121,6 +130,9 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
     j["best_gflops"] = gflops;
     j["correct"] = r.validTrials > 0;
     j["search"] = search;
+    j["cost_model"] = search == "random" ? "none" : costModel;
+    j["search_seconds"] = r.searchSeconds;
+    j["predictions"] = r.predictions;
     j["seconds"] = r.wallSeconds;
     j["errors"] = errors;
     j["best_steps"] = nlohmann::json::parse(schedule::serializeSteps(r.bestSteps));

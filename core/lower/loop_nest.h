@@ -59,6 +59,9 @@ struct LoweredFunc {
 // a program that cannot be instantiated.
 LoweredFunc lowerState(const schedule::State& state);
 
+// Bytes of shared memory the function allocates (GPU limit checks).
+int64_t sharedMemoryBytes(const LoweredFunc& f);
+
 // A C identifier for a stage, iterator or buffer name ("C.local" -> "C_local").
 std::string cIdent(const std::string& name);
 

@@ -303,6 +303,9 @@ class Lowerer {
       if (!v.empty()) {
         rename[st.iters[i].name] = te::var(v);
         ranges_[v] = {0, ls.extents[i] - 1};
+        schedule::Annotation a = st.iters[i].annotation;
+        if (a == schedule::Annotation::VThread || (a >= schedule::Annotation::ThreadX && a <= schedule::Annotation::ThreadZ))
+          threadVars_.push_back(v);
       }
     }
     in.extents = ls.extents;
@@ -332,6 +335,9 @@ class Lowerer {
     std::vector<std::string> inner;
     for (size_t i = size_t(k) + 1; i < cinfo.loopVars.size(); ++i)
       if (!cinfo.loopVars[i].empty()) inner.push_back(cinfo.loopVars[i]);
+    // Shared memory is filled by all threads of a block together: its region
+    // spans every thread (and virtual thread) index, not one thread's share.
+    if (st.scope == schedule::Scope::Shared) inner.insert(inner.end(), threadVars_.begin(), threadVars_.end());
 
     std::vector<const te::ExprNode*> loads;
     te::collectLoads(body_[size_t(ci)], &loads);
@@ -510,6 +516,7 @@ class Lowerer {
   std::vector<StageInfo> info_;
   std::vector<Expr> body_;
   Ranges ranges_;
+  std::vector<std::string> threadVars_;  // loops bound to threadIdx or vthread
 };
 
 void print(const Stmt& s, int depth, std::ostream& os) {
@@ -544,8 +551,16 @@ void print(const Stmt& s, int depth, std::ostream& os) {
 
 }  // namespace
 
-LoweredFunc lowerState(const State& state) {
-  return Lowerer(state).run();
+LoweredFunc lowerState(const State& state) { return Lowerer(state).run(); }
+
+int64_t sharedMemoryBytes(const LoweredFunc& f) {
+  int64_t bytes = 0;
+  std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
+    if (s->kind == StmtNode::Alloc && s->scope == schedule::Scope::Shared) bytes += s->size * 4;
+    for (const Stmt& b : s->body) walk(b);
+  };
+  walk(f.body);
+  return bytes;
 }
 
 std::string toString(const Stmt& s) {

@@ -1,5 +1,7 @@
-// Random annotation of sketches (Ansor's initial population rules): tile
-// sizes, compute locations, parallel, vectorize and unroll.
+// Annotation of sketches (Ansor's initial population rules): tile sizes,
+// compute locations, parallel, vectorize and unroll. Every choice goes
+// through a Decider, so the same walk samples random programs and rebuilds
+// a program from recorded (e.g. mutated) decisions.
 #include <algorithm>
 #include <map>
 
@@ -20,33 +22,44 @@ std::vector<int64_t> divisors(int64_t n) {
   return d;
 }
 
-template <class T>
-const T& pick(const std::vector<T>& v, std::mt19937_64& rng) {
-  return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)];
-}
+class Decider {
+ public:
+  Decider(ProgramDecisions* d, std::mt19937_64* rng) : d_(d), rng_(rng) {}
 
-int randInt(int lo, int hi, std::mt19937_64& rng) {
-  return std::uniform_int_distribution<int>(lo, hi)(rng);
-}
-
-// Lengths whose product divides the extent, innermost at most maxInnermost.
-std::vector<int64_t> sampleTile(int64_t extent, size_t n, int64_t maxInnermost, std::mt19937_64& rng) {
-  std::vector<int64_t> lengths(n, 1);
-  int64_t rest = extent;
-  for (size_t k = n; k-- > 0;) {
-    std::vector<int64_t> d = divisors(rest);
-    if (k == n - 1) d.erase(std::remove_if(d.begin(), d.end(), [&](int64_t x) { return x > maxInnermost; }), d.end());
-    lengths[k] = pick(d, rng);
-    rest /= lengths[k];
+  int64_t integer(const std::string& key, int64_t lo, int64_t hi) {
+    Choice& c = d_->choices[key];
+    bool fresh = c.value.empty();
+    c.lo = lo, c.hi = hi, c.tile = false;
+    if (rng_ && fresh) c.value = {std::uniform_int_distribution<int64_t>(lo, hi)(*rng_)};
+    if (c.value.empty()) c.value = {lo};
+    c.value[0] = std::clamp(c.value[0], lo, hi);
+    return c.value[0];
   }
-  return lengths;
-}
+
+  // One of `options`, stored as its index.
+  int64_t pick(const std::string& key, const std::vector<int64_t>& options) {
+    return options[size_t(integer(key, 0, int64_t(options.size()) - 1))];
+  }
+
+  std::vector<int64_t> tile(const std::string& key, int64_t extent, size_t n, int64_t maxInnermost) {
+    Choice& c = d_->choices[key];
+    bool fresh = c.value.empty();
+    c.tile = true, c.extent = extent, c.maxInnermost = maxInnermost;
+    if (rng_ && fresh) c.value = sampleTileLengths(extent, n, maxInnermost, *rng_);
+    if (c.value.size() != n) c.value.assign(n, 1);
+    for (int64_t& v : c.value) v = std::max<int64_t>(1, v);
+    return c.value;
+  }
+
+ private:
+  ProgramDecisions* d_;
+  std::mt19937_64* rng_;  // null: replay recorded decisions only
+};
 
 std::vector<int64_t> followLengths(const std::vector<int64_t>& src, int level) {
   std::vector<int64_t> out(src.begin(), src.begin() + (level - 1));
   int64_t rest = 1;
-  for (size_t i = size_t(level - 1); i < src.size(); ++i)
-    rest *= src[i];
+  for (size_t i = size_t(level - 1); i < src.size(); ++i) rest *= src[i];
   out.push_back(rest);
   return out;
 }
@@ -57,7 +70,12 @@ bool isAttachPoint(const State& s, int stage, const std::string& iter) {
   return false;
 }
 
-void changeComputeLocations(const Sketch& sk, State& s, std::vector<Step>& steps, std::mt19937_64& rng) {
+void apply(State& s, std::vector<Step>& steps, Step step) {
+  applyStep(s, step);
+  steps.push_back(std::move(step));
+}
+
+void changeComputeLocations(const Sketch& sk, State& s, std::vector<Step>& steps, Decider& d) {
   for (int i = int(s.stages.size()) - 1; i >= 0; --i) {
     const Stage& st = s.stages[size_t(i)];
     if (st.op.placeholder || st.location != ComputeLocation::Root || s.isOutput(st.op.name)) continue;
@@ -65,48 +83,36 @@ void changeComputeLocations(const Sketch& sk, State& s, std::vector<Step>& steps
     std::vector<int> cons = s.consumers(i);
     if (cons.size() != 1) continue;
     const Stage& c = s.stages[size_t(cons[0])];
-    std::vector<int> spots = {-1};  // -1: stay at the root
-    for (size_t k = 0; k < c.iters.size() && c.iters[k].kind == IterKind::Spatial; ++k)
-      spots.push_back(int(k));
-    int at = pick(spots, rng);
-    if (at < 0) continue;
-    Step step = ComputeAtStep{i, cons[0], at};
-    applyStep(s, step);
-    steps.push_back(step);
+    int64_t spots = 0;  // the consumer's leading spatial loops
+    while (size_t(spots) < c.iters.size() && c.iters[size_t(spots)].kind == IterKind::Spatial) ++spots;
+    int64_t at = d.integer("at:" + st.op.name, -1, spots - 1);  // -1: stay at the root
+    if (at >= 0) apply(s, steps, ComputeAtStep{i, cons[0], int(at)});
   }
 }
 
-void parallelize(State& s, std::vector<Step>& steps, const HardwareParams& hw, std::mt19937_64& rng) {
+void parallelize(State& s, std::vector<Step>& steps, const HardwareParams& hw, Decider& d) {
   for (size_t i = 0; i < s.stages.size(); ++i) {
     const Stage& st = s.stages[i];
     if (st.op.placeholder || st.location != ComputeLocation::Root) continue;
-    size_t k = 0;
+    size_t k = 0, enough = 0;
     int64_t product = 1;
-    size_t enough = 0;
     while (k < st.iters.size() && st.iters[k].kind == IterKind::Spatial && st.iters[k].annotation == Annotation::None) {
       product *= st.iters[k].extent;
       ++k;
       if (!enough && product >= int64_t(hw.cores) * 16) enough = k;
     }
     if (k == 0) continue;
-    size_t n = size_t(randInt(1, int(enough ? enough : k), rng));
+    int64_t n = d.integer("parallel:" + st.op.name, 1, int64_t(enough ? enough : k));
     if (n > 1) {
       std::vector<int> its;
-      for (size_t j = 0; j < n; ++j)
-        its.push_back(int(j));
-      Step f = FuseStep{int(i), its};
-      applyStep(s, f);
-      steps.push_back(f);
+      for (int j = 0; j < n; ++j) its.push_back(j);
+      apply(s, steps, FuseStep{int(i), its});
     }
-    if (s.stages[i].iters[0].extent > 1) {
-      Step a = AnnotationStep{int(i), 0, Annotation::Parallel};
-      applyStep(s, a);
-      steps.push_back(a);
-    }
+    if (s.stages[i].iters[0].extent > 1) apply(s, steps, AnnotationStep{int(i), 0, Annotation::Parallel});
   }
 }
 
-void vectorize(State& s, std::vector<Step>& steps, const HardwareParams& hw, std::mt19937_64& rng) {
+void vectorize(State& s, std::vector<Step>& steps, const HardwareParams& hw, Decider& d) {
   for (size_t i = 0; i < s.stages.size(); ++i) {
     const Stage& st = s.stages[i];
     if (st.op.placeholder || st.location == ComputeLocation::Inlined || st.iters.empty()) continue;
@@ -121,41 +127,92 @@ void vectorize(State& s, std::vector<Step>& steps, const HardwareParams& hw, std
       ++n;
     }
     if (n == 0) continue;
-    int use = randInt(1, n, rng);
+    int use = int(d.integer("vectorize:" + st.op.name, 1, n));
     int first = last - use + 1;
     if (use > 1) {
       std::vector<int> its;
-      for (int k = first; k <= last; ++k)
-        its.push_back(k);
-      Step f = FuseStep{int(i), its};
-      applyStep(s, f);
-      steps.push_back(f);
+      for (int k = first; k <= last; ++k) its.push_back(k);
+      apply(s, steps, FuseStep{int(i), its});
     }
-    if (s.stages[i].iters[size_t(first)].extent > 1) {
-      Step a = AnnotationStep{int(i), first, Annotation::Vectorize};
-      applyStep(s, a);
-      steps.push_back(a);
-    }
+    if (s.stages[i].iters[size_t(first)].extent > 1)
+      apply(s, steps, AnnotationStep{int(i), first, Annotation::Vectorize});
   }
 }
 
-void unroll(State& s, std::vector<Step>& steps, std::mt19937_64& rng) {
-  static const std::vector<int> choices = {0, 16, 64, 512};
+void unroll(State& s, std::vector<Step>& steps, Decider& d) {
+  static const std::vector<int64_t> choices = {0, 16, 64, 512};
   for (size_t i = 0; i < s.stages.size(); ++i) {
     const Stage& st = s.stages[i];
-    if (st.op.placeholder || st.location == ComputeLocation::Inlined || !st.op.hasReduce() || st.iters.empty())
-      continue;
-    int v = pick(choices, rng);
-    if (!v) continue;
-    Step p = PragmaStep{int(i), 0, v};
-    applyStep(s, p);
-    steps.push_back(p);
+    if (st.op.placeholder || st.location == ComputeLocation::Inlined || !st.op.hasReduce() || st.iters.empty()) continue;
+    int64_t v = d.pick("unroll:" + st.op.name, choices);
+    if (v) apply(s, steps, PragmaStep{int(i), 0, int(v)});
   }
 }
 
-}  // namespace
+// Fuses iterators [first, first + count) of a stage into one (if more than one).
+void fuseRange(State& s, std::vector<Step>& steps, int stage, int first, int count) {
+  if (count <= 1) return;
+  std::vector<int> its;
+  for (int k = first; k < first + count; ++k) its.push_back(k);
+  apply(s, steps, FuseStep{stage, its});
+}
 
-std::vector<Step> annotateSketch(const Sketch& sk, const HardwareParams& hw, std::mt19937_64& rng) {
+int64_t threadsOf(const Stage& st) {
+  int64_t n = 1;
+  for (const Iterator& it : st.iters)
+    if (it.annotation == Annotation::ThreadX) n *= it.extent;
+  return n;
+}
+
+// GPU: bind loops to blocks, virtual threads and threads; caches in shared
+// memory are fetched cooperatively by the block's threads.
+void bindGpu(const Sketch& sk, State& s, std::vector<Step>& steps, const HardwareParams& hw, Decider& d) {
+  static const std::vector<int64_t> threadChoices = {32, 64, 128, 256, 512, 1024};
+  for (size_t i = 0; i < s.stages.size(); ++i) {
+    const Stage& st = s.stages[i];
+    int si = int(i);
+    if (st.op.placeholder || st.location != ComputeLocation::Root) continue;
+    if (auto g = sk.threadGroups.find(st.op.name); g != sk.threadGroups.end()) {
+      int m = g->second;
+      fuseRange(s, steps, si, 0, m);
+      apply(s, steps, AnnotationStep{si, 0, Annotation::BlockX});
+      fuseRange(s, steps, si, 1, m);
+      apply(s, steps, AnnotationStep{si, 1, Annotation::VThread});
+      fuseRange(s, steps, si, 2, m);
+      apply(s, steps, AnnotationStep{si, 2, Annotation::ThreadX});
+      continue;
+    }
+    int spatial = 0;
+    while (size_t(spatial) < st.iters.size() && st.iters[size_t(spatial)].kind == IterKind::Spatial) ++spatial;
+    if (sk.crossThread.count(st.op.name)) {
+      fuseRange(s, steps, si, 0, spatial);
+      int r = spatial > 0 ? 1 : 0;
+      if (spatial > 0) apply(s, steps, AnnotationStep{si, 0, Annotation::BlockX});
+      apply(s, steps, AnnotationStep{si, r + 1, Annotation::ThreadX});  // the inner part of the reduction
+      continue;
+    }
+    if (spatial == 0) continue;
+    fuseRange(s, steps, si, 0, spatial);
+    int64_t threads = d.pick("threads:" + st.op.name, threadChoices);
+    apply(s, steps, SplitStep{si, 0, {threads}});
+    apply(s, steps, AnnotationStep{si, 0, Annotation::BlockX});
+    apply(s, steps, AnnotationStep{si, 1, Annotation::ThreadX});
+  }
+  for (size_t i = 0; i < s.stages.size(); ++i) {
+    const Stage& st = s.stages[i];
+    if (!sk.sharedCaches.count(st.op.name) || st.location != ComputeLocation::At) continue;
+    // The block's thread count: that of the root stage this cache sits in.
+    std::string root = st.attachStage;
+    while (s.stage(root).location == ComputeLocation::At) root = s.stage(root).attachStage;
+    int64_t threads = threadsOf(s.stage(root));
+    fuseRange(s, steps, int(i), 0, int(st.iters.size()));
+    apply(s, steps, SplitStep{int(i), 0, {threads}});
+    apply(s, steps, AnnotationStep{int(i), 1, Annotation::ThreadX});
+  }
+  (void)hw;
+}
+
+std::vector<Step> annotate(const Sketch& sk, const HardwareParams& hw, Decider& d) {
   State s = sk.initial;
   std::vector<Step> steps;
   std::map<size_t, std::vector<int64_t>> filled;
@@ -164,21 +221,52 @@ std::vector<Step> annotateSketch(const Sketch& sk, const HardwareParams& hw, std
     if (auto* sp = std::get_if<SplitStep>(&step)) {
       if (std::find(sk.tileSplits.begin(), sk.tileSplits.end(), i) != sk.tileSplits.end()) {
         int64_t extent = s.stages.at(size_t(sp->stage)).iters.at(size_t(sp->iter)).extent;
-        sp->lengths = sampleTile(extent, sp->lengths.size(), hw.maxInnermostSplit, rng);
+        sp->lengths = d.tile("tile:" + std::to_string(i), extent, sp->lengths.size(), hw.maxInnermostSplit);
         filled[i] = sp->lengths;
       }
       for (const FollowSplit& f : sk.follows)
         if (f.step == i) sp->lengths = followLengths(filled.at(f.source), f.level);
     }
-    applyStep(s, step);
-    steps.push_back(step);
+    apply(s, steps, step);
   }
-  changeComputeLocations(sk, s, steps, rng);
-  parallelize(s, steps, hw, rng);
-  vectorize(s, steps, hw, rng);
-  unroll(s, steps, rng);
+  changeComputeLocations(sk, s, steps, d);
+  if (hw.target == "cuda") {
+    bindGpu(sk, s, steps, hw, d);
+  } else {
+    parallelize(s, steps, hw, d);
+    vectorize(s, steps, hw, d);
+  }
+  unroll(s, steps, d);
   validateProgram(s, hw);
   return steps;
+}
+
+}  // namespace
+
+std::vector<int64_t> sampleTileLengths(int64_t extent, size_t n, int64_t maxInnermost, std::mt19937_64& rng) {
+  std::vector<int64_t> lengths(n, 1);
+  int64_t rest = extent;
+  for (size_t k = n; k-- > 0;) {
+    std::vector<int64_t> d = divisors(rest);
+    if (k == n - 1) d.erase(std::remove_if(d.begin(), d.end(), [&](int64_t x) { return x > maxInnermost; }), d.end());
+    lengths[k] = d[std::uniform_int_distribution<size_t>(0, d.size() - 1)(rng)];
+    rest /= lengths[k];
+  }
+  return lengths;
+}
+
+std::vector<Step> annotateSketch(const Sketch& sk, const HardwareParams& hw, std::mt19937_64& rng,
+                                 ProgramDecisions* decisions) {
+  ProgramDecisions local;
+  ProgramDecisions& d = decisions ? *decisions : local;
+  d.choices.clear();
+  Decider decider(&d, &rng);
+  return annotate(sk, hw, decider);
+}
+
+std::vector<Step> materialize(const Sketch& sk, ProgramDecisions& decisions, const HardwareParams& hw) {
+  Decider decider(&decisions, nullptr);
+  return annotate(sk, hw, decider);
 }
 
 void validateProgram(const State& s, const HardwareParams& hw) {
@@ -188,6 +276,8 @@ void validateProgram(const State& s, const HardwareParams& hw) {
       if (it.annotation == Annotation::Vectorize && it.extent > 64)
         throw ScheduleError("vectorized loop of " + std::to_string(it.extent) + " lanes in '" + st.op.name + "'");
       if (it.annotation >= Annotation::ThreadX) threads *= it.extent;
+      if (it.annotation == Annotation::VThread && it.extent > 8)
+        throw ScheduleError("'" + st.op.name + "' has " + std::to_string(it.extent) + " virtual threads (limit 8)");
     }
     if (threads > hw.maxThreadsPerBlock)
       throw ScheduleError("'" + st.op.name + "' uses " + std::to_string(threads) + " threads per block (limit " +

@@ -112,8 +112,28 @@ void multiLevelTile(Sketch& sk, int stage, const std::string& structure) {
   sk.tiled.insert(st.op.name);
 }
 
-std::string tileStructure(const HardwareParams& hw) {
-  return hw.target == "cuda" ? "SSSRRSRS" : "SSRSRS";
+std::string tileStructure(const HardwareParams& hw) { return hw.target == "cuda" ? "SSSRRSRS" : "SSRSRS"; }
+
+// GPU: every input of a tiled stage is staged through shared memory, loaded
+// once per outer reduction step (attached at the last level-0 reduce loop).
+void addSharedCacheReads(Sketch& n, const std::string name) {  // a copy: stages move under it
+  std::vector<std::string> inputs = n.state.stages[size_t(n.state.stageIndex(name))].op.inputs();
+  for (const std::string& in : inputs) {
+    int src = n.state.stageIndex(in);
+    if (src < 0) continue;
+    addStep(n, CacheReadStep{src, Scope::Shared, {n.state.stageIndex(name)}});
+    std::string cache = in + ".shared";
+    const Stage& st = n.state.stages[size_t(n.state.stageIndex(name))];
+    int at = -1;
+    for (size_t i = 0; i < st.iters.size(); ++i)
+      if (st.iters[i].kind == IterKind::Reduce && st.iters[i].name.size() > 2 &&
+          st.iters[i].name.compare(st.iters[i].name.size() - 2, 2, ".0") == 0)
+        at = int(i);
+    if (at < 0) continue;
+    addStep(n, ComputeAtStep{n.state.stageIndex(cache), n.state.stageIndex(name), at});
+    n.sharedCaches.insert(cache);
+    n.placed.insert(cache);
+  }
 }
 
 class SkipRule : public SketchRule {
@@ -193,8 +213,13 @@ class MultiLevelTilingWithFusionRule : public SketchRule {
       addStep(n, ComputeAtStep{stage, consumer, at});
       n.placed.insert(n.state.stages[size_t(stage)].op.name);
       n.tiled.insert(cop.name);
+      std::string tiledName = n.state.stages[size_t(stage)].op.name;
+      if (hw.target == "cuda") {
+        n.threadGroups[cop.name] = int(roots.size());
+        addSharedCacheReads(n, tiledName);
+      }
       n.rules.push_back(name() + "@" + std::to_string(level));
-      out.push_back({n, stage - 1});
+      out.push_back({n, n.state.stageIndex(tiledName) - 1});  // caches may have moved it
     }
     return out;
   }
@@ -252,6 +277,43 @@ class AddRfactorRule : public SketchRule {
   }
 };
 
+// GPU: a tiled stage always accumulates in registers (a local cache).
+class AddCacheWriteGpuRule : public AddCacheWriteRule {
+ public:
+  Condition check(const Sketch& s, int stage, const HardwareParams& hw) const override {
+    return AddCacheWriteRule::check(s, stage, hw) == Condition::Pass ? Condition::Pass
+                                                                     : Condition::ApplyAndSkipRest;
+  }
+};
+
+// GPU: a reduction without data reuse is split so a block's threads each
+// reduce a part (bound to threadIdx.x in annotation) and combine.
+class CrossThreadReductionRule : public SketchRule {
+ public:
+  std::string name() const override { return "cross_thread_reduction"; }
+  Condition check(const Sketch& s, int stage, const HardwareParams&) const override {
+    const Stage& st = s.state.stages[size_t(stage)];
+    if (st.op.placeholder || !st.op.hasReduce() || needsMultiLevelTiling(s.state, stage)) return Condition::Pass;
+    if (!st.relations.empty() || st.location != ComputeLocation::Root) return Condition::Pass;
+    int64_t reduce = 1;
+    for (const te::IterVar& r : st.op.reduceAxes) reduce *= r.extent;
+    return reduce >= 32 ? Condition::Apply : Condition::Pass;
+  }
+  std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams&) const override {
+    Sketch n = s;
+    const Stage& st = n.state.stages[size_t(stage)];
+    std::vector<int> reduceIters;
+    for (size_t i = 0; i < st.iters.size(); ++i)
+      if (st.iters[i].kind == IterKind::Reduce) reduceIters.push_back(int(i));
+    if (reduceIters.size() > 1) addStep(n, FuseStep{stage, reduceIters});
+    n.tileSplits.push_back(addStep(n, SplitStep{stage, reduceIters.front(), {1}}));
+    n.crossThread.insert(n.state.stages[size_t(stage)].op.name);
+    n.placed.insert(n.state.stages[size_t(stage)].op.name);
+    n.rules.push_back(name());
+    return {{n, stage - 1}};
+  }
+};
+
 std::map<std::string, std::vector<std::shared_ptr<SketchRule>>>& registry() {
   static std::map<std::string, std::vector<std::shared_ptr<SketchRule>>> r = [] {
     std::map<std::string, std::vector<std::shared_ptr<SketchRule>>> m;
@@ -261,6 +323,9 @@ std::map<std::string, std::vector<std::shared_ptr<SketchRule>>>& registry() {
                 std::make_shared<MultiLevelTilingRule>(),
                 std::make_shared<AddRfactorRule>(),
                 std::make_shared<SkipRule>()};
+    m["cuda"] = {std::make_shared<AlwaysInlineRule>(), std::make_shared<CrossThreadReductionRule>(),
+                 std::make_shared<AddCacheWriteGpuRule>(), std::make_shared<MultiLevelTilingWithFusionRule>(),
+                 std::make_shared<MultiLevelTilingRule>(), std::make_shared<SkipRule>()};
     return m;
   }();
   return r;

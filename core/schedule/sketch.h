@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -40,6 +41,12 @@ struct Sketch {
   std::set<std::string> tiled;     // stages given multi-level tiling
   std::set<std::string> placed;    // stages whose location the sketch fixed
   std::vector<std::string> rules;  // names of the rules applied, in order
+  // GPU: the fused consumer's loops come in groups of this many per tile
+  // level (block, vthread, thread, inner); shared-memory caches; stages
+  // whose reduction is split for a cross-thread reduction.
+  std::map<std::string, int> threadGroups;
+  std::set<std::string> sharedCaches;
+  std::set<std::string> crossThread;
 };
 
 // A derivation rule. check() says whether it applies to stage `stage`;
@@ -69,9 +76,34 @@ bool isStrictlyInlinable(const State& s, int stage);
 // The one element-wise consumer that reads this stage at its own indices, or -1.
 int elementwiseMatchedConsumer(const State& s, int stage);
 
-// Random annotation of a sketch: the steps of one complete program. Throws
-// ScheduleError if the result is invalid for the target.
-std::vector<Step> annotateSketch(const Sketch& sketch, const HardwareParams& hw, std::mt19937_64& rng);
+// One decision the annotation takes: tile lengths of a split (`tile`, with the
+// extent split and the innermost limit), or an integer in [lo, hi] (compute
+// location spot, fused loops to parallelise or vectorise, unroll step).
+struct Choice {
+  std::vector<int64_t> value;
+  int64_t lo = 0, hi = 0;
+  bool tile = false;
+  int64_t extent = 0, maxInnermost = 0;
+};
+// All decisions that complete a sketch into a program, keyed by what they
+// decide ("tile:3", "at:pad", "parallel:C", "vectorize:C", "unroll:C").
+struct ProgramDecisions {
+  size_t sketch = 0;
+  std::map<std::string, Choice> choices;
+};
+
+// Random annotation of a sketch: the steps of one complete program, and the
+// decisions taken if `decisions` is given. Throws ScheduleError if the
+// result is invalid for the target.
+std::vector<Step> annotateSketch(const Sketch& sketch, const HardwareParams& hw, std::mt19937_64& rng,
+                                 ProgramDecisions* decisions = nullptr);
+// The program of given decisions (deterministic). Values out of what the
+// program allows are clamped, and written back clamped; decisions missing
+// are taken at their lowest value.
+std::vector<Step> materialize(const Sketch& sketch, ProgramDecisions& decisions, const HardwareParams& hw);
+// Random lengths of `n` tile levels whose product divides `extent`, the
+// innermost at most `maxInnermost`.
+std::vector<int64_t> sampleTileLengths(int64_t extent, size_t n, int64_t maxInnermost, std::mt19937_64& rng);
 // Checks target limits (threads, shared memory, vector width) of a program.
 void validateProgram(const State& s, const HardwareParams& hw);
 

@@ -1,19 +1,29 @@
 #include <stdexcept>
 
+#include "lower/loop_nest.h"
 #include "search/search_policy.h"
 
 namespace tessel::search {
 
 RandomSearch::RandomSearch(const SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed)
-    : hw_(hw), sketches_(schedule::generateSketches(task.dag, hw)), rng_(seed) {
+    : task_(task), hw_(hw), sketches_(schedule::generateSketches(task.dag, hw)), rng_(seed) {
   if (sketches_.empty()) throw std::runtime_error("no sketch for task " + task.key);
 }
 
-bool RandomSearch::sample(Program* out) {
+void RandomSearch::checkGpuLimits(const Program& p) const {
+  int64_t shared = lower::sharedMemoryBytes(lower::lowerState(schedule::replay(task_.dag, p)));
+  if (shared > hw_.maxSharedMemoryBytes)
+    throw schedule::ScheduleError("uses " + std::to_string(shared) + " bytes of shared memory (limit " +
+                                  std::to_string(hw_.maxSharedMemoryBytes) + ")");
+}
+
+bool RandomSearch::sample(Program* out, schedule::ProgramDecisions* decisions) {
   for (int attempt = 0; attempt < 64; ++attempt) {
-    const schedule::Sketch& sk = sketches_[std::uniform_int_distribution<size_t>(0, sketches_.size() - 1)(rng_)];
+    size_t which = std::uniform_int_distribution<size_t>(0, sketches_.size() - 1)(rng_);
     try {
-      *out = schedule::annotateSketch(sk, hw_, rng_);
+      *out = schedule::annotateSketch(sketches_[which], hw_, rng_, decisions);
+      if (hw_.target == "cuda") checkGpuLimits(*out);
+      if (decisions) decisions->sketch = which;
       return true;
     } catch (const schedule::ScheduleError&) {
       ++rejected_;
@@ -37,9 +47,13 @@ std::vector<Program> RandomSearch::nextBatch(int n) {
 }
 
 std::unique_ptr<SearchPolicy> makeSearchPolicy(const std::string& name, const SearchTask& task,
-                                               const schedule::HardwareParams& hw, uint64_t seed) {
+                                               const schedule::HardwareParams& hw, uint64_t seed,
+                                               const std::string& costModel, EvolutionParams params) {
   if (name == "random") return std::make_unique<RandomSearch>(task, hw, seed);
-  throw std::invalid_argument("unknown search '" + name + "' (available: random)");
+  if (name == "evolutionary" || name == "anneal")
+    return std::make_unique<ModelGuidedSearch>(task, hw, cost::makeCostModel(costModel, seed), seed, name == "anneal",
+                                               params);
+  throw std::invalid_argument("unknown search '" + name + "' (available: evolutionary, random, anneal)");
 }
 
 }  // namespace tessel::search

@@ -2,12 +2,14 @@
 // from the measured results.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "cost/cost_model.h"
 #include "measure/measure_types.h"
 #include "schedule/sketch.h"
 #include "search/search_task.h"
@@ -37,9 +39,13 @@ class RandomSearch : public SearchPolicy {
   int rejected() const { return rejected_; }
 
  protected:
-  // One random program, or nothing if annotation kept failing.
-  bool sample(Program* out);
+  // One random program (and its decisions), or nothing if annotation kept failing.
+  bool sample(Program* out, schedule::ProgramDecisions* decisions = nullptr);
 
+  // Rejects GPU programs over the shared-memory limit (throws ScheduleError).
+  void checkGpuLimits(const Program& p) const;
+
+  const SearchTask& task_;
   schedule::HardwareParams hw_;
   std::vector<schedule::Sketch> sketches_;
   std::mt19937_64 rng_;
@@ -47,7 +53,55 @@ class RandomSearch : public SearchPolicy {
   int rejected_ = 0;
 };
 
+// Parameters of the evolutionary search (Ansor's defaults).
+struct EvolutionParams {
+  int population = 2048;
+  int generations = 4;
+  double mutationProbability = 0.85;
+  double crossoverProbability = 0.05;  // of the non-mutated children
+  double epsGreedy = 0.05;             // share of each batch that is random
+  double measuredSeedShare = 0.2;      // of the population, from the best measured
+};
+
+// Cost-model-guided search over annotation decisions: "evolutionary"
+// (Ansor) or "anneal" (AutoTVM-style simulated annealing).
+class ModelGuidedSearch : public RandomSearch {
+ public:
+  ModelGuidedSearch(const SearchTask& task, const schedule::HardwareParams& hw, std::unique_ptr<cost::CostModel> model,
+                    uint64_t seed, bool anneal, EvolutionParams params = {});
+  std::string name() const override { return anneal_ ? "anneal" : "evolutionary"; }
+  std::vector<Program> nextBatch(int n) override;
+  void update(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results) override;
+  cost::CostModel& model() { return *model_; }
+  // Seconds spent in the last nextBatch (features, prediction, evolution).
+  double lastSearchSeconds() const { return lastSearchSeconds_; }
+  size_t lastPredictions() const { return lastPredictions_; }
+
+ private:
+  struct Individual {
+    schedule::ProgramDecisions decisions;
+    Program steps;
+    std::string key;
+    double score = 0;
+  };
+  bool randomIndividual(Individual* out);
+  bool rebuild(Individual& ind);  // materialise decisions into steps and key
+  void score(std::vector<Individual>& pop);
+  std::vector<Individual> evolve(std::vector<Individual> pop);
+  std::vector<Individual> anneal(std::vector<Individual> pop);
+
+  std::unique_ptr<cost::CostModel> model_;
+  bool anneal_;
+  EvolutionParams params_;
+  std::map<std::string, schedule::ProgramDecisions> proposed_;  // key -> decisions, until measured
+  std::vector<std::pair<double, Individual>> measured_;          // (cost, program), valid ones
+  double lastSearchSeconds_ = 0;
+  size_t lastPredictions_ = 0;
+};
+
+// By name: random | evolutionary | anneal, with a cost model by name.
 std::unique_ptr<SearchPolicy> makeSearchPolicy(const std::string& name, const SearchTask& task,
-                                               const schedule::HardwareParams& hw, uint64_t seed);
+                                               const schedule::HardwareParams& hw, uint64_t seed,
+                                               const std::string& costModel = "random", EvolutionParams params = {});
 
 }  // namespace tessel::search

@@ -7,12 +7,16 @@ namespace tessel::search {
 
 TuneResult tuneTask(const SearchTask& task, const TuneOptions& o) {
   auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<SearchPolicy> policy = makeSearchPolicy(o.search, task, o.hardware, o.seed);
+  std::unique_ptr<SearchPolicy> policy = makeSearchPolicy(o.search, task, o.hardware, o.seed, o.costModel, o.evolution);
+  auto* guided = dynamic_cast<ModelGuidedSearch*>(policy.get());
   measure::ProgramMeasurer measurer(task, o.measurer);
   TuneResult r;
   double best = std::numeric_limits<double>::infinity();
   while (r.trials < o.trials) {
+    auto t0 = std::chrono::steady_clock::now();
     std::vector<Program> batch = policy->nextBatch(std::min(o.batchSize, o.trials - r.trials));
+    r.searchSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (guided) r.predictions += guided->lastPredictions();
     if (batch.empty()) break;  // the space is exhausted
     std::vector<measure::ProgramResult> res = measurer.measure(batch);
     std::vector<measure::MeasureResult> plain;

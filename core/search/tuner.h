@@ -15,9 +15,11 @@ namespace tessel::search {
 struct TuneOptions {
   int trials = 64;
   int batchSize = 16;
-  std::string search = "random";
+  std::string search = "evolutionary";
+  std::string costModel = "xgb";
   uint64_t seed = 1;
   schedule::HardwareParams hardware;
+  EvolutionParams evolution;
   measure::MeasurerOptions measurer;
   // Called after each measured batch (trials so far, best seconds so far).
   std::function<void(int, double)> onBatch;
@@ -36,6 +38,8 @@ struct TuneResult {
   std::vector<std::pair<int, double>> curve;  // (trial, best seconds so far)
   std::vector<TuneRecord> records;
   double wallSeconds = 0;
+  double searchSeconds = 0;  // proposing batches: features, prediction, evolution
+  size_t predictions = 0;    // programs the cost model scored
 };
 
 TuneResult tuneTask(const SearchTask& task, const TuneOptions& options);

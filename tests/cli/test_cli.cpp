@@ -101,6 +101,18 @@ class TestCli : public QObject {
     }
     QCOMPARE(last, j["best_ms"].toDouble());
   }
+
+  // The default search: evolutionary, guided by the cost model.
+  void evolutionarySearchRunsEndToEnd() {
+    Run r = tessel({"tune-op", "softmax", "--shape", "8,64", "--trials", "8", "--batch", "4", "--population", "64",
+                    "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(j["search"].toString(), QString("evolutionary"));
+    QCOMPARE(j["trials"].toInt(), 8);
+    QVERIFY(j["correct"].toBool());
+    QVERIFY(j["predictions"].toInt() > 64);  // the model scored every generation
+  }
 };
 
 QTEST_APPLESS_MAIN(TestCli)

@@ -1,0 +1,245 @@
+// Dispatch and timing of the vendor baselines; the peers themselves live in
+// one translation unit each.
+#include "baseline/baselines.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <new>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+#include "baseline/peer.h"
+#include "te/operators.h"
+
+namespace tessel::baseline {
+
+namespace detail {
+
+int64_t numElements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::OpSpec;
+using detail::PeerKernel;
+
+// The worker's timing rule (core/measure/worker.cpp).
+constexpr int kWarmup = 1;
+constexpr int kRepeats = 3;
+constexpr double kMinRepeatSeconds = 0.02;
+constexpr int64_t kMaxNumber = int64_t(1) << 30;
+
+OpSpec parseOp(const std::string& op, const std::vector<int64_t>& shape) {
+  const te::ComputeDAG dag = te::makeOperator(op, shape);  // validates, throws std::invalid_argument
+  OpSpec spec;
+  spec.op = op;
+  spec.shape = shape;
+  for (const std::string& name : dag.inputs())
+    spec.inputs.push_back(dag.op(name).shape);
+  if (dag.outputs().size() != 1) throw std::invalid_argument(op + ": expected one output");
+  spec.output = dag.op(dag.outputs().front()).shape;
+
+  const auto& s = shape;
+  if (op == "conv2d" || op == "conv2d_bias_relu") {
+    spec.n = s[0], spec.c = s[1], spec.h = s[2], spec.w = s[3], spec.k = s[4], spec.r = s[5], spec.s = s[6];
+    spec.stride = s[7], spec.pad = s[8];
+    spec.dilation = s.size() > 9 ? s[9] : 1;
+    spec.groups = s.size() > 10 ? s[10] : 1;
+  } else if (op == "depthwise_conv2d") {
+    spec.n = s[0], spec.c = s[1], spec.h = s[2], spec.w = s[3], spec.k = s[1], spec.r = s[4], spec.s = s[5];
+    spec.stride = s[6], spec.pad = s[7];
+    spec.dilation = s.size() > 8 ? s[8] : 1;
+    spec.groups = s[1];
+  } else if (op == "max_pool2d" || op == "avg_pool2d") {
+    spec.n = s[0], spec.c = s[1], spec.h = s[2], spec.w = s[3], spec.k = s[1], spec.r = s[4], spec.s = s[4];
+    spec.stride = s[5], spec.pad = s[6];
+  } else if (op == "global_avg_pool") {
+    spec.n = s[0], spec.c = s[1], spec.h = s[2], spec.w = s[3], spec.k = s[1], spec.r = s[2], spec.s = s[3];
+  }
+  if (spec.isConv() || spec.isPool()) spec.oh = spec.output[2], spec.ow = spec.output[3];
+  return spec;
+}
+
+int resolveThreads(int threads) {
+  if (threads >= 1) return threads;
+  return std::max(1, int(std::thread::hardware_concurrency()));
+}
+
+// OpenBLAS's pool is shared by the OpenBLAS peer and LibTorch's matmul, so
+// it is sized for every peer, and restored afterwards.
+class OpenblasThreadScope {
+ public:
+  explicit OpenblasThreadScope(int threads) {
+#ifdef TESSEL_BASELINE_HAVE_OPENBLAS
+    previous_ = detail::setOpenblasThreads(threads);
+#endif
+  }
+  ~OpenblasThreadScope() {
+#ifdef TESSEL_BASELINE_HAVE_OPENBLAS
+    if (previous_ > 0) detail::setOpenblasThreads(previous_);
+#endif
+  }
+  OpenblasThreadScope(const OpenblasThreadScope&) = delete;
+  OpenblasThreadScope& operator=(const OpenblasThreadScope&) = delete;
+
+ private:
+  [[maybe_unused]] int previous_ = -1;
+};
+
+std::unique_ptr<PeerKernel> makeKernel(const std::string& peer, const OpSpec& spec,
+                                       const std::vector<std::vector<float>>& inputs, int threads) {
+  if (peer == "onednn") {
+#ifdef TESSEL_BASELINE_HAVE_ONEDNN
+    return detail::makeOnednnKernel(spec, inputs, threads);
+#else
+    throw std::runtime_error("not built with oneDNN");
+#endif
+  }
+  if (peer == "openblas") {
+#ifdef TESSEL_BASELINE_HAVE_OPENBLAS
+    return detail::makeOpenblasKernel(spec, inputs, threads);
+#else
+    throw std::runtime_error("not built with OpenBLAS");
+#endif
+  }
+  if (peer == "libtorch") {
+#ifdef TESSEL_BASELINE_HAVE_LIBTORCH
+    return detail::makeLibtorchKernel(spec, inputs, threads);
+#else
+    throw std::runtime_error("not built with LibTorch");
+#endif
+  }
+  throw std::invalid_argument("unknown baseline peer '" + peer + "' (known: onednn, openblas, libtorch)");
+}
+
+void checkInputs(const OpSpec& spec, const std::vector<std::vector<float>>& inputs) {
+  if (inputs.size() != spec.inputs.size())
+    throw std::invalid_argument(spec.op + ": expected " + std::to_string(spec.inputs.size()) + " inputs, got " +
+                                std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const int64_t want = detail::numElements(spec.inputs[i]);
+    if (int64_t(inputs[i].size()) != want)
+      throw std::invalid_argument(spec.op + ": input " + std::to_string(i) + " needs " + std::to_string(want) +
+                                  " values, got " + std::to_string(inputs[i].size()));
+  }
+}
+
+// Seconds per call: warm-up, then the median of the repeats.
+double timeKernel(PeerKernel& kernel) {
+  using Clock = std::chrono::steady_clock;
+  for (int i = 0; i < kWarmup; ++i)
+    kernel.run();
+  std::vector<double> costs;
+  int64_t number = 1;
+  for (int rep = 0; rep < kRepeats; ++rep) {
+    for (;;) {
+      const auto t0 = Clock::now();
+      for (int64_t i = 0; i < number; ++i)
+        kernel.run();
+      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      // Repeats after the first reuse the calibrated number.
+      if (seconds >= kMinRepeatSeconds || number >= kMaxNumber) {
+        costs.push_back(seconds / double(number));
+        break;
+      }
+      number *= 2;
+    }
+  }
+  std::sort(costs.begin(), costs.end());
+  return costs[costs.size() / 2];
+}
+
+}  // namespace
+
+const std::vector<std::string>& peerNames() {
+  static const std::vector<std::string> names = {"onednn", "openblas", "libtorch"};
+  return names;
+}
+
+bool peerAvailable(const std::string& peer) {
+#ifdef TESSEL_BASELINE_HAVE_ONEDNN
+  if (peer == "onednn") return true;
+#endif
+#ifdef TESSEL_BASELINE_HAVE_OPENBLAS
+  if (peer == "openblas") return true;
+#endif
+#ifdef TESSEL_BASELINE_HAVE_LIBTORCH
+  if (peer == "libtorch") return true;
+#endif
+  return false;
+}
+
+std::vector<std::vector<int64_t>> baselineInputShapes(const std::string& op, const std::vector<int64_t>& shape) {
+  return parseOp(op, shape).inputs;
+}
+
+std::vector<int64_t> baselineOutputShape(const std::string& op, const std::vector<int64_t>& shape) {
+  return parseOp(op, shape).output;
+}
+
+std::vector<float> runBaselineOnce(const std::string& peer, const std::string& op, const std::vector<int64_t>& shape,
+                                   const std::vector<std::vector<float>>& inputs, int threads) {
+  const OpSpec spec = parseOp(op, shape);
+  checkInputs(spec, inputs);
+  threads = resolveThreads(threads);
+  OpenblasThreadScope blasThreads(threads);
+  std::unique_ptr<PeerKernel> kernel = makeKernel(peer, spec, inputs, threads);
+  kernel->run();
+  return kernel->output();
+}
+
+BaselineResult measureBaselines(const std::string& op, const std::vector<int64_t>& shape, int threads) {
+  const OpSpec spec = parseOp(op, shape);
+  threads = resolveThreads(threads);
+
+  BaselineResult result;
+  std::vector<std::vector<float>> inputs;
+  try {
+    std::mt19937 rng(20240601u);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (const auto& s : spec.inputs) {
+      std::vector<float> v(size_t(detail::numElements(s)));
+      for (float& x : v)
+        x = dist(rng);
+      inputs.push_back(std::move(v));
+    }
+  } catch (const std::bad_alloc&) {
+    for (const std::string& peer : peerNames())
+      result.notes[peer] = "out of memory for the inputs";
+    return result;
+  }
+
+  OpenblasThreadScope blasThreads(threads);
+  for (const std::string& peer : peerNames()) {
+    std::optional<double>& slot = peer == "onednn"     ? result.onednnSeconds
+                                  : peer == "openblas" ? result.openblasSeconds
+                                                       : result.libtorchSeconds;
+    try {
+      std::unique_ptr<PeerKernel> kernel = makeKernel(peer, spec, inputs, threads);
+      // One checked call first: a peer that computes garbage gets no time.
+      kernel->run();
+      const std::vector<float> out = kernel->output();
+      if (std::any_of(out.begin(), out.end(), [](float v) { return std::isnan(v); }))
+        throw std::runtime_error("the output contains NaN");
+      slot = timeKernel(*kernel);
+    } catch (const std::bad_alloc&) {
+      result.notes[peer] = "out of memory";
+    } catch (const std::exception& e) {  // detail::NotApplicable included
+      result.notes[peer] = e.what();
+    } catch (...) {
+      result.notes[peer] = "unknown error";
+    }
+  }
+  return result;
+}
+
+}  // namespace tessel::baseline

@@ -1,0 +1,25 @@
+// Program features for the cost models: Ansor's 164 statistical features per
+// buffer store of the lowered loop nest (computation, 5 x buffer access,
+// arithmetic-intensity curve, allocation, other).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cost/cost_model.h"
+#include "lower/loop_nest.h"
+#include "schedule/steps.h"
+#include "te/compute_dag.h"
+
+namespace tessel::cost {
+
+constexpr size_t kNumFeatures = 164;
+
+// One row of kNumFeatures per Store statement of the function.
+ProgramFeatures extractFeatures(const lower::LoweredFunc& f);
+// Replays, lowers and extracts; an empty result if the program is invalid.
+ProgramFeatures extractProgramFeatures(const te::ComputeDAG& dag, const std::vector<schedule::Step>& steps);
+// Names of the features, in row order (for docs, tests and the studio).
+const std::vector<std::string>& featureNames();
+
+}  // namespace tessel::cost

@@ -1,0 +1,67 @@
+// The "random" cost model (the baseline every learned model must beat) and
+// the factory that builds a cost model by name.
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <stdexcept>
+
+#include "cost/cost_model.h"
+
+namespace tessel::cost {
+
+namespace {
+
+// Score of a program without feature rows (it failed to lower): far below
+// every real score, but finite so that sums and sorts stay well-defined.
+constexpr double kInvalidScore = -1e30;
+
+class RandomModel final : public CostModel {
+ public:
+  explicit RandomModel(uint64_t seed) : rng_(seed) {}
+
+  std::string name() const override { return "random"; }
+
+  void update(const std::vector<ProgramFeatures>& programs, const std::vector<double>& costs) override {
+    if (programs.size() != costs.size()) {
+      throw std::invalid_argument("random cost model: " + std::to_string(programs.size()) + " programs but " +
+                                  std::to_string(costs.size()) + " costs");
+    }
+    trained_ += programs.size();
+  }
+
+  // Uniform in [0, 1), from the seeded generator: the same seed and the same
+  // calls give the same scores on every platform (no std distributions).
+  std::vector<double> predict(const std::vector<ProgramFeatures>& programs) override {
+    std::vector<double> scores;
+    scores.reserve(programs.size());
+    for (const auto& p : programs) {
+      const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+      scores.push_back(p.empty() ? kInvalidScore : u);
+    }
+    return scores;
+  }
+
+  size_t trainedOn() const override { return trained_; }
+
+ private:
+  std::mt19937_64 rng_;
+  size_t trained_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<CostModel> makeRandomModel(uint64_t seed) { return std::make_unique<RandomModel>(seed); }
+
+#ifndef TESSEL_HAVE_XGBOOST
+std::unique_ptr<CostModel> makeXgbModel(const std::string& loss, uint64_t seed) {
+  throw std::runtime_error("cost model 'xgb' is not available: this build of Tessel has no XGBoost (libxgboost-dev)");
+}
+#endif
+
+std::unique_ptr<CostModel> makeCostModel(const std::string& name, uint64_t seed) {
+  if (name == "random") return makeRandomModel(seed);
+  if (name == "xgb") return makeXgbModel("throughput", seed);
+  throw std::invalid_argument("unknown cost model '" + name + "' (available: random, xgb)");
+}
+
+}  // namespace tessel::cost

@@ -1,0 +1,180 @@
+// Ansor's evolutionary search and AutoTVM-style simulated annealing, both
+// guided by a cost model over annotation decisions.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "cost/features.h"
+#include "search/mutation.h"
+#include "search/search_policy.h"
+
+namespace tessel::search {
+
+ModelGuidedSearch::ModelGuidedSearch(const SearchTask& task, const schedule::HardwareParams& hw,
+                                     std::unique_ptr<cost::CostModel> model, uint64_t seed, bool anneal,
+                                     EvolutionParams params)
+    : RandomSearch(task, hw, seed), model_(std::move(model)), anneal_(anneal), params_(params) {}
+
+bool ModelGuidedSearch::randomIndividual(Individual* out) {
+  if (!sample(&out->steps, &out->decisions)) return false;
+  out->key = schedule::serializeSteps(out->steps);
+  return true;
+}
+
+bool ModelGuidedSearch::rebuild(Individual& ind) {
+  try {
+    ind.steps = schedule::materialize(sketches_[ind.decisions.sketch], ind.decisions, hw_);
+    if (hw_.target == "cuda") checkGpuLimits(ind.steps);
+  } catch (const schedule::ScheduleError&) {
+    return false;
+  }
+  ind.key = schedule::serializeSteps(ind.steps);
+  return true;
+}
+
+void ModelGuidedSearch::score(std::vector<Individual>& pop) {
+  std::vector<cost::ProgramFeatures> feats;
+  feats.reserve(pop.size());
+  for (const Individual& ind : pop) feats.push_back(cost::extractProgramFeatures(task_.dag, ind.steps));
+  std::vector<double> s = model_->predict(feats);
+  for (size_t i = 0; i < pop.size(); ++i)
+    pop[i].score = feats[i].empty() ? -std::numeric_limits<double>::infinity() : s[i];
+  lastPredictions_ += pop.size();
+}
+
+std::vector<ModelGuidedSearch::Individual> ModelGuidedSearch::evolve(std::vector<Individual> pop) {
+  std::vector<Individual> all = pop;  // every scored program, to pick the batch from
+  for (int g = 0; g < params_.generations; ++g) {
+    // Roulette selection on scores shifted to be positive.
+    double lo = std::numeric_limits<double>::infinity();
+    for (const Individual& i : pop)
+      if (std::isfinite(i.score)) lo = std::min(lo, i.score);
+    std::vector<double> w;
+    for (const Individual& i : pop) w.push_back(std::isfinite(i.score) ? i.score - lo + 1e-6 : 0.0);
+    if (std::all_of(w.begin(), w.end(), [](double x) { return x == 0; })) break;
+    std::discrete_distribution<size_t> parent(w.begin(), w.end());
+    std::uniform_real_distribution<double> u(0, 1);
+    std::vector<Individual> next;
+    std::set<std::string> keys;
+    for (int tries = 0; int(next.size()) < params_.population && tries < params_.population * 4; ++tries) {
+      Individual child = pop[parent(rng_)];
+      double r = u(rng_);
+      if (r < params_.mutationProbability) {
+        if (!mutateDecisions(child.decisions, rng_)) continue;
+      } else if (r < params_.mutationProbability + params_.crossoverProbability) {
+        const Individual& other = pop[parent(rng_)];
+        if (other.decisions.sketch != child.decisions.sketch) continue;
+        child.decisions = crossover(child.decisions, other.decisions, rng_);
+      }
+      if (!rebuild(child) || !keys.insert(child.key).second) continue;
+      next.push_back(std::move(child));
+    }
+    if (next.empty()) break;
+    score(next);
+    all.insert(all.end(), next.begin(), next.end());
+    pop = std::move(next);
+  }
+  return all;
+}
+
+std::vector<ModelGuidedSearch::Individual> ModelGuidedSearch::anneal(std::vector<Individual> pop) {
+  // Parallel chains: each point proposes one mutation per step and accepts it
+  // with the Metropolis rule as the temperature falls from 1 to 0.
+  std::vector<Individual> all = pop;
+  int steps = params_.generations * 8;
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int t = 0; t < steps; ++t) {
+    double temp = 1.0 - double(t) / steps;
+    std::vector<Individual> proposals;
+    std::vector<size_t> from;
+    for (size_t i = 0; i < pop.size(); ++i) {
+      Individual p = pop[i];
+      if (!mutateDecisions(p.decisions, rng_) || !rebuild(p)) continue;
+      proposals.push_back(std::move(p));
+      from.push_back(i);
+    }
+    if (proposals.empty()) break;
+    score(proposals);
+    for (size_t k = 0; k < proposals.size(); ++k) {
+      Individual& cur = pop[from[k]];
+      double delta = proposals[k].score - cur.score;
+      if (!std::isfinite(cur.score) || delta > 0 || (temp > 0 && u(rng_) < std::exp(delta / temp))) cur = proposals[k];
+      all.push_back(proposals[k]);
+    }
+  }
+  return all;
+}
+
+std::vector<Program> ModelGuidedSearch::nextBatch(int n) {
+  auto start = std::chrono::steady_clock::now();
+  lastPredictions_ = 0;
+  // Initial population: the best measured programs, then random ones.
+  std::vector<Individual> pop;
+  std::sort(measured_.begin(), measured_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t seeds = std::min(measured_.size(), size_t(params_.population * params_.measuredSeedShare));
+  for (size_t i = 0; i < seeds; ++i) pop.push_back(measured_[i].second);
+  int size = anneal_ ? std::max(64, params_.population / 16) : params_.population;
+  for (int misses = 0; int(pop.size()) < size && misses < size;) {
+    Individual ind;
+    if (!randomIndividual(&ind)) break;
+    if (seen_.count(ind.key)) {
+      ++misses;
+      continue;
+    }
+    pop.push_back(std::move(ind));
+  }
+  if (pop.empty()) return {};
+  score(pop);
+  std::vector<Individual> all = anneal_ ? anneal(std::move(pop)) : evolve(std::move(pop));
+
+  // The best predicted programs never measured, plus a few random ones.
+  std::sort(all.begin(), all.end(), [](const Individual& a, const Individual& b) { return a.score > b.score; });
+  int randomCount = int(std::lround(n * params_.epsGreedy));
+  std::vector<Program> batch;
+  for (const Individual& ind : all) {
+    if (int(batch.size()) >= n - randomCount) break;
+    if (!std::isfinite(ind.score) || !seen_.insert(ind.key).second) continue;
+    proposed_[ind.key] = ind.decisions;
+    batch.push_back(ind.steps);
+  }
+  for (int misses = 0; int(batch.size()) < n && misses < 50 * n;) {
+    Individual ind;
+    if (!randomIndividual(&ind)) break;
+    if (!seen_.insert(ind.key).second) {
+      ++misses;
+      continue;
+    }
+    proposed_[ind.key] = ind.decisions;
+    batch.push_back(ind.steps);
+  }
+  lastSearchSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return batch;
+}
+
+void ModelGuidedSearch::update(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results) {
+  std::vector<cost::ProgramFeatures> feats;
+  std::vector<double> costs;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    std::string key = schedule::serializeSteps(programs[i]);
+    seen_.insert(key);
+    feats.push_back(cost::extractProgramFeatures(task_.dag, programs[i]));
+    double c = results[i].ok() ? results[i].medianCost() : std::numeric_limits<double>::infinity();
+    costs.push_back(c);
+    auto it = proposed_.find(key);
+    if (it != proposed_.end()) {
+      if (std::isfinite(c)) {
+        Individual ind;
+        ind.decisions = it->second;
+        ind.steps = programs[i];
+        ind.key = key;
+        measured_.push_back({c, std::move(ind)});
+      }
+      proposed_.erase(it);
+    }
+  }
+  model_->update(feats, costs);
+}
+
+}  // namespace tessel::search
