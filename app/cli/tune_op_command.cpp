@@ -3,9 +3,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "args.h"
+#include "baseline/baselines.h"
 #include "commands.h"
 #include "search/tuner.h"
 #include "te/operators.h"
@@ -32,6 +34,7 @@ const char* kHelp =
     "  --population N      evolutionary population (default 2048)\n"
     "  --timeout SECONDS   per-program run time limit (default 10)\n"
     "  --jobs N            parallel compiler processes (default: cores)\n"
+    "  --compare           also time oneDNN, OpenBLAS and LibTorch on the op, in this process\n"
     "  --show-code         print the best program's C++\n"
     "  --json              print one JSON object on stdout\n"
     "\n"
@@ -51,8 +54,10 @@ std::string siblingExecutable(const std::string& name) {
 }
 
 int tuneOpCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {"shape", "target", "trials", "search", "cost-model", "seed", "batch", "timeout", "jobs", "db", "population"},
-            {"json", "help", "compare", "show-code"});
+  Args args(
+      argv,
+      {"shape", "target", "trials", "search", "cost-model", "seed", "batch", "timeout", "jobs", "db", "population"},
+      {"json", "help", "compare", "show-code"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     for (const auto& op : te::tunableOps())
@@ -64,7 +69,6 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
                                                : "expected one OP, got '" + args.positional()[1] + "' too");
   if (!args.has("shape")) throw UsageError("missing --shape");
   if (args.has("db")) throw UsageError("--db is not available yet (the tuning database comes with issue #4)");
-  if (args.has("compare")) throw UsageError("--compare is not available yet (baselines come with issue #3)");
   std::string op = args.positional()[0];
   std::vector<int64_t> shape = parseShape(args.get("shape"));
   std::string target = args.get("target", "cpu");
@@ -79,7 +83,8 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   std::string costModel = args.get("cost-model", "random");
 #endif
   if (costModel != "xgb" && costModel != "random")
-    throw UsageError("unknown --cost-model " + costModel + " (available: xgb, random; mlp, gat and atformer come later)");
+    throw UsageError("unknown --cost-model " + costModel +
+                     " (available: xgb, random; mlp, gat and atformer come later)");
   search::SearchTask task;
   try {
     task = search::makeOperatorTask(op, shape, target);
@@ -112,6 +117,10 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   };
   search::TuneResult r = search::tuneTask(task, o);
 
+  // The peers run after the tuning, in this process, with the worker's timing rule.
+  std::optional<baseline::BaselineResult> peers;
+  if (args.has("compare")) peers = baseline::measureBaselines(op, shape, cores);
+
   double bestMs = r.bestSeconds * 1e3;
   double gflops = r.bestSeconds > 0 ? task.flops / r.bestSeconds / 1e9 : 0;
   std::map<std::string, int> errors;
@@ -136,6 +145,14 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
     j["seconds"] = r.wallSeconds;
     j["errors"] = errors;
     j["best_steps"] = nlohmann::json::parse(schedule::serializeSteps(r.bestSteps));
+    if (peers) {
+      nlohmann::json b = nlohmann::json::object();
+      if (peers->onednnSeconds) b["onednn_ms"] = *peers->onednnSeconds * 1e3;
+      if (peers->openblasSeconds) b["openblas_ms"] = *peers->openblasSeconds * 1e3;
+      if (peers->libtorchSeconds) b["libtorch_ms"] = *peers->libtorchSeconds * 1e3;
+      if (!peers->notes.empty()) b["notes"] = peers->notes;
+      j["baselines"] = b;
+    }
     nlohmann::json curve = nlohmann::json::array();
     for (auto [t, s] : r.curve)
       curve.push_back({t, s * 1e3});
@@ -149,6 +166,18 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
     if (r.validTrials) {
       std::printf("best: %.4f ms, %.2f GFLOP/s (checked against the naive program)\n", bestMs, gflops);
       std::printf("steps: %s\n", schedule::serializeSteps(r.bestSteps).c_str());
+      if (peers) {
+        auto show = [&](const char* name, const std::optional<double>& t, const std::string& peer) {
+          if (t)
+            std::printf("  %-9s %.4f ms, %.2f GFLOP/s (tessel / %s: %.2f)\n", name, *t * 1e3, task.flops / *t / 1e9,
+                        name, *t / r.bestSeconds);
+          else
+            std::printf("  %-9s -- %s\n", name, peers->notes.count(peer) ? peers->notes.at(peer).c_str() : "");
+        };
+        show("oneDNN", peers->onednnSeconds, "onednn");
+        show("OpenBLAS", peers->openblasSeconds, "openblas");
+        show("LibTorch", peers->libtorchSeconds, "libtorch");
+      }
       if (args.has("show-code")) std::printf("\n%s", r.bestSource.c_str());
     } else {
       std::printf("no valid program found\n");

@@ -50,10 +50,12 @@ class RandomModel final : public CostModel {
 
 }  // namespace
 
-std::unique_ptr<CostModel> makeRandomModel(uint64_t seed) { return std::make_unique<RandomModel>(seed); }
+std::unique_ptr<CostModel> makeRandomModel(uint64_t seed) {
+  return std::make_unique<RandomModel>(seed);
+}
 
 #ifndef TESSEL_HAVE_XGBOOST
-std::unique_ptr<CostModel> makeXgbModel(const std::string& loss, uint64_t seed) {
+std::unique_ptr<CostModel> makeXgbModel(const std::string& /*loss*/, uint64_t /*seed*/) {
   throw std::runtime_error("cost model 'xgb' is not available: this build of Tessel has no XGBoost (libxgboost-dev)");
 }
 #endif

@@ -20,6 +20,18 @@
 //    (the mean alone would hide how many stores a program has). This is
 //    simpler than a pack-sum pairwise objective and ranks as well on our
 //    data; a program's score is that sample's margin.
+//
+// Booster parameters are Ansor's (max_depth 10, gamma 0.001,
+// min_child_weight 0, eta 0.2, verbosity 0, the model's seed), 100 rounds, no
+// early stopping, tree_method "hist". predict() returns, per program, the
+// pack-sum (throughput) or the margin (rank): higher = faster. Before the
+// first training (which needs 2 measured programs) it returns seeded noise in
+// [0, 1e-3); a program without rows always gets kInvalidScore.
+//
+// Labels are normalised per update() call because the interface carries no
+// task id: callers should give each update() the records of one task (Ansor
+// normalises over all records of a task; with per-batch updates each batch's
+// best program is labelled 1).
 #include <xgboost/c_api.h>
 
 #include <algorithm>
@@ -62,7 +74,9 @@ int threadCount() {
 // shared with builds or measurements: the threads spin-wait), so small sets
 // train on one thread. Prediction always uses every core.
 constexpr size_t kRowsPerExtraThread = 20000;
-int trainThreads(size_t rows) { return rows < kRowsPerExtraThread ? 1 : threadCount(); }
+int trainThreads(size_t rows) {
+  return rows < kRowsPerExtraThread ? 1 : threadCount();
+}
 
 // Owning handles.
 class DMatrix {
@@ -121,7 +135,9 @@ class Booster {
   BoosterHandle h_ = nullptr;
 };
 
-bool measured(double cost) { return std::isfinite(cost) && cost > 0; }
+bool measured(double cost) {
+  return std::isfinite(cost) && cost > 0;
+}
 
 class XgbModel final : public CostModel {
  public:
@@ -138,7 +154,10 @@ class XgbModel final : public CostModel {
       throw std::invalid_argument("xgb cost model: " + std::to_string(programs.size()) + " programs but " +
                                   std::to_string(costs.size()) + " costs");
     }
-    for (const auto& p : programs) checkRows(p);
+    size_t width = width_;
+    for (const auto& p : programs)
+      checkRows(p, width);
+    width_ = width;
     trained_ += programs.size();
 
     double minCost = std::numeric_limits<double>::infinity();
@@ -152,7 +171,8 @@ class XgbModel final : public CostModel {
       const bool ok = measured(costs[i]);
       labels_.push_back(ok ? static_cast<float>(minCost / costs[i]) : 0.0f);
       if (ok) ++valid_;
-      for (const auto& row : p) rows_.insert(rows_.end(), row.begin(), row.end());
+      for (const auto& row : p)
+        rows_.insert(rows_.end(), row.begin(), row.end());
       programEnd_.push_back(rows_.size() / width_);
       ++added;
     }
@@ -171,7 +191,9 @@ class XgbModel final : public CostModel {
       }
       return scores;
     }
-    for (const auto& p : programs) checkRows(p);
+    size_t width = width_;
+    for (const auto& p : programs)
+      checkRows(p, width);
     std::vector<float> data;
     std::vector<size_t> ends;  // per program: end of its samples
     ends.reserve(programs.size());
@@ -183,7 +205,8 @@ class XgbModel final : public CostModel {
           ++samples;
         }
       } else {
-        for (const auto& row : p) data.insert(data.end(), row.begin(), row.end());
+        for (const auto& row : p)
+          data.insert(data.end(), row.begin(), row.end());
         samples += p.size();
       }
       ends.push_back(samples);
@@ -196,7 +219,8 @@ class XgbModel final : public CostModel {
     for (size_t i = 0; i < programs.size(); ++i) {
       if (ends[i] > begin) {
         double sum = 0;
-        for (size_t r = begin; r < ends[i]; ++r) sum += out[r];
+        for (size_t r = begin; r < ends[i]; ++r)
+          sum += out[r];
         scores[i] = sum;
       }
       begin = ends[i];
@@ -207,15 +231,16 @@ class XgbModel final : public CostModel {
   size_t trainedOn() const override { return trained_; }
 
  private:
-  // All rows of all programs must have one length (fixed by the first row).
-  void checkRows(const ProgramFeatures& p) {
+  // All rows of all programs must have one length, `width` (0: not known
+  // yet, set by the first row).
+  static void checkRows(const ProgramFeatures& p, size_t& width) {
     for (const auto& row : p) {
-      if (width_ == 0) {
+      if (width == 0) {
         if (row.empty()) throw std::invalid_argument("xgb cost model: empty feature row");
-        width_ = row.size();
-      } else if (row.size() != width_) {
+        width = row.size();
+      } else if (row.size() != width) {
         throw std::invalid_argument("xgb cost model: feature row of length " + std::to_string(row.size()) +
-                                    ", expected " + std::to_string(width_));
+                                    ", expected " + std::to_string(width));
       }
     }
   }
@@ -227,9 +252,11 @@ class XgbModel final : public CostModel {
     std::vector<double> acc(width_, 0.0);
     for (size_t r = 0; r < n; ++r) {
       const float* row = rowAt(r);
-      for (size_t j = 0; j < width_; ++j) acc[j] += row[j];
+      for (size_t j = 0; j < width_; ++j)
+        acc[j] += row[j];
     }
-    for (size_t j = 0; j < width_; ++j) data.push_back(static_cast<float>(acc[j] / static_cast<double>(n)));
+    for (size_t j = 0; j < width_; ++j)
+      data.push_back(static_cast<float>(acc[j] / static_cast<double>(n)));
     data.push_back(static_cast<float>(n));
   }
 
@@ -268,7 +295,8 @@ class XgbModel final : public CostModel {
     std::vector<float> rowLabel(nrows), weight(nprog);
     for (size_t p = 0, r = 0; p < nprog; ++p) {
       weight[p] = std::max(labels_[p], kMinWeight);
-      for (; r < programEnd_[p]; ++r) rowLabel[r] = labels_[p];
+      for (; r < programEnd_[p]; ++r)
+        rowLabel[r] = labels_[p];
     }
     check(XGDMatrixSetFloatInfo(m.get(), "label", rowLabel.data(), nrows), "XGDMatrixSetFloatInfo");
     Booster b(m);
@@ -279,7 +307,8 @@ class XgbModel final : public CostModel {
       if (len != nrows) throw std::runtime_error("xgb cost model: XGBoosterPredict returned a wrong number of values");
       for (size_t p = 0, begin = 0; p < nprog; ++p) {
         double sum = 0;
-        for (size_t r = begin; r < programEnd_[p]; ++r) sum += out[r];
+        for (size_t r = begin; r < programEnd_[p]; ++r)
+          sum += out[r];
         const float g = static_cast<float>((sum - labels_[p]) * weight[p]);
         for (size_t r = begin; r < programEnd_[p]; ++r) {
           grad[r] = g;
@@ -295,7 +324,7 @@ class XgbModel final : public CostModel {
   Booster trainRank() {
     const size_t nprog = labels_.size();
     std::vector<float> data;
-    data.reserve(nprog * width_);
+    data.reserve(nprog * (width_ + 1));
     for (size_t p = 0, begin = 0; p < nprog; ++p) {
       appendMean(data, programEnd_[p] - begin, [&](size_t r) { return &rows_[(begin + r) * width_]; });
       begin = programEnd_[p];

@@ -304,7 +304,8 @@ class Lowerer {
         rename[st.iters[i].name] = te::var(v);
         ranges_[v] = {0, ls.extents[i] - 1};
         schedule::Annotation a = st.iters[i].annotation;
-        if (a == schedule::Annotation::VThread || (a >= schedule::Annotation::ThreadX && a <= schedule::Annotation::ThreadZ))
+        if (a == schedule::Annotation::VThread ||
+            (a >= schedule::Annotation::ThreadX && a <= schedule::Annotation::ThreadZ))
           threadVars_.push_back(v);
       }
     }
@@ -551,13 +552,16 @@ void print(const Stmt& s, int depth, std::ostream& os) {
 
 }  // namespace
 
-LoweredFunc lowerState(const State& state) { return Lowerer(state).run(); }
+LoweredFunc lowerState(const State& state) {
+  return Lowerer(state).run();
+}
 
 int64_t sharedMemoryBytes(const LoweredFunc& f) {
   int64_t bytes = 0;
   std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
     if (s->kind == StmtNode::Alloc && s->scope == schedule::Scope::Shared) bytes += s->size * 4;
-    for (const Stmt& b : s->body) walk(b);
+    for (const Stmt& b : s->body)
+      walk(b);
   };
   walk(f.body);
   return bytes;

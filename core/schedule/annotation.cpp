@@ -47,7 +47,8 @@ class Decider {
     c.tile = true, c.extent = extent, c.maxInnermost = maxInnermost;
     if (rng_ && fresh) c.value = sampleTileLengths(extent, n, maxInnermost, *rng_);
     if (c.value.size() != n) c.value.assign(n, 1);
-    for (int64_t& v : c.value) v = std::max<int64_t>(1, v);
+    for (int64_t& v : c.value)
+      v = std::max<int64_t>(1, v);
     return c.value;
   }
 
@@ -59,7 +60,8 @@ class Decider {
 std::vector<int64_t> followLengths(const std::vector<int64_t>& src, int level) {
   std::vector<int64_t> out(src.begin(), src.begin() + (level - 1));
   int64_t rest = 1;
-  for (size_t i = size_t(level - 1); i < src.size(); ++i) rest *= src[i];
+  for (size_t i = size_t(level - 1); i < src.size(); ++i)
+    rest *= src[i];
   out.push_back(rest);
   return out;
 }
@@ -84,9 +86,13 @@ void changeComputeLocations(const Sketch& sk, State& s, std::vector<Step>& steps
     if (cons.size() != 1) continue;
     const Stage& c = s.stages[size_t(cons[0])];
     int64_t spots = 0;  // the consumer's leading spatial loops
-    while (size_t(spots) < c.iters.size() && c.iters[size_t(spots)].kind == IterKind::Spatial) ++spots;
-    int64_t at = d.integer("at:" + st.op.name, -1, spots - 1);  // -1: stay at the root
+    while (size_t(spots) < c.iters.size() && c.iters[size_t(spots)].kind == IterKind::Spatial)
+      ++spots;
+    // -1: stay at the root; -2: inline (for stages the rules left to us)
+    bool inlinable = !st.op.hasReduce() && s.attachedTo(i).empty();
+    int64_t at = d.integer("at:" + st.op.name, inlinable ? -2 : -1, spots - 1);
     if (at >= 0) apply(s, steps, ComputeAtStep{i, cons[0], int(at)});
+    if (at == -2) apply(s, steps, ComputeInlineStep{i});
   }
 }
 
@@ -102,10 +108,17 @@ void parallelize(State& s, std::vector<Step>& steps, const HardwareParams& hw, D
       if (!enough && product >= int64_t(hw.cores) * 16) enough = k;
     }
     if (k == 0) continue;
-    int64_t n = d.integer("parallel:" + st.op.name, 1, int64_t(enough ? enough : k));
+    // At least enough loops to give every core work (when there are that
+    // many), at most enough for 16 chunks per core.
+    size_t least = 1;
+    for (int64_t p = st.iters[0].extent; least < k && p < hw.cores; p *= st.iters[least++].extent) {
+    }
+    size_t most = std::max(least, enough ? enough : k);
+    int64_t n = d.integer("parallel:" + st.op.name, int64_t(least), int64_t(most));
     if (n > 1) {
       std::vector<int> its;
-      for (int j = 0; j < n; ++j) its.push_back(j);
+      for (int j = 0; j < n; ++j)
+        its.push_back(j);
       apply(s, steps, FuseStep{int(i), its});
     }
     if (s.stages[i].iters[0].extent > 1) apply(s, steps, AnnotationStep{int(i), 0, Annotation::Parallel});
@@ -131,7 +144,8 @@ void vectorize(State& s, std::vector<Step>& steps, const HardwareParams& hw, Dec
     int first = last - use + 1;
     if (use > 1) {
       std::vector<int> its;
-      for (int k = first; k <= last; ++k) its.push_back(k);
+      for (int k = first; k <= last; ++k)
+        its.push_back(k);
       apply(s, steps, FuseStep{int(i), its});
     }
     if (s.stages[i].iters[size_t(first)].extent > 1)
@@ -143,7 +157,8 @@ void unroll(State& s, std::vector<Step>& steps, Decider& d) {
   static const std::vector<int64_t> choices = {0, 16, 64, 512};
   for (size_t i = 0; i < s.stages.size(); ++i) {
     const Stage& st = s.stages[i];
-    if (st.op.placeholder || st.location == ComputeLocation::Inlined || !st.op.hasReduce() || st.iters.empty()) continue;
+    if (st.op.placeholder || st.location == ComputeLocation::Inlined || !st.op.hasReduce() || st.iters.empty())
+      continue;
     int64_t v = d.pick("unroll:" + st.op.name, choices);
     if (v) apply(s, steps, PragmaStep{int(i), 0, int(v)});
   }
@@ -153,7 +168,8 @@ void unroll(State& s, std::vector<Step>& steps, Decider& d) {
 void fuseRange(State& s, std::vector<Step>& steps, int stage, int first, int count) {
   if (count <= 1) return;
   std::vector<int> its;
-  for (int k = first; k < first + count; ++k) its.push_back(k);
+  for (int k = first; k < first + count; ++k)
+    its.push_back(k);
   apply(s, steps, FuseStep{stage, its});
 }
 
@@ -183,7 +199,8 @@ void bindGpu(const Sketch& sk, State& s, std::vector<Step>& steps, const Hardwar
       continue;
     }
     int spatial = 0;
-    while (size_t(spatial) < st.iters.size() && st.iters[size_t(spatial)].kind == IterKind::Spatial) ++spatial;
+    while (size_t(spatial) < st.iters.size() && st.iters[size_t(spatial)].kind == IterKind::Spatial)
+      ++spatial;
     if (sk.crossThread.count(st.op.name)) {
       fuseRange(s, steps, si, 0, spatial);
       int r = spatial > 0 ? 1 : 0;
@@ -203,7 +220,8 @@ void bindGpu(const Sketch& sk, State& s, std::vector<Step>& steps, const Hardwar
     if (!sk.sharedCaches.count(st.op.name) || st.location != ComputeLocation::At) continue;
     // The block's thread count: that of the root stage this cache sits in.
     std::string root = st.attachStage;
-    while (s.stage(root).location == ComputeLocation::At) root = s.stage(root).attachStage;
+    while (s.stage(root).location == ComputeLocation::At)
+      root = s.stage(root).attachStage;
     int64_t threads = threadsOf(s.stage(root));
     fuseRange(s, steps, int(i), 0, int(st.iters.size()));
     apply(s, steps, SplitStep{int(i), 0, {threads}});

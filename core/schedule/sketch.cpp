@@ -51,10 +51,21 @@ bool needsMultiLevelTiling(const State& s, int stage) {
   return std::any_of(loads.begin(), loads.end(), [&](const te::ExprNode* l) { return !loadUsesAllAxes(l, axes); });
 }
 
+static bool hasSelect(const te::Expr& e) {
+  if (e->kind == te::ExprKind::Select) return true;
+  for (const te::Expr& a : e->args)
+    if (hasSelect(a)) return true;
+  return false;
+}
+
 bool isStrictlyInlinable(const State& s, int stage) {
   const Stage& st = s.stages[size_t(stage)];
+  // Padding (a conditional load) is not inlined by rule: in a tiled
+  // reduction its bounds test would run in the innermost loop. The
+  // annotation chooses between inlining it, computing it at the root or
+  // inside its consumer's tiles.
   return !st.op.placeholder && !st.op.hasReduce() && !s.isOutput(st.op.name) && !hasExpensiveOp(st.op.body) &&
-         st.location == ComputeLocation::Root && s.attachedTo(stage).empty();
+         !hasSelect(st.op.body) && st.location == ComputeLocation::Root && s.attachedTo(stage).empty();
 }
 
 int elementwiseMatchedConsumer(const State& s, int stage) {
@@ -112,7 +123,9 @@ void multiLevelTile(Sketch& sk, int stage, const std::string& structure) {
   sk.tiled.insert(st.op.name);
 }
 
-std::string tileStructure(const HardwareParams& hw) { return hw.target == "cuda" ? "SSSRRSRS" : "SSRSRS"; }
+std::string tileStructure(const HardwareParams& hw) {
+  return hw.target == "cuda" ? "SSSRRSRS" : "SSRSRS";
+}
 
 // GPU: every input of a tiled stage is staged through shared memory, loaded
 // once per outer reduction step (attached at the last level-0 reduce loop).
@@ -281,8 +294,7 @@ class AddRfactorRule : public SketchRule {
 class AddCacheWriteGpuRule : public AddCacheWriteRule {
  public:
   Condition check(const Sketch& s, int stage, const HardwareParams& hw) const override {
-    return AddCacheWriteRule::check(s, stage, hw) == Condition::Pass ? Condition::Pass
-                                                                     : Condition::ApplyAndSkipRest;
+    return AddCacheWriteRule::check(s, stage, hw) == Condition::Pass ? Condition::Pass : Condition::ApplyAndSkipRest;
   }
 };
 
@@ -296,7 +308,8 @@ class CrossThreadReductionRule : public SketchRule {
     if (st.op.placeholder || !st.op.hasReduce() || needsMultiLevelTiling(s.state, stage)) return Condition::Pass;
     if (!st.relations.empty() || st.location != ComputeLocation::Root) return Condition::Pass;
     int64_t reduce = 1;
-    for (const te::IterVar& r : st.op.reduceAxes) reduce *= r.extent;
+    for (const te::IterVar& r : st.op.reduceAxes)
+      reduce *= r.extent;
     return reduce >= 32 ? Condition::Apply : Condition::Pass;
   }
   std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams&) const override {
@@ -323,7 +336,7 @@ std::map<std::string, std::vector<std::shared_ptr<SketchRule>>>& registry() {
                 std::make_shared<MultiLevelTilingRule>(),
                 std::make_shared<AddRfactorRule>(),
                 std::make_shared<SkipRule>()};
-    m["cuda"] = {std::make_shared<AlwaysInlineRule>(), std::make_shared<CrossThreadReductionRule>(),
+    m["cuda"] = {std::make_shared<AlwaysInlineRule>(),     std::make_shared<CrossThreadReductionRule>(),
                  std::make_shared<AddCacheWriteGpuRule>(), std::make_shared<MultiLevelTilingWithFusionRule>(),
                  std::make_shared<MultiLevelTilingRule>(), std::make_shared<SkipRule>()};
     return m;

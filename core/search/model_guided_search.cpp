@@ -37,7 +37,8 @@ bool ModelGuidedSearch::rebuild(Individual& ind) {
 void ModelGuidedSearch::score(std::vector<Individual>& pop) {
   std::vector<cost::ProgramFeatures> feats;
   feats.reserve(pop.size());
-  for (const Individual& ind : pop) feats.push_back(cost::extractProgramFeatures(task_.dag, ind.steps));
+  for (const Individual& ind : pop)
+    feats.push_back(cost::extractProgramFeatures(task_.dag, ind.steps));
   std::vector<double> s = model_->predict(feats);
   for (size_t i = 0; i < pop.size(); ++i)
     pop[i].score = feats[i].empty() ? -std::numeric_limits<double>::infinity() : s[i];
@@ -52,7 +53,8 @@ std::vector<ModelGuidedSearch::Individual> ModelGuidedSearch::evolve(std::vector
     for (const Individual& i : pop)
       if (std::isfinite(i.score)) lo = std::min(lo, i.score);
     std::vector<double> w;
-    for (const Individual& i : pop) w.push_back(std::isfinite(i.score) ? i.score - lo + 1e-6 : 0.0);
+    for (const Individual& i : pop)
+      w.push_back(std::isfinite(i.score) ? i.score - lo + 1e-6 : 0.0);
     if (std::all_of(w.begin(), w.end(), [](double x) { return x == 0; })) break;
     std::discrete_distribution<size_t> parent(w.begin(), w.end());
     std::uniform_real_distribution<double> u(0, 1);
@@ -114,7 +116,8 @@ std::vector<Program> ModelGuidedSearch::nextBatch(int n) {
   std::vector<Individual> pop;
   std::sort(measured_.begin(), measured_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   size_t seeds = std::min(measured_.size(), size_t(params_.population * params_.measuredSeedShare));
-  for (size_t i = 0; i < seeds; ++i) pop.push_back(measured_[i].second);
+  for (size_t i = 0; i < seeds; ++i)
+    pop.push_back(measured_[i].second);
   int size = anneal_ ? std::max(64, params_.population / 16) : params_.population;
   for (int misses = 0; int(pop.size()) < size && misses < size;) {
     Individual ind;
@@ -153,7 +156,8 @@ std::vector<Program> ModelGuidedSearch::nextBatch(int n) {
   return batch;
 }
 
-void ModelGuidedSearch::update(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results) {
+void ModelGuidedSearch::update(const std::vector<Program>& programs,
+                               const std::vector<measure::MeasureResult>& results) {
   std::vector<cost::ProgramFeatures> feats;
   std::vector<double> costs;
   for (size_t i = 0; i < programs.size(); ++i) {

@@ -21,7 +21,8 @@ std::vector<Choice*> choicesOfKind(schedule::ProgramDecisions& d, const std::str
 bool mutateTile(Choice& c, std::mt19937_64& rng) {
   size_t n = c.value.size();
   int64_t product = 1;
-  for (int64_t v : c.value) product *= v;
+  for (int64_t v : c.value)
+    product *= v;
   auto length = [&](size_t level) { return level == 0 ? c.extent / product : c.value[level - 1]; };
   struct Move {
     size_t src, dst;
@@ -33,7 +34,8 @@ bool mutateTile(Choice& c, std::mt19937_64& rng) {
     for (int64_t f = 2; f <= len; ++f) {
       if (len % f) continue;
       bool prime = true;
-      for (int64_t q = 2; q * q <= f; ++q) prime &= f % q != 0;
+      for (int64_t q = 2; q * q <= f; ++q)
+        prime &= f % q != 0;
       if (!prime) continue;
       for (size_t dst = 0; dst <= n; ++dst)
         if (dst != src && (dst != n || c.value[n - 1] * f <= c.maxInnermost)) moves.push_back({src, dst, f});
@@ -60,7 +62,8 @@ bool mutateDecisions(schedule::ProgramDecisions& d, std::mt19937_64& rng) {
   static const std::vector<std::pair<std::string, double>> kinds = {
       {"tile:", 0.90}, {"at:", 0.05}, {"unroll:", 0.04}, {"parallel:", 0.005}, {"vectorize:", 0.005}};
   std::vector<double> weights;
-  for (const auto& k : kinds) weights.push_back(choicesOfKind(d, k.first).empty() ? 0.0 : k.second);
+  for (const auto& k : kinds)
+    weights.push_back(choicesOfKind(d, k.first).empty() ? 0.0 : k.second);
   if (std::all_of(weights.begin(), weights.end(), [](double w) { return w == 0; })) return false;
   size_t kind = std::discrete_distribution<size_t>(weights.begin(), weights.end())(rng);
   std::vector<Choice*> cs = choicesOfKind(d, kinds[kind].first);

@@ -104,8 +104,8 @@ class TestCli : public QObject {
 
   // The default search: evolutionary, guided by the cost model.
   void evolutionarySearchRunsEndToEnd() {
-    Run r = tessel({"tune-op", "softmax", "--shape", "8,64", "--trials", "8", "--batch", "4", "--population", "64",
-                    "--json"});
+    Run r = tessel(
+        {"tune-op", "softmax", "--shape", "8,64", "--trials", "8", "--batch", "4", "--population", "64", "--json"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
     QCOMPARE(j["search"].toString(), QString("evolutionary"));

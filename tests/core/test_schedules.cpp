@@ -103,18 +103,24 @@ class TestSchedules : public QObject {
   void gpuSketchesLowerCorrectly_data() {
     QTest::addColumn<QString>("op");
     QTest::addColumn<QString>("shape");
-    QTest::newRow("matmul") << "matmul" << "64,48,40";
-    QTest::newRow("dense") << "dense" << "16,32,24";
-    QTest::newRow("conv2d_bias_relu") << "conv2d_bias_relu" << "1,8,10,10,8,3,3,1,1";
-    QTest::newRow("softmax") << "softmax" << "4,200";
-    QTest::newRow("relu") << "relu" << "3,100";
+    QTest::newRow("matmul") << "matmul"
+                            << "64,48,40";
+    QTest::newRow("dense") << "dense"
+                           << "16,32,24";
+    QTest::newRow("conv2d_bias_relu") << "conv2d_bias_relu"
+                                      << "1,8,10,10,8,3,3,1,1";
+    QTest::newRow("softmax") << "softmax"
+                             << "4,200";
+    QTest::newRow("relu") << "relu"
+                          << "3,100";
   }
 
   void gpuSketchesLowerCorrectly() {
     QFETCH(QString, op);
     QFETCH(QString, shape);
     std::vector<int64_t> dims;
-    for (const QString& s : shape.split(',')) dims.push_back(s.toLongLong());
+    for (const QString& s : shape.split(','))
+      dims.push_back(s.toLongLong());
     te::ComputeDAG dag = te::makeOperator(op.toStdString(), dims);
     HardwareParams hw;
     hw.target = "cuda";

@@ -18,17 +18,22 @@ class TestSearch : public QObject {
   void mutatedProgramsAreRight_data() {
     QTest::addColumn<QString>("op");
     QTest::addColumn<QString>("shape");
-    QTest::newRow("matmul") << "matmul" << "48,36,40";
-    QTest::newRow("conv2d_bias_relu") << "conv2d_bias_relu" << "1,8,10,10,8,3,3,1,1";
-    QTest::newRow("softmax") << "softmax" << "4,96";
-    QTest::newRow("dense") << "dense" << "8,24,40";
+    QTest::newRow("matmul") << "matmul"
+                            << "48,36,40";
+    QTest::newRow("conv2d_bias_relu") << "conv2d_bias_relu"
+                                      << "1,8,10,10,8,3,3,1,1";
+    QTest::newRow("softmax") << "softmax"
+                             << "4,96";
+    QTest::newRow("dense") << "dense"
+                           << "8,24,40";
   }
 
   void mutatedProgramsAreRight() {
     QFETCH(QString, op);
     QFETCH(QString, shape);
     std::vector<int64_t> dims;
-    for (const QString& s : shape.split(',')) dims.push_back(s.toLongLong());
+    for (const QString& s : shape.split(','))
+      dims.push_back(s.toLongLong());
     te::ComputeDAG dag = te::makeOperator(op.toStdString(), dims);
     HardwareParams hw;
     std::vector<Sketch> sketches = generateSketches(dag, hw);
@@ -48,7 +53,8 @@ class TestSearch : public QObject {
       ProgramDecisions again = d;
       QCOMPARE(serializeSteps(materialize(sketches[d.sketch], again, hw)), serializeSteps(base));
       ProgramDecisions m = d;
-      for (int k = 0; k < 3; ++k) search::mutateDecisions(m, rng);
+      for (int k = 0; k < 3; ++k)
+        search::mutateDecisions(m, rng);
       if (seed % 3 == 0) m = search::crossover(m, d, rng);
       try {
         std::vector<Step> mutated = materialize(sketches[m.sketch], m, hw);

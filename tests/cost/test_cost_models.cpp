@@ -52,7 +52,8 @@ Dataset makeData(size_t n, uint64_t seed, size_t width = 16, size_t minRows = 1,
     ProgramFeatures p(minRows + rng.below(maxRows - minRows + 1), std::vector<float>(width));
     double cost = 0;
     for (auto& row : p) {
-      for (auto& v : row) v = static_cast<float>(rng.uniform());
+      for (auto& v : row)
+        v = static_cast<float>(rng.uniform());
       row.back() = static_cast<float>(p.size()) / 4.0f;
       cost += rowCost(row);
     }
@@ -130,7 +131,8 @@ class TestCostModels : public QObject {
     const auto sa = a->predict(test.programs);
     QCOMPARE(sa, b->predict(test.programs));
     QVERIFY(sa != c->predict(test.programs));
-    for (double s : sa) QVERIFY(s >= 0.0 && s < 1.0);
+    for (double s : sa)
+      QVERIFY(s >= 0.0 && s < 1.0);
     const double acc = pairwiseAccuracy(sa, test.costs);
     qInfo("random: pairwise accuracy %.3f", acc);
     QVERIFY2(acc > 0.4 && acc < 0.6, qPrintable(QString::number(acc)));
@@ -200,7 +202,8 @@ class TestCostModels : public QObject {
     // Before training: small seeded noise, the same for the same seed.
     const auto untrained = a->predict(test.programs);
     QCOMPARE(untrained, b->predict(test.programs));
-    for (double s : untrained) QVERIFY(s >= 0.0 && s < 1e-3);
+    for (double s : untrained)
+      QVERIFY(s >= 0.0 && s < 1e-3);
     a->update(train.programs, train.costs);
     b->update(train.programs, train.costs);
     const auto sa = a->predict(test.programs);
@@ -215,13 +218,15 @@ class TestCostModels : public QObject {
     // About 30 % of the programs fail (first row's x[4] > 0.7).
     const Dataset train = makeData(200, 41, 16, 1, 3, 0.7), all = makeData(150, 42, 16, 1, 3, 0.7);
     size_t failed = 0;
-    for (double c : train.costs) failed += std::isinf(c) ? 1 : 0;
+    for (double c : train.costs)
+      failed += std::isinf(c) ? 1 : 0;
     QVERIFY(failed > 30);
     auto m = create(model, 5);
     m->update(train.programs, train.costs);
     QCOMPARE(m->trainedOn(), size_t(200));
     const auto scores = m->predict(all.programs);
-    for (double s : scores) QVERIFY(std::isfinite(s));
+    for (double s : scores)
+      QVERIFY(std::isfinite(s));
     // Ranked among the held-out programs that run, ...
     std::vector<double> okScores, okCosts;
     double failedScore = 0, okScore = 0;
@@ -266,11 +271,13 @@ class TestCostModels : public QObject {
     m->update(d.programs, std::vector<double>(d.programs.size(), kInf));
     m->update({d.programs[0]}, {1e-3});
     QCOMPARE(m->trainedOn(), size_t(21));
-    for (double s : m->predict(d.programs)) QVERIFY(s >= 0.0 && s < 1e-3);
+    for (double s : m->predict(d.programs))
+      QVERIFY(s >= 0.0 && s < 1e-3);
     // A second measured one: now it trains (scores are no longer tiny noise).
     m->update({d.programs[1]}, {2e-3});
     bool trained = false;
-    for (double s : m->predict(d.programs)) trained = trained || s < 0.0 || s >= 1e-3;
+    for (double s : m->predict(d.programs))
+      trained = trained || s < 0.0 || s >= 1e-3;
     QVERIFY(trained);
   }
 
@@ -301,7 +308,8 @@ class TestCostModels : public QObject {
     m->predict(test.programs);  // warm-up
     constexpr int kReps = 5;
     timer.restart();
-    for (int i = 0; i < kReps; ++i) m->predict(test.programs);
+    for (int i = 0; i < kReps; ++i)
+      m->predict(test.programs);
     const double seconds = static_cast<double>(timer.nsecsElapsed()) * 1e-9;
     const double perSecond = kReps * 2000.0 / seconds;
     qInfo("%s: %.0f predictions/s (2000 programs x ~4 rows x 164 features); training on 1000 programs: %lld ms",
