@@ -1,9 +1,10 @@
 // The "xgb" cost model: gradient-boosted trees through XGBoost's C API, after
 // Ansor's XGBModel (TVM python/tvm/auto_scheduler/cost_model/xgb_model.py).
 //
-// A program is a list of per-store feature rows. Labels are throughputs
-// normalised per update() call (one task): y = min_cost / cost, so the best
-// program of the set scores 1 and a failed one (cost = inf) scores 0. The
+// A program is a list of per-store feature rows. One model serves one task.
+// Labels are throughputs normalised over all the task's records so far:
+// y = min_cost / cost, so the best program scores 1 and a failed one
+// (cost = inf) scores 0. The
 // training set accumulates over all update() calls and the booster is
 // retrained from scratch on each call, as Ansor does.
 //
@@ -14,8 +15,8 @@
 //    custom objective: per round, predict the training margins, sum them per
 //    program, and give every row of a program gradient (sum - y) * w and
 //    hessian w with w = max(y, 1e-3) (fast programs matter most).
-//  - "rank": XGBoost's "rank:pairwise" with one query group per update()
-//    call. Pairs are between programs, so each program is ONE sample: the
+//  - "rank": XGBoost's "rank:pairwise" with all the task's programs in one
+//    query group. Pairs are between programs, so each program is ONE sample: the
 //    MEAN of its rows' features plus one extra feature, its number of rows
 //    (the mean alone would hide how many stores a program has). This is
 //    simpler than a pack-sum pairwise objective and ranks as well on our
@@ -28,10 +29,6 @@
 // first training (which needs 2 measured programs) it returns seeded noise in
 // [0, 1e-3); a program without rows always gets kInvalidScore.
 //
-// Labels are normalised per update() call because the interface carries no
-// task id: callers should give each update() the records of one task (Ansor
-// normalises over all records of a task; with per-batch updates each batch's
-// best program is labelled 1).
 #include <xgboost/c_api.h>
 
 #include <algorithm>
@@ -119,6 +116,25 @@ class Booster {
   void setParam(const char* name, const std::string& value) {
     check(XGBoosterSetParam(h_, name, value.c_str()), "XGBoosterSetParam");
   }
+  // Raw margins of a dense row-major matrix, without copying it into a
+  // DMatrix (in-place prediction). Missing values: NaN.
+  std::pair<const float*, size_t> margins(const std::vector<float>& data, size_t rows, size_t cols) const {
+    const std::string values = R"({"data": [)" + std::to_string(reinterpret_cast<uintptr_t>(data.data())) +
+                               R"(, true], "shape": [)" + std::to_string(rows) + ", " + std::to_string(cols) +
+                               R"(], "typestr": "<f4", "version": 3})";
+    const char* config =
+        R"({"type": 1, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false, )"
+        R"("cache_id": 0, "missing": NaN})";
+    const bst_ulong* shape = nullptr;
+    bst_ulong dim = 0;
+    const float* out = nullptr;
+    check(XGBoosterPredictFromDense(h_, values.c_str(), config, nullptr, &shape, &dim, &out),
+          "XGBoosterPredictFromDense");
+    size_t len = 1;
+    for (bst_ulong i = 0; i < dim; ++i)
+      len *= static_cast<size_t>(shape[i]);
+    return {out, len};
+  }
   // Raw margins, one per row of `m`.
   std::pair<const float*, size_t> margins(const DMatrix& m, bool training) const {
     bst_ulong len = 0;
@@ -160,16 +176,12 @@ class XgbModel final : public CostModel {
     width_ = width;
     trained_ += programs.size();
 
-    double minCost = std::numeric_limits<double>::infinity();
-    for (double c : costs)
-      if (measured(c)) minCost = std::min(minCost, c);
-
     unsigned added = 0;
     for (size_t i = 0; i < programs.size(); ++i) {
       const auto& p = programs[i];
       if (p.empty()) continue;  // nothing to learn from
       const bool ok = measured(costs[i]);
-      labels_.push_back(ok ? static_cast<float>(minCost / costs[i]) : 0.0f);
+      costs_.push_back(ok ? costs[i] : std::numeric_limits<double>::infinity());
       if (ok) ++valid_;
       for (const auto& row : p)
         rows_.insert(rows_.end(), row.begin(), row.end());
@@ -177,7 +189,12 @@ class XgbModel final : public CostModel {
       ++added;
     }
     if (added == 0) return;  // the training set, hence the model, is unchanged
-    groups_.push_back(added);
+    // One model serves one task: labels are normalised over all its records
+    // (the best program so far is 1), and its programs form one rank group.
+    double minCost = *std::min_element(costs_.begin(), costs_.end());
+    labels_.clear();
+    for (double c : costs_) labels_.push_back(std::isfinite(c) ? static_cast<float>(minCost / c) : 0.0f);
+    groups_ = {static_cast<unsigned>(costs_.size())};
     if (valid_ >= 2) train();
   }
 
@@ -212,8 +229,7 @@ class XgbModel final : public CostModel {
       ends.push_back(samples);
     }
     if (samples == 0) return scores;
-    const DMatrix m(data, samples, loss_ == "rank" ? width_ + 1 : width_, threadCount());
-    const auto [out, len] = booster_.margins(m, false);
+    const auto [out, len] = booster_.margins(data, samples, loss_ == "rank" ? width_ + 1 : width_);
     if (len != samples) throw std::runtime_error("xgb cost model: XGBoosterPredict returned a wrong number of values");
     size_t begin = 0;
     for (size_t i = 0; i < programs.size(); ++i) {
@@ -345,6 +361,7 @@ class XgbModel final : public CostModel {
   size_t width_ = 0;                // feature row length, from the first row seen
   std::vector<float> rows_;         // training rows, flat
   std::vector<size_t> programEnd_;  // per training program: end of its rows
+  std::vector<double> costs_;       // per training program: seconds (inf: failed)
   std::vector<float> labels_;       // per training program: normalised throughput
   std::vector<unsigned> groups_;    // programs (with rows) per update() call
   size_t valid_ = 0;                // measured training programs
