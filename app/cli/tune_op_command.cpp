@@ -169,8 +169,8 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
       if (peers) {
         auto show = [&](const char* name, const std::optional<double>& t, const std::string& peer) {
           if (t)
-            std::printf("  %-9s %.4f ms, %.2f GFLOP/s (tessel / %s: %.2f)\n", name, *t * 1e3, task.flops / *t / 1e9,
-                        name, *t / r.bestSeconds);
+            std::printf("  %-9s %.4f ms, %.2f GFLOP/s (tessel's speed / %s's: %.2f)\n", name, *t * 1e3,
+                        task.flops / *t / 1e9, name, *t / r.bestSeconds);
           else
             std::printf("  %-9s -- %s\n", name, peers->notes.count(peer) ? peers->notes.at(peer).c_str() : "");
         };

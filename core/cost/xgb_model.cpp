@@ -193,7 +193,8 @@ class XgbModel final : public CostModel {
     // (the best program so far is 1), and its programs form one rank group.
     double minCost = *std::min_element(costs_.begin(), costs_.end());
     labels_.clear();
-    for (double c : costs_) labels_.push_back(std::isfinite(c) ? static_cast<float>(minCost / c) : 0.0f);
+    for (double c : costs_)
+      labels_.push_back(std::isfinite(c) ? static_cast<float>(minCost / c) : 0.0f);
     groups_ = {static_cast<unsigned>(costs_.size())};
     if (valid_ >= 2) train();
   }

@@ -3,7 +3,8 @@
 // budget, same seeds), then times oneDNN, OpenBLAS and LibTorch on it in the
 // same process. Prints a summary and writes the curves as CSV.
 //
-//   build/bin/bench_tuning OP SHAPE TRIALS [OUT_PREFIX]
+//   build/bin/bench_tuning OP SHAPE TRIALS [OUT_PREFIX] [RANDOM_TRIALS]
+// RANDOM_TRIALS (default TRIALS) of 0 skips the random search.
 //   e.g. build/bin/bench_tuning matmul 1024,1024,1024 500 docs/bench/matmul1024
 #include <chrono>
 #include <cstdio>
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
   std::string op = argv[1], shapeText = argv[2];
   int trials = std::atoi(argv[3]);
   std::string out = argc > 4 ? argv[4] : "";
+  int randomTrials = argc > 5 ? std::atoi(argv[5]) : trials;
   std::vector<int64_t> shape;
   std::stringstream ss(shapeText);
   for (std::string part; std::getline(ss, part, ',');)
@@ -69,7 +71,8 @@ int main(int argc, char** argv) {
 
   Curve evoCurve, rndCurve;
   search::TuneResult evo = tune(task, "evolutionary", trials, &evoCurve);
-  search::TuneResult rnd = tune(task, "random", trials, &rndCurve);
+  search::TuneResult rnd;
+  if (randomTrials > 0) rnd = tune(task, "random", randomTrials, &rndCurve);
   baseline::BaselineResult peers = baseline::measureBaselines(op, shape, int(std::thread::hardware_concurrency()));
 
   double g = task.flops / 1e9;
@@ -88,7 +91,8 @@ int main(int argc, char** argv) {
               std::thread::hardware_concurrency());
   std::printf("%-10s %9.4f ms %8.1f GFLOP/s  (%.1f s, search %.1f s, %zu predictions)\n", "evo+xgb", evoMs,
               g / evo.bestSeconds, evo.wallSeconds, evo.searchSeconds, evo.predictions);
-  std::printf("%-10s %9.4f ms %8.1f GFLOP/s  (%.1f s)\n", "random", rndMs, g / rnd.bestSeconds, rnd.wallSeconds);
+  if (randomTrials > 0)
+    std::printf("%-10s %9.4f ms %8.1f GFLOP/s  (%.1f s)\n", "random", rndMs, g / rnd.bestSeconds, rnd.wallSeconds);
   peer("oneDNN", peers.onednnSeconds);
   peer("OpenBLAS", peers.openblasSeconds);
   peer("LibTorch", peers.libtorchSeconds);
