@@ -10,7 +10,7 @@ packages=(
   libtorch-dev libxgboost-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libdnnl-dev libopenblas-dev
-  xvfb xauth libonnx-testdata
+  xvfb xauth libonnx-testdata gnuplot-nox
 )
 
 missing=()

@@ -180,6 +180,57 @@ class TestSteps : public QObject {
     QVERIFY(rf);
   }
 
+  void moreSketchStructures() {
+    HardwareParams hw;
+    // A plain conv2d has no consumer: cache-write sketches fuse its copy-out,
+    // and the uncached one tiles it directly (SSRSRS over n,k,h,w | c,r,s).
+    std::vector<Sketch> cv = generateSketches(te::makeOperator("conv2d", {1, 8, 14, 14, 16, 3, 3, 1, 1}), hw);
+    QCOMPARE(cv.size(), size_t(3));
+    for (const Sketch& s : cv) {
+      if (s.rules.front() == "add_cache_write") {
+        QCOMPARE(s.state.stage("conv.local").location, ComputeLocation::At);
+      } else {
+        QString kinds;
+        for (const Iterator& it : s.state.stage("conv").iters)
+          kinds += it.kind == IterKind::Reduce ? 'R' : 'S';
+        QCOMPARE(kinds, QString("SSSSSSSSRRRSSSSRRRSSSS"));
+      }
+    }
+    // GPU: SSSRRSRS tiling in a local cache, both inputs staged in shared memory.
+    hw.target = "cuda";
+    std::vector<Sketch> g = generateSketches(te::makeOperator("matmul", {64, 64, 64}), hw);
+    QCOMPARE(g.size(), size_t(1));
+    const State& st = g[0].state;
+    QCOMPARE(st.stage("A.shared").scope, Scope::Shared);
+    QCOMPARE(st.stage("B.shared").attachStage, std::string("C.local"));
+    QString kinds;
+    for (const Iterator& it : st.stage("C.local").iters)
+      kinds += it.kind == IterKind::Reduce ? 'R' : 'S';
+    QCOMPARE(kinds, QString("SSSSSSRRSSRSS"));
+    QCOMPARE(g[0].threadGroups.at("C"), 2);
+    // GPU softmax: the reductions become cross-thread reductions.
+    std::vector<Sketch> sm = generateSketches(te::makeOperator("softmax", {4, 256}), hw);
+    QVERIFY(sm[0].crossThread.count("T_max") && sm[0].crossThread.count("T_sum"));
+  }
+
+  void invalidAnnotationsAreRejectedWithAReason() {
+    te::ComputeDAG dag = te::makeOperator("matmul", {64, 64, 64});
+    HardwareParams hw;
+    hw.target = "cuda";
+    auto reason = [&](const char* steps) {
+      try {
+        validateProgram(replay(dag, deserializeSteps(steps)), hw);
+      } catch (const ScheduleError& e) {
+        return QString::fromStdString(e.what());
+      }
+      return QString();
+    };
+    QVERIFY(reason(R"([["FU",2,[0,1]],["AN",2,0,"threadIdx.x"]])").contains("4096 threads per block (limit 1024)"));
+    QVERIFY(reason(R"([["SP",2,0,[4]],["AN",2,0,"vthread"]])").contains("16 virtual threads (limit 8)"));
+    QVERIFY(reason(R"([["FU",2,[0,1]],["SP",2,0,[128]],["AN",2,1,"vectorize"]])").contains("lanes"));
+    QVERIFY(reason(R"([["SP",2,0,[16]],["AN",2,1,"threadIdx.x"]])").isEmpty());
+  }
+
   void flopsAreCounted() {
     QCOMPARE(te::makeOperator("matmul", {256, 128, 64}).flops(), 2.0 * 256 * 128 * 64);
     // conv: 2 * N*K*OH*OW * C*R*S (the padding stage is free).
