@@ -213,6 +213,35 @@ class TestSteps : public QObject {
     QVERIFY(sm[0].crossThread.count("T_max") && sm[0].crossThread.count("T_sum"));
   }
 
+  // New rules join a target's registry without touching the others.
+  void rulesCanBeRegistered() {
+    struct TagRule : SketchRule {
+      std::string tag;
+      explicit TagRule(std::string t) : tag(std::move(t)) {}
+      std::string name() const override { return tag; }
+      Condition check(const Sketch& s, int stage, const HardwareParams&) const override {
+        return s.state.stages[size_t(stage)].op.hasReduce() ? Condition::Apply : Condition::Pass;
+      }
+      std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams&) const override {
+        Sketch n = s;
+        n.rules.push_back(tag);
+        return {{n, stage - 1}};
+      }
+    };
+    registerSketchRule("test-target", std::make_shared<TagRule>("second"));
+    registerSketchRule("test-target", std::make_shared<TagRule>("first"), "second");
+    QCOMPARE(sketchRules("test-target").size(), size_t(2));
+    QCOMPARE(sketchRules("test-target")[0]->name(), std::string("first"));
+    HardwareParams hw;
+    hw.target = "test-target";
+    // Both rules apply to the matmul stage (Apply, not skip-rest): two sketches.
+    std::vector<Sketch> sk = generateSketches(te::makeOperator("matmul", {8, 8, 8}), hw);
+    QCOMPARE(sk.size(), size_t(2));
+    QCOMPARE(sk[0].rules, std::vector<std::string>{"first"});
+    QCOMPARE(sk[1].rules, std::vector<std::string>{"second"});
+    QCOMPARE(sketchRules("cpu").size(), size_t(6));  // untouched
+  }
+
   void invalidAnnotationsAreRejectedWithAReason() {
     te::ComputeDAG dag = te::makeOperator("matmul", {64, 64, 64});
     HardwareParams hw;
