@@ -98,8 +98,9 @@ int main(int argc, char** argv) {
   peer("LibTorch", peers.libtorchSeconds);
   if (bestPeer > 0)
     std::printf("ratio evo+xgb / best peer (%s): %.2f\n", bestPeerName.c_str(), bestPeer / evo.bestSeconds);
-  std::printf("evo+xgb reaches random's %d-trial best (%.4f ms) after %d trials\n", trials, rndMs,
-              trialsToReach(evo, rndMs));
+  if (randomTrials > 0)
+    std::printf("evo+xgb reaches random's %d-trial best (%.4f ms) after %d trials\n", randomTrials, rndMs,
+                trialsToReach(evo, rndMs));
   int n95 = trialsToReach(evo, evoMs / 0.95);
   std::printf("evo+xgb reaches 95%% of its final result after %d trials\n", n95);
   double batches = double(evo.trials) / 64.0;
