@@ -2,7 +2,7 @@
 # against trials and against wall time, evolutionary + xgb vs random search.
 #   gnuplot tests/bench/plot_curves.gp   (from the repository root)
 set datafile separator ","
-set terminal pngcairo size 1200,800 font "sans,10"
+set terminal pngcairo noenhanced size 1200,800 font "sans,10"
 set output "docs/bench/tuning_curves.png"
 set multiplot layout 2,2 title "Tessel: best latency found (lower is better), 2-core build machine"
 set key top right
