@@ -94,7 +94,7 @@ class ModelGuidedSearch : public RandomSearch {
   bool anneal_;
   EvolutionParams params_;
   std::map<std::string, schedule::ProgramDecisions> proposed_;  // key -> decisions, until measured
-  std::vector<std::pair<double, Individual>> measured_;          // (cost, program), valid ones
+  std::vector<std::pair<double, Individual>> measured_;         // (cost, program), valid ones
   double lastSearchSeconds_ = 0;
   size_t lastPredictions_ = 0;
 };
