@@ -20,14 +20,21 @@ std::string workloadKey(const std::string& op, const std::vector<int64_t>& shape
   return key + buf;
 }
 
-SearchTask makeOperatorTask(const std::string& op, const std::vector<int64_t>& shape, const std::string& target) {
+std::string defaultLayout(const std::string& target) {
+  return target == "cuda" ? "nchw" : "nhwc";
+}
+
+SearchTask makeOperatorTask(const std::string& op, const std::vector<int64_t>& shape, const std::string& target,
+                            const std::string& layout) {
   if (target != "cpu" && target != "cuda")
     throw std::invalid_argument("unknown target '" + target + "' (known: cpu, cuda)");
   SearchTask t;
   t.op = op;
   t.shape = shape;
   t.target = target;
-  t.dag = te::makeOperator(op, shape);
+  te::Layout l = te::parseLayout(layout.empty() ? defaultLayout(target) : layout);
+  if (te::hasImageLayout(op)) t.layout = te::layoutName(l);
+  t.dag = te::makeOperator(op, shape, l);
   t.key = workloadKey(op, shape, t.dag);
   t.flops = t.dag.flops();
   return t;

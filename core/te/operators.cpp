@@ -16,13 +16,28 @@ Expr inBounds(const Expr& v, int64_t lo, int64_t hi) {
   return (v >= intImm(lo)) && (v < intImm(hi));
 }
 
-// Zero/identity padding of the two innermost axes of an NCHW tensor.
-Tensor pad2d(DagBuilder& b, const Tensor& x, int64_t pad, double value, const std::string& name) {
+// Where the N, C, H, W axes of an image tensor sit in `layout`.
+struct ImageAxes {
+  size_t n, c, h, w;
+};
+ImageAxes imageAxes(Layout l) {
+  return l == Layout::NCHW ? ImageAxes{0, 1, 2, 3} : ImageAxes{0, 3, 1, 2};
+}
+
+// Indices (or a shape) in storage order from their N, C, H, W parts.
+template <typename T>
+std::vector<T> image(Layout l, T n, T c, T h, T w) {
+  return l == Layout::NCHW ? std::vector<T>{n, c, h, w} : std::vector<T>{n, h, w, c};
+}
+
+// Zero/identity padding of the H and W axes of an image tensor.
+Tensor pad2d(DagBuilder& b, const Tensor& x, int64_t pad, double value, Layout l, const std::string& name) {
   if (pad == 0) return x;
-  int64_t h = x.dim(2), w = x.dim(3);
-  return b.compute(name, {x.dim(0), x.dim(1), h + 2 * pad, w + 2 * pad}, [&](const Indices& i) {
-    Expr y = i[2] - pad, z = i[3] - pad;
-    return select(inBounds(y, 0, h) && inBounds(z, 0, w), x({i[0], i[1], y, z}), floatImm(value));
+  ImageAxes a = imageAxes(l);
+  int64_t h = x.dim(a.h), w = x.dim(a.w);
+  return b.compute(name, image(l, x.dim(a.n), x.dim(a.c), h + 2 * pad, w + 2 * pad), [&](const Indices& i) {
+    Expr y = i[a.h] - pad, z = i[a.w] - pad;
+    return select(inBounds(y, 0, h) && inBounds(z, 0, w), x(image<Expr>(l, i[a.n], i[a.c], y, z)), floatImm(value));
   });
 }
 
@@ -52,8 +67,12 @@ Tensor dense(DagBuilder& b, const Tensor& x, const Tensor& w, const std::string&
 }
 
 Tensor conv2d(DagBuilder& b, const Tensor& x, const Tensor& w, const Conv2dParams& p, const std::string& name) {
-  int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
-  int64_t k = w.dim(0), cg = w.dim(1), r = w.dim(2), s = w.dim(3);
+  const Layout l = p.layout;
+  ImageAxes a = imageAxes(l);
+  int64_t n = x.dim(a.n), c = x.dim(a.c), h = x.dim(a.h), wd = x.dim(a.w);
+  // Weights: KCRS for NCHW, RSCK for NHWC.
+  const bool nchw = l == Layout::NCHW;
+  int64_t k = w.dim(nchw ? 0 : 3), cg = w.dim(nchw ? 1 : 2), r = w.dim(nchw ? 2 : 0), s = w.dim(nchw ? 3 : 1);
   require(p.groups >= 1 && c % p.groups == 0 && k % p.groups == 0, "conv2d: groups (" + std::to_string(p.groups) +
                                                                        ") must divide channels " + std::to_string(c) +
                                                                        " and filters " + std::to_string(k));
@@ -61,43 +80,51 @@ Tensor conv2d(DagBuilder& b, const Tensor& x, const Tensor& w, const Conv2dParam
                                   std::to_string(c / p.groups));
   int64_t oh = outSize(h, r, p.stride, p.pad, p.dilation), ow = outSize(wd, s, p.stride, p.pad, p.dilation);
   require(oh > 0 && ow > 0, "conv2d: the kernel does not fit the padded input");
-  Tensor padded = pad2d(b, x, p.pad, 0.0, "pad");
+  Tensor padded = pad2d(b, x, p.pad, 0.0, l, "pad");
   int64_t kg = k / p.groups;
-  return b.reduce(name, {n, k, oh, ow}, ReduceKind::Sum, {cg, r, s}, [&](const Indices& i, const Indices& rd) {
-    Expr channel = p.groups == 1 ? rd[0] : (i[1] / kg) * cg + rd[0];
-    return padded({i[0], channel, i[2] * p.stride + rd[1] * p.dilation, i[3] * p.stride + rd[2] * p.dilation}) *
-           w({i[1], rd[0], rd[1], rd[2]});
+  // NHWC reduces over (r, s, c) so that the channel, contiguous in both the
+  // input and the weights, is the innermost reduction.
+  std::vector<int64_t> reduce = nchw ? std::vector<int64_t>{cg, r, s} : std::vector<int64_t>{r, s, cg};
+  return b.reduce(name, image(l, n, k, oh, ow), ReduceKind::Sum, reduce, [&](const Indices& i, const Indices& rd) {
+    Expr rc = rd[nchw ? 0 : 2], rr = rd[nchw ? 1 : 0], rs = rd[nchw ? 2 : 1];
+    Expr outC = i[a.c];
+    Expr channel = p.groups == 1 ? rc : (outC / kg) * cg + rc;
+    Expr in = padded(
+        image<Expr>(l, i[a.n], channel, i[a.h] * p.stride + rr * p.dilation, i[a.w] * p.stride + rs * p.dilation));
+    return in * w(nchw ? Indices{outC, rc, rr, rs} : Indices{rr, rs, rc, outC});
   });
 }
 
-Tensor maxPool2d(DagBuilder& b, const Tensor& x, int64_t kernel, int64_t stride, int64_t pad) {
-  int64_t oh = outSize(x.dim(2), kernel, stride, pad, 1), ow = outSize(x.dim(3), kernel, stride, pad, 1);
+Tensor maxPool2d(DagBuilder& b, const Tensor& x, int64_t kernel, int64_t stride, int64_t pad, Layout l) {
+  ImageAxes a = imageAxes(l);
+  int64_t oh = outSize(x.dim(a.h), kernel, stride, pad, 1), ow = outSize(x.dim(a.w), kernel, stride, pad, 1);
   require(oh > 0 && ow > 0, "max_pool2d: the window does not fit the padded input");
-  Tensor padded = pad2d(b, x, pad, -std::numeric_limits<double>::infinity(), "pad");
-  return b.reduce("pool_max", {x.dim(0), x.dim(1), oh, ow}, ReduceKind::Max, {kernel, kernel},
+  Tensor padded = pad2d(b, x, pad, -std::numeric_limits<double>::infinity(), l, "pad");
+  return b.reduce("pool_max", image(l, x.dim(a.n), x.dim(a.c), oh, ow), ReduceKind::Max, {kernel, kernel},
                   [&](const Indices& i, const Indices& r) {
-                    return padded({i[0], i[1], i[2] * stride + r[0], i[3] * stride + r[1]});
+                    return padded(image<Expr>(l, i[a.n], i[a.c], i[a.h] * stride + r[0], i[a.w] * stride + r[1]));
                   });
 }
 
-Tensor avgPool2d(DagBuilder& b, const Tensor& x, int64_t kernel, int64_t stride, int64_t pad) {
-  int64_t oh = outSize(x.dim(2), kernel, stride, pad, 1), ow = outSize(x.dim(3), kernel, stride, pad, 1);
+Tensor avgPool2d(DagBuilder& b, const Tensor& x, int64_t kernel, int64_t stride, int64_t pad, Layout l) {
+  ImageAxes a = imageAxes(l);
+  int64_t oh = outSize(x.dim(a.h), kernel, stride, pad, 1), ow = outSize(x.dim(a.w), kernel, stride, pad, 1);
   require(oh > 0 && ow > 0, "avg_pool2d: the window does not fit the padded input");
-  Tensor padded = pad2d(b, x, pad, 0.0, "pad");
-  Tensor sum = b.reduce("pool_sum", {x.dim(0), x.dim(1), oh, ow}, ReduceKind::Sum, {kernel, kernel},
+  Tensor padded = pad2d(b, x, pad, 0.0, l, "pad");
+  Tensor sum = b.reduce("pool_sum", image(l, x.dim(a.n), x.dim(a.c), oh, ow), ReduceKind::Sum, {kernel, kernel},
                         [&](const Indices& i, const Indices& r) {
-                          return padded({i[0], i[1], i[2] * stride + r[0], i[3] * stride + r[1]});
+                          return padded(image<Expr>(l, i[a.n], i[a.c], i[a.h] * stride + r[0], i[a.w] * stride + r[1]));
                         });
   double inv = 1.0 / double(kernel * kernel);  // count includes padding, as ONNX's default
   return b.compute("pool_avg", sum.shape(), [&](const Indices& i) { return sum(i) * floatImm(inv); });
 }
 
-Tensor globalAvgPool(DagBuilder& b, const Tensor& x) {
-  Tensor sum = b.reduce("pool_sum", {x.dim(0), x.dim(1), 1, 1}, ReduceKind::Sum, {x.dim(2), x.dim(3)},
-                        [&](const Indices& i, const Indices& r) {
-                          return x({i[0], i[1], r[0], r[1]});
-                        });
-  double inv = 1.0 / double(x.dim(2) * x.dim(3));
+Tensor globalAvgPool(DagBuilder& b, const Tensor& x, Layout l) {
+  ImageAxes a = imageAxes(l);
+  Tensor sum =
+      b.reduce("pool_sum", image<int64_t>(l, x.dim(a.n), x.dim(a.c), 1, 1), ReduceKind::Sum, {x.dim(a.h), x.dim(a.w)},
+               [&](const Indices& i, const Indices& r) { return x(image<Expr>(l, i[a.n], i[a.c], r[0], r[1])); });
+  double inv = 1.0 / double(x.dim(a.h) * x.dim(a.w));
   return b.compute("pool_avg", sum.shape(), [&](const Indices& i) { return sum(i) * floatImm(inv); });
 }
 
@@ -166,6 +193,21 @@ Tensor layerNorm(DagBuilder& b, const Tensor& x, const Tensor& gamma, const Tens
   });
 }
 
+const char* layoutName(Layout l) {
+  return l == Layout::NCHW ? "nchw" : "nhwc";
+}
+
+Layout parseLayout(const std::string& name) {
+  if (name == "nchw") return Layout::NCHW;
+  if (name == "nhwc") return Layout::NHWC;
+  throw std::invalid_argument("unknown layout '" + name + "' (known: nchw, nhwc)");
+}
+
+bool hasImageLayout(const std::string& op) {
+  return op == "conv2d" || op == "conv2d_bias_relu" || op == "depthwise_conv2d" || op == "max_pool2d" ||
+         op == "avg_pool2d" || op == "global_avg_pool";
+}
+
 const std::vector<OpSignature>& tunableOps() {
   static const std::vector<OpSignature> ops = {
       {"matmul", "M,N,K"},
@@ -188,7 +230,7 @@ const std::vector<OpSignature>& tunableOps() {
   return ops;
 }
 
-ComputeDAG makeOperator(const std::string& op, const std::vector<int64_t>& s) {
+ComputeDAG makeOperator(const std::string& op, const std::vector<int64_t>& s, Layout layout) {
   auto need = [&](size_t lo, size_t hi) {
     if (s.size() < lo || s.size() > hi) {
       std::string want = lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
@@ -226,29 +268,33 @@ ComputeDAG makeOperator(const std::string& op, const std::vector<int64_t>& s) {
     biasAdd(b, dense(b, x, w), bias, 1);
   } else if (op == "conv2d" || op == "conv2d_bias_relu") {
     need(9, 11), positive(0, 8);
-    Conv2dParams p{s[7], s[8], s.size() > 9 ? s[9] : 1, s.size() > 10 ? s[10] : 1};
+    Conv2dParams p{s[7], s[8], s.size() > 9 ? s[9] : 1, s.size() > 10 ? s[10] : 1, layout};
     if (p.dilation <= 0 || p.groups <= 0) throw std::invalid_argument(op + ": dilation and groups must be positive");
     if (s[1] % p.groups) throw std::invalid_argument(op + ": groups must divide the input channels");
-    Tensor x = b.placeholder("X", {s[0], s[1], s[2], s[3]});
-    Tensor w = b.placeholder("W", {s[4], s[1] / p.groups, s[5], s[6]});
+    Tensor x = b.placeholder("X", image(layout, s[0], s[1], s[2], s[3]));
+    Tensor w = b.placeholder("W", layout == Layout::NCHW ? std::vector<int64_t>{s[4], s[1] / p.groups, s[5], s[6]}
+                                                         : std::vector<int64_t>{s[5], s[6], s[1] / p.groups, s[4]});
     Tensor c = conv2d(b, x, w, p);
     if (op == "conv2d_bias_relu") {
       Tensor bias = b.placeholder("bias", {s[4]});
-      b.compute("bias_relu", c.shape(), [&](const Indices& i) { return maxExpr(c(i) + bias({i[1]}), floatImm(0.0)); });
+      size_t channel = imageAxes(layout).c;
+      b.compute("bias_relu", c.shape(),
+                [&](const Indices& i) { return maxExpr(c(i) + bias({i[channel]}), floatImm(0.0)); });
     }
   } else if (op == "depthwise_conv2d") {
     need(8, 9), positive(0, 7);
-    Conv2dParams p{s[6], s[7], s.size() > 8 ? s[8] : 1, s[1]};
-    Tensor x = b.placeholder("X", {s[0], s[1], s[2], s[3]});
-    Tensor w = b.placeholder("W", {s[1], 1, s[4], s[5]});
+    Conv2dParams p{s[6], s[7], s.size() > 8 ? s[8] : 1, s[1], layout};
+    Tensor x = b.placeholder("X", image(layout, s[0], s[1], s[2], s[3]));
+    Tensor w = b.placeholder("W", layout == Layout::NCHW ? std::vector<int64_t>{s[1], 1, s[4], s[5]}
+                                                         : std::vector<int64_t>{s[4], s[5], 1, s[1]});
     conv2d(b, x, w, p);
   } else if (op == "max_pool2d" || op == "avg_pool2d") {
     need(7, 7), positive(0, 6);
-    Tensor x = b.placeholder("X", {s[0], s[1], s[2], s[3]});
-    op == "max_pool2d" ? maxPool2d(b, x, s[4], s[5], s[6]) : avgPool2d(b, x, s[4], s[5], s[6]);
+    Tensor x = b.placeholder("X", image(layout, s[0], s[1], s[2], s[3]));
+    op == "max_pool2d" ? maxPool2d(b, x, s[4], s[5], s[6], layout) : avgPool2d(b, x, s[4], s[5], s[6], layout);
   } else if (op == "global_avg_pool") {
     need(4, 4), positive(0, 4);
-    globalAvgPool(b, b.placeholder("X", {s[0], s[1], s[2], s[3]}));
+    globalAvgPool(b, b.placeholder("X", image(layout, s[0], s[1], s[2], s[3])), layout);
   } else if (op == "relu" || op == "gelu") {
     need(1, 6), positive(0, 6);
     Tensor x = b.placeholder("X", s);

@@ -87,8 +87,8 @@ int main(int argc, char** argv) {
     std::printf("%-10s %9.4f ms %8.1f GFLOP/s\n", name, *t * 1e3, g / *t);
     if (bestPeer == 0 || *t < bestPeer) bestPeer = *t, bestPeerName = name;
   };
-  std::printf("%s %s, %d trials per search, %u threads\n", op.c_str(), shapeText.c_str(), trials,
-              std::thread::hardware_concurrency());
+  std::printf("%s %s%s%s, %d trials per search, %u threads\n", op.c_str(), shapeText.c_str(),
+              task.layout.empty() ? "" : " layout ", task.layout.c_str(), trials, std::thread::hardware_concurrency());
   std::printf("%-10s %9.4f ms %8.1f GFLOP/s  (%.1f s, search %.1f s, %zu predictions)\n", "evo+xgb", evoMs,
               g / evo.bestSeconds, evo.wallSeconds, evo.searchSeconds, evo.predictions);
   if (randomTrials > 0)

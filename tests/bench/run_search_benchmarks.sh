@@ -9,7 +9,10 @@ bin=${TESSEL_BUILD_DIR:-$root/build}/bin
 out=$root/docs/bench
 mkdir -p "$out"
 trials=${TRIALS:-500}
+# CASES="conv_64_56 ..." runs a subset.
+cases=${CASES:-matmul_1024 conv_128_28 conv_64_56 conv_256_14 conv_512_7}
 run() {  # name op shape random-trials
+  [[ " $cases " == *" $1 "* ]] || return 0
   echo "== $1" >&2
   "$bin/bench_tuning" "$2" "$3" "$trials" "$out/$1" "$4" | tee "$out/$1.txt"
 }

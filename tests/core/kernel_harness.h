@@ -31,6 +31,30 @@ class KernelHarness {
     support::removeTree(dir_);
   }
 
+  // Runs the naive program of `dag` on the given inputs; returns its outputs.
+  std::vector<std::vector<float>> runNaive(const te::ComputeDAG& dag, std::vector<std::vector<float>> inputs) {
+    lower::LoweredFunc naive = lower::lowerState(schedule::State(dag));
+    std::string sym = "naive_run" + std::to_string(runs_++);
+    codegen::BuildOptions o;
+    o.workDir = dir_;
+    o.flags = {"-O1", "-fopenmp", "-std=c++17", "-w"};
+    auto built = codegen::buildCandidates({{codegen::emitCppKernel(naive, sym), sym}}, o);
+    if (built[0].library.empty()) return {};
+    void* h = dlopen(built[0].library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) return {};
+    handles_.push_back(h);
+    auto fn = reinterpret_cast<int (*)(float* const*)>(dlsym(h, sym.c_str()));
+    std::vector<std::vector<float>> bufs = std::move(inputs);
+    bufs.resize(naive.args.size());
+    for (size_t i = naive.numInputs; i < naive.args.size(); ++i)
+      bufs[i].assign(size_t(naive.args[i].size), NAN);
+    std::vector<float*> ptrs;
+    for (auto& b : bufs)
+      ptrs.push_back(b.data());
+    if (!fn || fn(ptrs.data()) != 0) return {};
+    return std::vector<std::vector<float>>(bufs.begin() + long(naive.numInputs), bufs.end());
+  }
+
   // Compiles every program of `dag` (plus the naive one) and checks each
   // against the naive program on random inputs. One outcome per program.
   std::vector<CheckOutcome> check(const te::ComputeDAG& dag, const std::vector<std::vector<schedule::Step>>& programs) {
@@ -112,6 +136,7 @@ class KernelHarness {
  private:
   std::string dir_;
   std::vector<void*> handles_;
+  int runs_ = 0;
 };
 
 }  // namespace tessel::testing

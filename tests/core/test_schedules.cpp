@@ -49,6 +49,17 @@ class TestSchedules : public QObject {
                                       << "1,8,12,12,3,3,1,1";
     QTest::newRow("conv2d_bias_relu") << "conv2d_bias_relu"
                                       << "1,8,10,10,8,3,3,1,1";
+    // "@nhwc": the channels-last definition the CPU tunes by default.
+    QTest::newRow("conv2d nhwc") << "conv2d@nhwc"
+                                 << "1,8,12,12,16,3,3,1,1";
+    QTest::newRow("conv2d nhwc strided grouped") << "conv2d@nhwc"
+                                                 << "1,8,11,11,8,3,3,2,1,1,2";
+    QTest::newRow("conv2d_bias_relu nhwc") << "conv2d_bias_relu@nhwc"
+                                           << "1,8,10,10,16,3,3,1,1";
+    QTest::newRow("depthwise_conv2d nhwc") << "depthwise_conv2d@nhwc"
+                                           << "1,16,10,10,3,3,1,1";
+    QTest::newRow("max_pool2d nhwc") << "max_pool2d@nhwc"
+                                     << "1,8,12,12,3,2,1";
     QTest::newRow("max_pool2d") << "max_pool2d"
                                 << "1,4,12,12,3,2,1";
     QTest::newRow("avg_pool2d") << "avg_pool2d"
@@ -79,7 +90,9 @@ class TestSchedules : public QObject {
     std::vector<int64_t> dims;
     for (const QString& s : shape.split(','))
       dims.push_back(s.toLongLong());
-    te::ComputeDAG dag = te::makeOperator(op.toStdString(), dims);
+    QStringList opLayout = op.split('@');
+    te::Layout layout = opLayout.size() > 1 ? te::parseLayout(opLayout[1].toStdString()) : te::Layout::NCHW;
+    te::ComputeDAG dag = te::makeOperator(opLayout[0].toStdString(), dims, layout);
     HardwareParams hw;
     std::vector<Sketch> sketches = generateSketches(dag, hw);
     QVERIFY(!sketches.empty());
@@ -95,6 +108,74 @@ class TestSchedules : public QObject {
     QVERIFY(programs.size() >= 12);
     testing::KernelHarness h;
     requireAllOk(h.check(dag, programs), programs);
+  }
+
+  // The NHWC definitions compute what the NCHW ones do, on transposed data.
+  void nhwcComputesWhatNchwDoes_data() {
+    QTest::addColumn<QString>("op");
+    QTest::addColumn<QString>("shape");
+    QTest::newRow("conv2d") << "conv2d"
+                            << "2,6,9,9,8,3,3,1,1";
+    QTest::newRow("conv2d strided dilated") << "conv2d"
+                                            << "1,4,13,12,6,3,2,2,1,2,1";
+    QTest::newRow("conv2d grouped") << "conv2d"
+                                    << "1,8,8,8,12,3,3,1,1,1,4";
+    QTest::newRow("conv2d_bias_relu") << "conv2d_bias_relu"
+                                      << "1,4,7,7,8,1,1,1,0";
+    QTest::newRow("depthwise_conv2d") << "depthwise_conv2d"
+                                      << "1,8,9,9,3,3,2,1";
+    QTest::newRow("max_pool2d") << "max_pool2d"
+                                << "1,5,9,9,3,2,1";
+    QTest::newRow("avg_pool2d") << "avg_pool2d"
+                                << "2,3,8,8,2,2,0";
+    QTest::newRow("global_avg_pool") << "global_avg_pool"
+                                     << "1,6,5,5";
+  }
+
+  void nhwcComputesWhatNchwDoes() {
+    QFETCH(QString, op);
+    QFETCH(QString, shape);
+    std::vector<int64_t> s;
+    for (const QString& v : shape.split(','))
+      s.push_back(v.toLongLong());
+    const std::string name = op.toStdString();
+    te::ComputeDAG nchw = te::makeOperator(name, s, te::Layout::NCHW);
+    te::ComputeDAG nhwc = te::makeOperator(name, s, te::Layout::NHWC);
+    // [a,b,c,d] -> [c,d,b,a] for weights (KCRS -> RSCK), [a,c,d,b] for images.
+    auto permute = [](const std::vector<float>& in, const std::vector<int64_t>& d, bool weight) {
+      std::vector<float> out(in.size());
+      for (int64_t a = 0; a < d[0]; ++a)
+        for (int64_t b = 0; b < d[1]; ++b)
+          for (int64_t c = 0; c < d[2]; ++c)
+            for (int64_t e = 0; e < d[3]; ++e) {
+              size_t from = size_t(((a * d[1] + b) * d[2] + c) * d[3] + e);
+              size_t to = weight ? size_t(((c * d[3] + e) * d[1] + b) * d[0] + a)
+                                 : size_t(((a * d[2] + c) * d[3] + e) * d[1] + b);
+              out[to] = in[from];
+            }
+      return out;
+    };
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    std::vector<std::vector<float>> inA, inB;
+    for (const te::Op& o : nchw.ops()) {
+      if (!o.placeholder) continue;
+      std::vector<float> v(size_t(o.numElements()));
+      for (float& x : v)
+        x = u(rng);
+      inA.push_back(v);
+      inB.push_back(o.shape.size() == 4 ? permute(v, o.shape, o.name == "W") : v);
+    }
+    testing::KernelHarness h;
+    std::vector<std::vector<float>> outA = h.runNaive(nchw, inA), outB = h.runNaive(nhwc, inB);
+    QCOMPARE(outA.size(), size_t(1));
+    QCOMPARE(outB.size(), size_t(1));
+    const te::Op& outOp = nchw.ops().back();
+    std::vector<float> want = permute(outA[0], outOp.shape, false);
+    QCOMPARE(outB[0].size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      QVERIFY2(std::fabs(outB[0][i] - want[i]) <= 1e-5f * (1 + std::fabs(want[i])),
+               qPrintable(QString("element %1: %2 vs %3").arg(i).arg(outB[0][i]).arg(want[i])));
   }
 
   // GPU sketches (SSSRRSRS tiling, shared-memory caches, cross-thread
