@@ -7,6 +7,8 @@
 namespace tessel::cli {
 
 int tuneOpCommand(const std::vector<std::string>& args);
+int dbCommand(const std::vector<std::string>& args);
+int exportCommand(const std::vector<std::string>& args);
 // Path of an executable installed beside this one (tessel-worker).
 std::string siblingExecutable(const std::string& name);
 

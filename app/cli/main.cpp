@@ -16,6 +16,8 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  tune-op OP --shape A,B,C[,...]   tune one operator (tessel tune-op --help)\n"
+    "  db stats|best|sessions           what a tuning database holds\n"
+    "  export --task KEY --out DIR      tuned kernels as a library, or records as CSV/JSON lines\n"
     "\n"
     "Run 'tessel COMMAND --help' for the options of a command.\n";
 
@@ -39,6 +41,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "tune-op") return tessel::cli::tuneOpCommand(rest);
+    if (cmd == "db") return tessel::cli::dbCommand(rest);
+    if (cmd == "export") return tessel::cli::exportCommand(rest);
     std::fprintf(stderr, "tessel: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const tessel::cli::UsageError& e) {

@@ -10,6 +10,7 @@
 #include "baseline/baselines.h"
 #include "commands.h"
 #include "search/tuner.h"
+#include "store/tuning_recorder.h"
 #include "te/operators.h"
 
 namespace tessel::cli {
@@ -24,6 +25,8 @@ const char* kHelp =
     "options:\n"
     "  --shape A,B,...     the operator's shape (see the list below)\n"
     "  --target cpu|cuda   target (default cpu)\n"
+    "  --layout nchw|nhwc  storage of image ops (convolutions, pools); shapes stay\n"
+    "                      N,C,H,W either way (default: nhwc on cpu, nchw on cuda)\n"
     "  --trials N          programs to measure (default 64)\n"
     "  --search evolutionary|random|anneal\n"
     "                      search policy (default evolutionary)\n"
@@ -34,6 +37,11 @@ const char* kHelp =
     "  --population N      evolutionary population (default 2048)\n"
     "  --timeout SECONDS   per-program run time limit (default 10)\n"
     "  --jobs N            parallel compiler processes (default: cores)\n"
+    "  --db FILE           keep every record in this SQLite database (default:\n"
+    "                      $TESSEL_DB, else ~/.local/share/tessel/tessel.db)\n"
+    "  --resume            continue the task's last unfinished session until it\n"
+    "                      has --trials records; stored programs are not measured again\n"
+    "  --no-db             keep nothing\n"
     "  --compare           also time oneDNN, OpenBLAS and LibTorch on the op, in this process\n"
     "  --show-code         print the best program's C++\n"
     "  --json              print one JSON object on stdout\n"
@@ -54,10 +62,10 @@ std::string siblingExecutable(const std::string& name) {
 }
 
 int tuneOpCommand(const std::vector<std::string>& argv) {
-  Args args(
-      argv,
-      {"shape", "target", "trials", "search", "cost-model", "seed", "batch", "timeout", "jobs", "db", "population"},
-      {"json", "help", "compare", "show-code"});
+  Args args(argv,
+            {"shape", "target", "layout", "trials", "search", "cost-model", "seed", "batch", "timeout", "jobs", "db",
+             "population"},
+            {"json", "help", "compare", "show-code", "resume", "no-db"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     for (const auto& op : te::tunableOps())
@@ -68,7 +76,8 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
     throw UsageError(args.positional().empty() ? "missing OP (try --help)"
                                                : "expected one OP, got '" + args.positional()[1] + "' too");
   if (!args.has("shape")) throw UsageError("missing --shape");
-  if (args.has("db")) throw UsageError("--db is not available yet (the tuning database comes with issue #4)");
+  if (args.has("no-db") && (args.has("db") || args.has("resume")))
+    throw UsageError("--no-db cannot be combined with --db or --resume");
   std::string op = args.positional()[0];
   std::vector<int64_t> shape = parseShape(args.get("shape"));
   std::string target = args.get("target", "cpu");
@@ -87,7 +96,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
                      " (available: xgb, random; mlp, gat and atformer come later)");
   search::SearchTask task;
   try {
-    task = search::makeOperatorTask(op, shape, target);
+    task = search::makeOperatorTask(op, shape, target, args.get("layout", ""));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -105,6 +114,36 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   o.measurer.run.seed = unsigned(o.seed);
   o.measurer.build.jobs = int(args.getInt("jobs", cores, 1, 256));
   bool json = args.has("json");
+
+  // The database is opened before any tuning: a bad file fails fast.
+  std::unique_ptr<store::Database> db;
+  std::optional<store::TuningRecorder> recorder;
+  if (!args.has("no-db")) {
+    db = store::Database::open(args.get("db", store::defaultDatabasePath()), store::OpenMode::ReadWrite);
+    nlohmann::json config = {{"command", "tune-op"},
+                             {"op", op},
+                             {"shape", shape},
+                             {"target", target},
+                             {"layout", task.layout},
+                             {"trials", o.trials},
+                             {"search", search},
+                             {"cost_model", search == "random" ? "none" : costModel},
+                             {"seed", o.seed},
+                             {"batch", o.batchSize},
+                             {"population", o.evolution.population}};
+    recorder.emplace(*db, task, config.dump(), o.trials, args.has("resume"));
+    recorder->attach(o);
+    if (!json) {
+      if (recorder->resumed())
+        std::fprintf(stderr, "resuming session %lld in %s: %zu trials done\n", (long long)recorder->sessionId(),
+                     db->path().c_str(), recorder->previousTrials());
+      else
+        std::fprintf(stderr, "%ssession %lld in %s\n", args.has("resume") ? "no unfinished session: new " : "",
+                     (long long)recorder->sessionId(), db->path().c_str());
+      if (recorder->knownRecords())
+        std::fprintf(stderr, "learning from %zu stored records of this task\n", recorder->knownRecords());
+    }
+  }
   if (!json)
     std::fprintf(stderr, "tuning %s (%s) %s: %.3f GFLOP, %d trials, %s search\n", op.c_str(), args.get("shape").c_str(),
                  target.c_str(), task.flops / 1e9, o.trials, search.c_str());
@@ -115,7 +154,14 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
     else
       std::fprintf(stderr, "  %5d trials  no valid program yet\n", trials);
   };
-  search::TuneResult r = search::tuneTask(task, o);
+  search::TuneResult r;
+  try {
+    r = search::tuneTask(task, o);
+  } catch (...) {
+    if (recorder) recorder->end("failed");
+    throw;
+  }
+  if (recorder) recorder->finish(r);
 
   // The peers run after the tuning, in this process, with the worker's timing rule.
   std::optional<baseline::BaselineResult> peers;
@@ -131,7 +177,13 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
     j["op"] = op;
     j["shape"] = shape;
     j["target"] = target;
+    if (!task.layout.empty()) j["layout"] = task.layout;
     j["workload_key"] = task.key;
+    if (db) {
+      j["db"] = db->path();
+      j["session"] = recorder->sessionId();
+      j["resumed"] = recorder->resumed();
+    }
     j["flops"] = task.flops;
     j["trials"] = r.trials;
     j["valid_trials"] = r.validTrials;

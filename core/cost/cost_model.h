@@ -24,6 +24,9 @@ class CostModel {
   virtual std::vector<double> predict(const std::vector<ProgramFeatures>& programs) = 0;
   // Number of programs learned from so far.
   virtual size_t trainedOn() const = 0;
+  // The trained model as bytes, to keep in the database ("" if there is
+  // nothing worth keeping, e.g. the random model or an untrained one).
+  virtual std::string save() const { return {}; }
 };
 
 // "random": uniform random scores (the baseline every model must beat).

@@ -165,6 +165,14 @@ class XgbModel final : public CostModel {
 
   std::string name() const override { return "xgb"; }
 
+  std::string save() const override {
+    if (!booster_) return {};
+    bst_ulong len = 0;
+    const char* buf = nullptr;
+    check(XGBoosterSaveModelToBuffer(booster_.get(), R"({"format": "ubj"})", &len, &buf), "XGBoosterSaveModelToBuffer");
+    return std::string(buf, static_cast<size_t>(len));
+  }
+
   void update(const std::vector<ProgramFeatures>& programs, const std::vector<double>& costs) override {
     if (programs.size() != costs.size()) {
       throw std::invalid_argument("xgb cost model: " + std::to_string(programs.size()) + " programs but " +

@@ -91,6 +91,10 @@ struct ProgramDecisions {
   size_t sketch = 0;
   std::map<std::string, Choice> choices;
 };
+// As JSON text (stored with each record, so a resumed search can evolve
+// from measured programs); parsing throws ScheduleError on malformed text.
+std::string serializeDecisions(const ProgramDecisions& d);
+ProgramDecisions deserializeDecisions(const std::string& text);
 
 // Random annotation of a sketch: the steps of one complete program, and the
 // decisions taken if `decisions` is given. Throws ScheduleError if the

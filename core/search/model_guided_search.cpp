@@ -139,7 +139,7 @@ std::vector<Program> ModelGuidedSearch::nextBatch(int n) {
   for (const Individual& ind : all) {
     if (int(batch.size()) >= n - randomCount) break;
     if (!std::isfinite(ind.score) || !seen_.insert(ind.key).second) continue;
-    proposed_[ind.key] = ind.decisions;
+    proposed_[ind.key] = {ind.decisions, ind.score};
     batch.push_back(ind.steps);
   }
   for (int misses = 0; int(batch.size()) < n && misses < 50 * n;) {
@@ -149,7 +149,7 @@ std::vector<Program> ModelGuidedSearch::nextBatch(int n) {
       ++misses;
       continue;
     }
-    proposed_[ind.key] = ind.decisions;
+    proposed_[ind.key] = {ind.decisions};
     batch.push_back(ind.steps);
   }
   lastSearchSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -170,7 +170,7 @@ void ModelGuidedSearch::update(const std::vector<Program>& programs,
     if (it != proposed_.end()) {
       if (std::isfinite(c)) {
         Individual ind;
-        ind.decisions = it->second;
+        ind.decisions = it->second.decisions;
         ind.steps = programs[i];
         ind.key = key;
         measured_.push_back({c, std::move(ind)});
@@ -179,6 +179,27 @@ void ModelGuidedSearch::update(const std::vector<Program>& programs,
     }
   }
   model_->update(feats, costs);
+}
+
+SearchPolicy::ProposalInfo ModelGuidedSearch::proposalInfo(const std::string& key) const {
+  auto it = proposed_.find(key);
+  if (it == proposed_.end()) return {};
+  return {schedule::serializeDecisions(it->second.decisions), it->second.score, model_->name()};
+}
+
+void ModelGuidedSearch::restore(const std::vector<Program>& programs,
+                                const std::vector<measure::MeasureResult>& results,
+                                const std::vector<std::string>& decisions) {
+  for (size_t i = 0; i < programs.size() && i < decisions.size(); ++i) {
+    if (decisions[i].empty()) continue;
+    try {
+      schedule::ProgramDecisions d = schedule::deserializeDecisions(decisions[i]);
+      if (d.sketch < sketches_.size()) proposed_[schedule::serializeSteps(programs[i])] = {std::move(d)};
+    } catch (const schedule::ScheduleError&) {
+      // Learned from, but not evolved from.
+    }
+  }
+  update(programs, results);
 }
 
 }  // namespace tessel::search

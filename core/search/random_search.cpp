@@ -46,6 +46,17 @@ std::vector<Program> RandomSearch::nextBatch(int n) {
   return batch;
 }
 
+void SearchPolicy::restore(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results,
+                           const std::vector<std::string>& /*decisions*/) {
+  update(programs, results);
+}
+
+void RandomSearch::restore(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>&,
+                           const std::vector<std::string>&) {
+  for (const Program& p : programs)
+    seen_.insert(schedule::serializeSteps(p));
+}
+
 std::unique_ptr<SearchPolicy> makeSearchPolicy(const std::string& name, const SearchTask& task,
                                                const schedule::HardwareParams& hw, uint64_t seed,
                                                const std::string& costModel, EvolutionParams params) {

@@ -2,6 +2,7 @@
 // from the measured results.
 #pragma once
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -25,6 +26,19 @@ class SearchPolicy {
   // Up to n programs never proposed before (fewer when the space runs dry).
   virtual std::vector<Program> nextBatch(int n) = 0;
   virtual void update(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results) = 0;
+
+  // What the policy knows of a program it proposed, until update() sees it.
+  struct ProposalInfo {
+    std::string decisions;  // serialised; empty if unknown
+    double predicted = std::numeric_limits<double>::quiet_NaN();
+    std::string costModel;  // the model that predicted it
+  };
+  virtual ProposalInfo proposalInfo(const std::string& /*key*/) const { return {}; }
+  // Programs measured before (a resumed or an earlier session): they are
+  // never proposed again, and a guided policy learns from them and evolves
+  // from the valid ones whose decisions are known (may be empty).
+  virtual void restore(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results,
+                       const std::vector<std::string>& decisions);
 };
 
 // Random programs: a random sketch, randomly annotated (Ansor's baseline).
@@ -34,6 +48,8 @@ class RandomSearch : public SearchPolicy {
   std::string name() const override { return "random"; }
   std::vector<Program> nextBatch(int n) override;
   void update(const std::vector<Program>&, const std::vector<measure::MeasureResult>&) override {}
+  void restore(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results,
+               const std::vector<std::string>& decisions) override;
   const std::vector<schedule::Sketch>& sketches() const { return sketches_; }
   // Invalid annotations seen (rejected before building), with their reasons.
   int rejected() const { return rejected_; }
@@ -72,6 +88,9 @@ class ModelGuidedSearch : public RandomSearch {
   std::string name() const override { return anneal_ ? "anneal" : "evolutionary"; }
   std::vector<Program> nextBatch(int n) override;
   void update(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results) override;
+  ProposalInfo proposalInfo(const std::string& key) const override;
+  void restore(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results,
+               const std::vector<std::string>& decisions) override;
   cost::CostModel& model() { return *model_; }
   // Seconds spent in the last nextBatch (features, prediction, evolution).
   double lastSearchSeconds() const { return lastSearchSeconds_; }
@@ -93,8 +112,12 @@ class ModelGuidedSearch : public RandomSearch {
   std::unique_ptr<cost::CostModel> model_;
   bool anneal_;
   EvolutionParams params_;
-  std::map<std::string, schedule::ProgramDecisions> proposed_;  // key -> decisions, until measured
-  std::vector<std::pair<double, Individual>> measured_;         // (cost, program), valid ones
+  struct Proposed {
+    schedule::ProgramDecisions decisions;
+    double score = std::numeric_limits<double>::quiet_NaN();
+  };
+  std::map<std::string, Proposed> proposed_;             // key -> what was proposed, until measured
+  std::vector<std::pair<double, Individual>> measured_;  // (cost, program), valid ones
   double lastSearchSeconds_ = 0;
   size_t lastPredictions_ = 0;
 };

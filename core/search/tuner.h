@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,14 @@
 #include "search/search_policy.h"
 
 namespace tessel::search {
+
+struct TuneRecord {
+  std::string steps;  // serialised
+  measure::MeasureResult result;
+  std::string decisions;  // serialised annotation decisions, if the policy knows them
+  double predicted = std::numeric_limits<double>::quiet_NaN();  // cost model score at proposal
+  std::string costModel;                                        // which model predicted it
+};
 
 struct TuneOptions {
   int trials = 64;
@@ -23,11 +32,14 @@ struct TuneOptions {
   measure::MeasurerOptions measurer;
   // Called after each measured batch (trials so far, best seconds so far).
   std::function<void(int, double)> onBatch;
-};
-
-struct TuneRecord {
-  std::string steps;  // serialised
-  measure::MeasureResult result;
+  // Called with each measured batch's records, before onBatch (the store
+  // writes them here, one transaction per batch).
+  std::function<void(const std::vector<TuneRecord>&)> onRecords;
+  // A resumed session: its records count towards `trials`, the best and the
+  // curve. Records of other sessions of the task: learned from, never
+  // measured again. Neither is passed to onRecords.
+  std::vector<TuneRecord> previous;
+  std::vector<TuneRecord> known;
 };
 
 struct TuneResult {
@@ -40,6 +52,9 @@ struct TuneResult {
   double wallSeconds = 0;
   double searchSeconds = 0;  // proposing batches: features, prediction, evolution
   size_t predictions = 0;    // programs the cost model scored
+  // The guiding cost model at the end (empty for random search).
+  std::string costModelName, costModelBlob;
+  size_t costModelTrainedOn = 0;
 };
 
 TuneResult tuneTask(const SearchTask& task, const TuneOptions& options);

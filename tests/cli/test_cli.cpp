@@ -1,10 +1,16 @@
 // The tessel CLI as a user runs it: a real process, its exit code, stderr
 // messages and the JSON it prints.
+#include <sqlite3.h>
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QtTest>
+#include <chrono>
+#include <random>
+#include <thread>
 
 namespace {
 
@@ -13,8 +19,21 @@ struct Run {
   QString out, err;
 };
 
+// Runs without --db write here, never into the user's own database.
+QTemporaryDir& scratch() {
+  static QTemporaryDir dir;
+  return dir;
+}
+
+void isolate(QProcess& p) {
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("TESSEL_DB", scratch().filePath("default.db"));
+  p.setProcessEnvironment(env);
+}
+
 Run tessel(const QStringList& args, int timeoutMs = 120000) {
   QProcess p;
+  isolate(p);
   p.start(TESSEL_CLI_PATH, args);
   if (!p.waitForFinished(timeoutMs)) {
     p.kill();
@@ -54,6 +73,17 @@ class TestCli : public QObject {
     QTest::newRow("unknown target") << QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--target", "tpu"}
                                     << "unknown target 'tpu'";
     QTest::newRow("unknown command") << QStringList{"tune-ops"} << "unknown command 'tune-ops'";
+    QTest::newRow("unknown layout") << QStringList{"tune-op",           "conv2d",   "--shape",
+                                                   "1,4,8,8,4,3,3,1,1", "--layout", "nchwc"}
+                                    << "unknown layout 'nchwc'";
+    QTest::newRow("db: missing file") << QStringList{"db", "stats", "--db", "/nonexistent/t.db"}
+                                      << "no such database: /nonexistent/t.db";
+    QTest::newRow("db: what") << QStringList{"db", "stat"} << "unknown 'db stat'";
+    QTest::newRow("export: no subject") << QStringList{"export", "--out", "x"} << "exactly one of --task";
+    QTest::newRow("export: format") << QStringList{"export", "--all", "--out", "x", "--format", "xml"}
+                                    << "unknown --format xml";
+    QTest::newRow("no-db with db") << QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--no-db", "--resume"}
+                                   << "--no-db cannot be combined";
   }
 
   void badInputFailsWithAMessage() {
@@ -112,6 +142,88 @@ class TestCli : public QObject {
     QCOMPARE(j["trials"].toInt(), 8);
     QVERIFY(j["correct"].toBool());
     QVERIFY(j["predictions"].toInt() > 64);  // the model scored every generation
+  }
+
+  // A file that is not a database: every command names it and leaves it as it was.
+  void notADatabaseIsLeftAlone() {
+    const QString path = scratch().filePath("notes.txt");
+    const QByteArray text = QByteArray("my notes\n").repeated(100);
+    {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(text);
+    }
+    for (const QStringList& args :
+         {QStringList{"db", "stats", "--db", path}, QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--db", path},
+          QStringList{"export", "--all", "--db", path, "--out", scratch().filePath("x")}}) {
+      Run r = tessel(args);
+      QVERIFY2(r.code == 1, qPrintable(r.err));
+      QVERIFY2(r.err.contains("is not an SQLite database"), qPrintable(r.err));
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::ReadOnly));
+      QCOMPARE(f.readAll(), text);
+    }
+  }
+
+  // SIGKILL at random moments, then --resume: an intact database, whole
+  // batches only, the trial budget met and no program measured twice.
+  void killedTuningResumes() {
+    const QString db = scratch().filePath("killed.db");
+    const QStringList base = {"tune-op", "matmul",   "--shape", "48,40,32", "--trials", "40",    "--batch",
+                              "8",       "--search", "random",  "--db",     db,         "--json"};
+    std::mt19937 rng(11);
+    for (int k = 0; k < 3; ++k) {
+      QProcess p;
+      isolate(p);
+      p.start(TESSEL_CLI_PATH, k ? base + QStringList{"--resume"} : base);
+      QVERIFY(p.waitForStarted());
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(1500, 6000)(rng)));
+      p.kill();
+      p.waitForFinished();
+      sqlite3* raw = nullptr;
+      QCOMPARE(sqlite3_open_v2(db.toUtf8().constData(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+      sqlite3_stmt* st = nullptr;
+      QCOMPARE(sqlite3_prepare_v2(raw, "PRAGMA integrity_check", -1, &st, nullptr), SQLITE_OK);
+      QCOMPARE(sqlite3_step(st), SQLITE_ROW);
+      QCOMPARE(QString(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), QString("ok"));
+      sqlite3_finalize(st);
+      sqlite3_close(raw);
+      Run stats = tessel({"db", "stats", "--db", db, "--json"});
+      if (stats.code == 0) {  // the first kill may come before the database exists
+        int records = QJsonDocument::fromJson(stats.out.toUtf8()).object()["records"].toInt();
+        QVERIFY2(records % 8 == 0, qPrintable(QString::number(records)));  // batches land whole
+      }
+    }
+    Run r = tessel(base + QStringList{"--resume"}, 300000);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(j["trials"].toInt(), 40);
+    Run stats = tessel({"db", "stats", "--db", db, "--json"});
+    QVERIFY2(stats.code == 0, qPrintable(stats.err));
+    QJsonObject s = QJsonDocument::fromJson(stats.out.toUtf8()).object();
+    for (const char* f : {"records", "valid_records", "distinct_programs", "sessions", "tasks"})
+      QVERIFY2(s.contains(f), f);
+    QCOMPARE(s["records"].toInt(), 40);
+    QCOMPARE(s["distinct_programs"].toInt(), 40);
+    QCOMPARE(s["tasks"].toInt(), 1);
+
+    // The best program, its export and the record dumps.
+    Run best = tessel({"db", "best", "--db", db, "--json"});
+    QVERIFY2(best.code == 0, qPrintable(best.err));
+    QJsonArray rows = QJsonDocument::fromJson(best.out.toUtf8()).object()["best"].toArray();
+    QCOMPARE(rows.size(), 1);
+    QCOMPARE(rows[0].toObject()["task"].toString(), j["workload_key"].toString());
+    QVERIFY(rows[0].toObject()["gflops"].toDouble() > 0);
+    Run sessions = tessel({"db", "sessions", "--db", db, "--json"});
+    QVERIFY(QJsonDocument::fromJson(sessions.out.toUtf8()).object()["sessions"].toArray().size() >= 1);
+    const QString out = scratch().filePath("export");
+    Run ex = tessel({"export", "--db", db, "--task", j["workload_key"].toString(), "--out", out, "--json"});
+    QVERIFY2(ex.code == 0, qPrintable(ex.err));
+    QVERIFY(QFile::exists(out + "/manifest.json"));
+    QVERIFY(QFile::exists(out + "/CMakeLists.txt"));
+    Run csv = tessel({"export", "--db", db, "--all", "--out", out, "--format", "csv", "--json"});
+    QVERIFY2(csv.code == 0, qPrintable(csv.err));
+    QCOMPARE(QJsonDocument::fromJson(csv.out.toUtf8()).object()["records"].toInt(), 40);
   }
 };
 

@@ -1,0 +1,99 @@
+// tessel export: the tuned kernels of a task or model as a library, or the
+// records as CSV / JSON lines.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "args.h"
+#include "commands.h"
+#include "export/kernel_export.h"
+#include "store/database.h"
+
+namespace tessel::cli {
+
+namespace {
+
+const char* kHelp =
+    "usage: tessel export [--db FILE] (--task KEY | --model MODEL | --all) --out DIR\n"
+    "                     [--format kernels|csv|jsonl] [--json]\n"
+    "\n"
+    "kernels (default): per task the best kernel's source, one compiled library\n"
+    "(lib/libtessel_kernels.so), include/tessel_kernels.h with typed entry points\n"
+    "and argument shapes, manifest.json and a CMakeLists.txt that builds them.\n"
+    "csv, jsonl: every record of the tasks as records.csv / records.jsonl.\n"
+    "\n"
+    "options:\n"
+    "  --db FILE     the database (default: $TESSEL_DB, else ~/.local/share/tessel/tessel.db)\n"
+    "  --task KEY    a workload key (tessel db best lists them)\n"
+    "  --model NAME  every task of a tuned model\n"
+    "  --all         every task in the database\n"
+    "  --out DIR     where to write (created)\n"
+    "  --no-compile  write the sources without building the library\n"
+    "  --json        print one JSON object on stdout\n";
+
+}  // namespace
+
+int exportCommand(const std::vector<std::string>& argv) {
+  Args args(argv, {"db", "task", "model", "out", "format"}, {"json", "help", "all", "no-compile"});
+  if (args.has("help")) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
+  int chosen = int(args.has("task")) + int(args.has("model")) + int(args.has("all"));
+  if (chosen != 1) throw UsageError("give exactly one of --task KEY, --model MODEL, --all");
+  if (!args.has("out")) throw UsageError("missing --out DIR");
+  const std::string format = args.get("format", "kernels");
+  if (format != "kernels" && format != "csv" && format != "jsonl")
+    throw UsageError("unknown --format " + format + " (available: kernels, csv, jsonl)");
+
+  auto db = store::Database::open(args.get("db", store::defaultDatabasePath()), store::OpenMode::ReadOnly);
+  std::vector<store::TaskRow> tasks;
+  if (args.has("task")) {
+    auto t = db->taskByKey(args.get("task"));
+    if (!t) throw std::runtime_error("no task '" + args.get("task") + "' in " + db->path() + " (see tessel db best)");
+    tasks.push_back(*t);
+  } else if (args.has("model")) {
+    for (auto& [t, weight] : db->modelTasks(args.get("model")))
+      tasks.push_back(t);
+    if (tasks.empty()) throw std::runtime_error("no model '" + args.get("model") + "' in " + db->path());
+  } else {
+    tasks = db->tasks();
+    if (tasks.empty()) throw std::runtime_error(db->path() + " has no task");
+  }
+
+  const std::string out = args.get("out");
+  nlohmann::json j;
+  j["out"] = out;
+  j["format"] = format;
+  if (format == "kernels") {
+    exporter::KernelExportOptions options;
+    options.compile = !args.has("no-compile");
+    exporter::ExportResult r = exporter::exportKernels(*db, tasks, out, options);
+    nlohmann::json ks = nlohmann::json::array();
+    for (const auto& k : r.kernels) {
+      ks.push_back({{"task", k.taskKey},
+                    {"function", k.function},
+                    {"source", k.source},
+                    {"latency_ms", k.latencyMs},
+                    {"gflops", k.gflops}});
+      if (!args.has("json"))
+        std::printf("%s: %s (%s), %.4f ms, %.2f GFLOP/s\n", k.taskKey.c_str(), k.function.c_str(), k.source.c_str(),
+                    k.latencyMs, k.gflops);
+    }
+    j["kernels"] = ks;
+    j["library"] = r.library;
+    j["header"] = r.header;
+    if (!args.has("json"))
+      std::printf("wrote %s/{CMakeLists.txt,manifest.json,%s%s}\n", out.c_str(), r.header.c_str(),
+                  r.library.empty() ? "" : ("," + r.library).c_str());
+  } else {
+    exporter::ExportResult r = exporter::exportRecords(*db, tasks, out, format);
+    j["records"] = r.records;
+    j["file"] = out + "/records." + format;
+    if (!args.has("json")) std::printf("wrote %zu records to %s/records.%s\n", r.records, out.c_str(), format.c_str());
+  }
+  if (args.has("json")) std::puts(j.dump().c_str());
+  return 0;
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,260 @@
+#include "export/kernel_export.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "codegen/cpp_codegen.h"
+#include "lower/loop_nest.h"
+#include "schedule/steps.h"
+#include "search/search_task.h"
+#include "support/subprocess.h"
+
+namespace tessel::exporter {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+void writeFile(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + p.string());
+}
+
+std::string isoNow() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string shapeText(const std::vector<int64_t>& s) {
+  std::string out;
+  for (int64_t v : s)
+    out += (out.empty() ? "" : "x") + std::to_string(v);
+  return out.empty() ? "scalar" : out;
+}
+
+struct Argument {
+  std::string name;
+  std::vector<int64_t> shape;
+  bool input = true;
+};
+
+// The kernel's arguments (inputs, then outputs) with their tensor shapes.
+std::vector<Argument> argumentsOf(const te::ComputeDAG& dag, const lower::LoweredFunc& f) {
+  std::vector<Argument> out;
+  for (size_t i = 0; i < f.args.size(); ++i) {
+    Argument a{f.args[i].name, {}, i < f.numInputs};
+    for (const te::Op& op : dag.ops())
+      if (lower::cIdent(op.name) == a.name) a.shape = op.shape;
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::string csvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s)
+    q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string number(double v) {
+  if (!std::isfinite(v)) return "";
+  std::ostringstream os;
+  os.precision(9);
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+ExportResult exportKernels(const store::Database& db, const std::vector<store::TaskRow>& tasks,
+                           const std::string& outDir, const KernelExportOptions& options) {
+  if (tasks.empty()) throw std::runtime_error("nothing to export: no task");
+  fs::path root(outDir);
+  ExportResult result;
+  result.header = "include/tessel_kernels.h";
+  std::ostringstream header;
+  header << "// Kernels tuned by Tessel, exported " << isoNow() << ".\n"
+         << "// Each function takes its inputs then its outputs: dense float32 arrays,\n"
+         << "// row-major in the shapes given; it returns 0, or 1 if a scratch buffer\n"
+         << "// could not be allocated. Built with -march=native: run them on the CPU\n"
+         << "// they were tuned on (see manifest.json).\n"
+         << "#pragma once\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  nlohmann::json manifest;
+  manifest["tessel_version"] = "0.1.0";
+  manifest["created"] = isoNow();
+  manifest["header"] = result.header;
+  manifest["kernels"] = nlohmann::json::array();
+  std::vector<std::string> sources;
+  std::string target;
+
+  for (const store::TaskRow& row : tasks) {
+    if (row.target != "cpu")
+      throw std::runtime_error("task " + row.key + " is for " + row.target +
+                               ": only cpu kernels can be exported so far");
+    target = row.target;
+    std::vector<store::BestRow> best = db.best(row.id);
+    if (best.empty()) throw std::runtime_error("task " + row.key + " has no valid record to export");
+    const store::RecordRow& rec = best.front().record;
+    search::SearchTask task;
+    try {
+      task = search::makeOperatorTask(row.op, row.shape, row.target, row.layout);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("cannot rebuild task " + row.key + ": " + e.what());
+    }
+    if (task.key != row.key)
+      throw std::runtime_error("the definition of " + row.op + " changed since task " + row.key +
+                               " was tuned (it is now " + task.key + "): tune it again to export it");
+    schedule::State state = schedule::replay(task.dag, schedule::deserializeSteps(rec.steps));
+    lower::LoweredFunc f = lower::lowerState(state);
+    std::vector<Argument> args = argumentsOf(task.dag, f);
+
+    ExportedKernel k;
+    k.taskKey = row.key;
+    k.function = "tessel_" + lower::cIdent(row.key);
+    k.source = "src/" + k.function + ".cpp";
+    k.latencyMs = rec.medianCost() * 1e3;
+    k.gflops = row.flops / rec.medianCost() / 1e9;
+
+    std::ostringstream params, call, doc;
+    nlohmann::json jargs = nlohmann::json::array();
+    for (size_t i = 0; i < args.size(); ++i) {
+      const Argument& a = args[i];
+      params << (i ? ", " : "") << (a.input ? "const float* " : "float* ") << a.name;
+      call << (i ? ", " : "") << (a.input ? "const_cast<float*>(" + a.name + ")" : a.name);
+      doc << "//   " << (a.input ? "in  " : "out ") << a.name << "[" << shapeText(a.shape) << "]\n";
+      jargs.push_back(
+          {{"name", a.name}, {"shape", a.shape}, {"role", a.input ? "input" : "output"}, {"dtype", "float32"}});
+    }
+    std::string prototype = "int " + k.function + "(" + params.str() + ")";
+    header << "// " << row.op << " " << shapeText(row.shape) << (row.layout.empty() ? "" : " (" + row.layout + ")")
+           << ", task " << row.key << ": " << number(k.latencyMs) << " ms, " << number(k.gflops)
+           << " GFLOP/s when tuned\n"
+           << doc.str() << prototype << ";\n\n";
+
+    std::ostringstream src;
+    src << "// " << row.op << " " << shapeText(row.shape) << ", tuned by Tessel (task " << row.key << ", record "
+        << rec.id << ").\n// Schedule: " << rec.steps << "\n"
+        << codegen::cppPrelude() << "#include \"tessel_kernels.h\"\n\n"
+        << codegen::emitCppKernel(f, k.function + "_args") << "\n"
+        << "extern \"C\" " << prototype << " {\n"
+        << "  float* const args[] = {" << call.str() << "};\n"
+        << "  return " << k.function << "_args(args);\n}\n";
+    writeFile(root / k.source, src.str());
+    sources.push_back(k.source);
+
+    manifest["kernels"].push_back({{"task", row.key},
+                                   {"op", row.op},
+                                   {"shape", row.shape},
+                                   {"layout", row.layout},
+                                   {"target", row.target},
+                                   {"function", k.function},
+                                   {"source", k.source},
+                                   {"arguments", jargs},
+                                   {"latency_ms", k.latencyMs},
+                                   {"gflops", k.gflops},
+                                   {"flops", row.flops},
+                                   {"record_id", rec.id},
+                                   {"tuned_at", rec.created},
+                                   {"steps", nlohmann::json::parse(rec.steps)}});
+    result.kernels.push_back(std::move(k));
+  }
+  header << "#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n";
+  writeFile(root / result.header, header.str());
+
+  std::ostringstream cmake;
+  cmake << "# Builds the kernels Tessel exported into one library: tessel_kernels.\n"
+        << "cmake_minimum_required(VERSION 3.16)\n"
+        << "project(tessel_kernels CXX)\n"
+        << "find_package(OpenMP REQUIRED)\n"
+        << "add_library(tessel_kernels SHARED";
+  for (const std::string& s : sources)
+    cmake << "\n  " << s;
+  cmake << ")\n"
+        << "target_include_directories(tessel_kernels PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)\n"
+        << "target_link_libraries(tessel_kernels PUBLIC OpenMP::OpenMP_CXX)\n"
+        << "set_target_properties(tessel_kernels PROPERTIES CXX_STANDARD 17 POSITION_INDEPENDENT_CODE ON)\n"
+        << "# The schedules were tuned for the CPU they ran on: build for it.\n"
+        << "target_compile_options(tessel_kernels PRIVATE -O3 -march=native)\n";
+  writeFile(root / "CMakeLists.txt", cmake.str());
+
+  manifest["target"] = target;
+  manifest["compiler_flags"] = {"-O3", "-march=native", "-fopenmp", "-std=c++17", "-fPIC", "-shared"};
+  if (options.compile) {
+    result.library = "lib/libtessel_kernels.so";
+    fs::create_directories(root / "lib");
+    std::string cxx = options.compiler;
+    if (cxx.empty()) {
+      const char* env = std::getenv("TESSEL_CXX");
+      cxx = env && *env ? env : "c++";
+    }
+    std::vector<std::string> argv = {cxx,          "-O3",   "-march=native", "-fopenmp",
+                                     "-std=c++17", "-fPIC", "-shared",       "-I" + (root / "include").string()};
+    for (const std::string& s : sources)
+      argv.push_back((root / s).string());
+    argv.push_back("-o");
+    argv.push_back((root / result.library).string());
+    support::ProcessResult pr = support::runProcess(argv, 600);
+    if (!pr.ok()) throw std::runtime_error("compiling the exported kernels failed:\n" + pr.output);
+    manifest["library"] = result.library;
+  }
+  writeFile(root / "manifest.json", manifest.dump(2) + "\n");
+  return result;
+}
+
+ExportResult exportRecords(const store::Database& db, const std::vector<store::TaskRow>& tasks,
+                           const std::string& outDir, const std::string& format) {
+  if (format != "csv" && format != "jsonl")
+    throw std::runtime_error("unknown record format '" + format + "' (available: csv, jsonl)");
+  fs::path path = fs::path(outDir) / ("records." + format);
+  fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+  ExportResult result;
+  if (format == "csv")
+    out << "id,task,session,steps,error_code,error_msg,median_ms,costs_s,predicted,cost_model,build_s,run_s,"
+           "max_abs_err,created\n";
+  for (const store::TaskRow& t : tasks) {
+    for (const store::RecordRow& r : db.records(t.id)) {
+      double ms = r.ok() ? r.medianCost() * 1e3 : std::nan("");
+      if (format == "csv") {
+        out << r.id << ',' << csvField(t.key) << ',' << r.sessionId << ',' << csvField(r.steps) << ',' << r.errorCode
+            << ',' << csvField(r.errorMessage) << ',' << number(ms) << ',' << csvField(store::costsToJson(r.costs))
+            << ',' << number(r.predicted) << ',' << csvField(r.costModel) << ',' << number(r.buildSeconds) << ','
+            << number(r.runSeconds) << ',' << number(r.maxAbsError) << ',' << r.created << '\n';
+      } else {
+        nlohmann::json j = {{"id", r.id},
+                            {"task", t.key},
+                            {"session", r.sessionId},
+                            {"steps", nlohmann::json::parse(r.steps, nullptr, false)},
+                            {"error_code", r.errorCode},
+                            {"error_msg", r.errorMessage},
+                            {"median_ms", r.ok() ? nlohmann::json(ms) : nlohmann::json()},
+                            {"costs_s", r.costs},
+                            {"predicted", std::isfinite(r.predicted) ? nlohmann::json(r.predicted) : nlohmann::json()},
+                            {"cost_model", r.costModel},
+                            {"build_s", r.buildSeconds},
+                            {"run_s", r.runSeconds},
+                            {"max_abs_err", r.maxAbsError},
+                            {"created", r.created}};
+        out << j.dump() << '\n';
+      }
+      ++result.records;
+    }
+  }
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+  return result;
+}
+
+}  // namespace tessel::exporter

@@ -1,0 +1,43 @@
+// Export of tuned results (SPEC "Export"): the best kernel of each task as a
+// small C library (sources, a compiled .so, a header with typed entry points,
+// manifest.json and a CMakeLists.txt that builds them), or the records as
+// CSV / JSON lines.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "store/database.h"
+
+namespace tessel::exporter {
+
+struct ExportedKernel {
+  std::string taskKey;
+  std::string function;  // typed entry point, e.g. tessel_matmul_512_512_512_1a2b3c4d
+  std::string source;    // path of its .cpp, relative to the export folder
+  double latencyMs = 0;
+  double gflops = 0;
+};
+
+struct ExportResult {
+  std::vector<ExportedKernel> kernels;
+  std::string library;  // the compiled library (relative path), "" if not compiled
+  std::string header;   // relative path
+  size_t records = 0;   // for csv / jsonl
+};
+
+struct KernelExportOptions {
+  bool compile = true;   // also build lib/libtessel_kernels.so here
+  std::string compiler;  // default: $TESSEL_CXX, else c++
+};
+
+// Throws std::runtime_error naming the problem (a task without a valid
+// record, a definition that changed since tuning, a compiler failure).
+ExportResult exportKernels(const store::Database& db, const std::vector<store::TaskRow>& tasks,
+                           const std::string& outDir, const KernelExportOptions& options = {});
+
+// All records of the tasks as `records.csv` or `records.jsonl` in outDir.
+ExportResult exportRecords(const store::Database& db, const std::vector<store::TaskRow>& tasks,
+                           const std::string& outDir, const std::string& format);
+
+}  // namespace tessel::exporter

@@ -1,0 +1,556 @@
+#include "store/database.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace tessel::store {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// "TSL1": marks a file as Tessel's (PRAGMA application_id).
+constexpr int64_t kApplicationId = 0x54534c31;
+
+const char* kNow = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
+
+// Migrations: entry v-1 takes the schema from version v-1 to v.
+const char* kMigrations[] = {
+    R"sql(
+CREATE TABLE targets(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  device TEXT NOT NULL DEFAULT '',
+  UNIQUE(name, device));
+CREATE TABLE models(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  source TEXT NOT NULL DEFAULT '',
+  created TEXT NOT NULL);
+CREATE TABLE tasks(
+  id INTEGER PRIMARY KEY,
+  workload_key TEXT NOT NULL,
+  target_id INTEGER NOT NULL REFERENCES targets(id),
+  op TEXT NOT NULL,
+  shape TEXT NOT NULL,
+  layout TEXT NOT NULL DEFAULT '',
+  compute TEXT NOT NULL,
+  flops REAL NOT NULL,
+  UNIQUE(workload_key, target_id));
+CREATE TABLE model_tasks(
+  model_id INTEGER NOT NULL REFERENCES models(id),
+  task_id INTEGER NOT NULL REFERENCES tasks(id),
+  weight REAL NOT NULL,
+  PRIMARY KEY(model_id, task_id));
+CREATE TABLE sessions(
+  id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL CHECK(kind IN ('task', 'model')),
+  task_id INTEGER REFERENCES tasks(id),
+  model_id INTEGER REFERENCES models(id),
+  config TEXT NOT NULL,
+  status TEXT NOT NULL,
+  trials_target INTEGER NOT NULL,
+  started TEXT NOT NULL,
+  ended TEXT);
+CREATE TABLE records(
+  id INTEGER PRIMARY KEY,
+  task_id INTEGER NOT NULL REFERENCES tasks(id),
+  session_id INTEGER NOT NULL REFERENCES sessions(id),
+  steps TEXT NOT NULL,
+  decisions TEXT NOT NULL DEFAULT '',
+  costs TEXT NOT NULL,
+  cost REAL,
+  error_code INTEGER NOT NULL,
+  error_msg TEXT NOT NULL DEFAULT '',
+  predicted REAL,
+  cost_model TEXT NOT NULL DEFAULT '',
+  build_s REAL NOT NULL DEFAULT 0,
+  run_s REAL NOT NULL DEFAULT 0,
+  max_abs_err REAL NOT NULL DEFAULT 0,
+  created TEXT NOT NULL);
+CREATE TABLE cost_models(
+  id INTEGER PRIMARY KEY,
+  task_id INTEGER REFERENCES tasks(id),
+  session_id INTEGER REFERENCES sessions(id),
+  name TEXT NOT NULL,
+  trained_on INTEGER NOT NULL,
+  model BLOB NOT NULL,
+  created TEXT NOT NULL);
+CREATE INDEX records_by_task_cost ON records(task_id, cost);
+CREATE INDEX records_by_task_steps ON records(task_id, steps);
+CREATE INDEX records_by_session ON records(session_id, id);
+CREATE INDEX sessions_by_task ON sessions(task_id, id);
+CREATE INDEX sessions_by_model ON sessions(model_id, id);
+)sql",
+};
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
+
+int64_t pragmaInt(Connection& c, const char* name) {
+  Statement st = c.prepare(std::string("PRAGMA ") + name);
+  return st.step() ? st.getInt(0) : 0;
+}
+
+// Rejects what is not an SQLite file by its header, before SQLite touches it.
+void checkHeader(const std::string& path, OpenMode mode) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    if (mode == OpenMode::ReadOnly) throw StoreError("no such database: " + path);
+    return;
+  }
+  if (fs::is_directory(path, ec)) throw StoreError(path + " is a directory, not a database");
+  uintmax_t size = fs::file_size(path, ec);
+  if (ec) throw StoreError("cannot read " + path + ": " + ec.message());
+  if (size == 0) {
+    if (mode == OpenMode::ReadOnly) throw StoreError(path + " is empty: not a Tessel database");
+    return;  // an empty file becomes a new database
+  }
+  char header[16] = {};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw StoreError("cannot read " + path);
+  in.read(header, sizeof header);
+  if (in.gcount() < 16 || std::memcmp(header, "SQLite format 3", 16) != 0)
+    throw StoreError(path + " is not an SQLite database (it has no SQLite header)");
+  if (size < 512) throw StoreError(path + " is corrupt: truncated to " + std::to_string(size) + " bytes");
+}
+
+// An exclusive flock on a file beside the database, held while writing.
+// (Not on the database itself: closing another descriptor of it would drop
+// SQLite's own POSIX locks.) Released by the kernel if the process dies.
+int takeWriterLock(const std::string& path) {
+  std::string lockPath = path + "-writer.lock";
+  int fd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw StoreError("cannot create the lock file " + lockPath + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    throw StoreError(path +
+                     " is being written by another Tessel process (one writer at a time; readers may follow it)");
+  }
+  return fd;
+}
+
+std::string shapeText(const std::vector<int64_t>& s) {
+  return nlohmann::json(s).dump();
+}
+
+TaskRow readTask(Statement& st) {
+  // columns: id, workload_key, target name, op, shape, layout, compute, flops
+  TaskRow t;
+  t.id = st.getInt(0);
+  t.key = st.getText(1);
+  t.target = st.getText(2);
+  t.op = st.getText(3);
+  t.shape = nlohmann::json::parse(st.getText(4)).get<std::vector<int64_t>>();
+  t.layout = st.getText(5);
+  t.compute = st.getText(6);
+  t.flops = st.getDouble(7);
+  return t;
+}
+const char* kTaskColumns =
+    "tasks.id, tasks.workload_key, targets.name, tasks.op, tasks.shape, tasks.layout, tasks.compute, tasks.flops "
+    "FROM tasks JOIN targets ON targets.id = tasks.target_id";
+
+const char* kRecordColumns =
+    "records.id, records.task_id, records.session_id, records.steps, records.decisions, records.costs, "
+    "records.error_code, records.error_msg, records.predicted, records.cost_model, records.build_s, records.run_s, "
+    "records.max_abs_err, records.created FROM records";
+
+RecordRow readRecord(Statement& st, int from = 0) {
+  RecordRow r;
+  r.id = st.getInt(from + 0);
+  r.taskId = st.getInt(from + 1);
+  r.sessionId = st.getInt(from + 2);
+  r.steps = st.getText(from + 3);
+  r.decisions = st.getText(from + 4);
+  r.costs = costsFromJson(st.getText(from + 5));
+  r.errorCode = int(st.getInt(from + 6));
+  r.errorMessage = st.getText(from + 7);
+  r.predicted = st.getDouble(from + 8);
+  r.costModel = st.getText(from + 9);
+  r.buildSeconds = st.getDouble(from + 10);
+  r.runSeconds = st.getDouble(from + 11);
+  r.maxAbsError = st.getDouble(from + 12);
+  r.created = st.getText(from + 13);
+  return r;
+}
+
+SessionRow readSession(Statement& st) {
+  // columns: id, kind, task_id, model_id, config, status, trials_target, started, ended
+  SessionRow s;
+  s.id = st.getInt(0);
+  s.kind = st.getText(1);
+  s.taskId = st.isNull(2) ? 0 : st.getInt(2);
+  s.modelId = st.isNull(3) ? 0 : st.getInt(3);
+  s.config = st.getText(4);
+  s.status = st.getText(5);
+  s.trialsTarget = st.getInt(6);
+  s.started = st.getText(7);
+  s.ended = st.getText(8);
+  return s;
+}
+const char* kSessionColumns =
+    "sessions.id, sessions.kind, sessions.task_id, sessions.model_id, sessions.config, sessions.status, "
+    "sessions.trials_target, sessions.started, sessions.ended FROM sessions";
+
+}  // namespace
+
+double RecordRow::medianCost() const {
+  if (!ok()) return std::numeric_limits<double>::infinity();
+  std::vector<double> c = costs;
+  std::sort(c.begin(), c.end());
+  size_t n = c.size();
+  return n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+}
+
+std::string costsToJson(const std::vector<double>& costs) {
+  return nlohmann::json(costs).dump();
+}
+
+std::vector<double> costsFromJson(const std::string& text) {
+  if (text.empty()) return {};
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) return {};
+  std::vector<double> out;
+  for (const auto& v : j)
+    if (v.is_number()) out.push_back(v.get<double>());
+  return out;
+}
+
+std::string defaultDatabasePath() {
+  if (const char* env = std::getenv("TESSEL_DB"); env && *env) return env;
+  fs::path dir;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
+    dir = xdg;
+  else if (const char* home = std::getenv("HOME"); home && *home)
+    dir = fs::path(home) / ".local" / "share";
+  else
+    dir = ".";
+  return (dir / "tessel" / "tessel.db").string();
+}
+
+std::unique_ptr<Database> Database::open(const std::string& path, OpenMode mode) {
+  if (path.empty()) throw StoreError("empty database path");
+  checkHeader(path, mode);
+  int lockFd = -1;
+  if (mode == OpenMode::ReadWrite) {
+    std::error_code ec;
+    fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty()) fs::create_directories(parent, ec);
+    lockFd = takeWriterLock(path);
+  }
+  try {
+    int flags = mode == OpenMode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    auto conn = std::make_unique<Connection>(path, flags);
+    // Read-only checks first: nothing may be written to a file we reject.
+    std::string check;
+    try {
+      Statement st = conn->prepare("PRAGMA quick_check");
+      if (st.step()) check = st.getText(0);
+    } catch (const StoreError& e) {
+      throw StoreError(path + " is corrupt or not a database: " + e.what());
+    }
+    if (check != "ok") throw StoreError(path + " is corrupt: " + check);
+    int64_t version = pragmaInt(*conn, "user_version");
+    int64_t app = pragmaInt(*conn, "application_id");
+    int64_t tables = 0;
+    {
+      Statement st = conn->prepare("SELECT count(*) FROM sqlite_master");
+      if (st.step()) tables = st.getInt(0);
+    }
+    if (tables > 0 && app != kApplicationId)
+      throw StoreError(path + " is an SQLite database but not Tessel's (it has other tables)");
+    if (version > kSchemaVersion)
+      throw StoreError(path + " has schema version " + std::to_string(version) + ", newer than this Tessel's (" +
+                       std::to_string(kSchemaVersion) + "): use a newer Tessel");
+    if (mode == OpenMode::ReadOnly && tables == 0) throw StoreError(path + " is an empty database: no Tessel tables");
+    std::unique_ptr<Database> db(new Database(std::move(conn), mode, lockFd));
+    lockFd = -1;
+    if (mode == OpenMode::ReadWrite) db->createOrMigrate();
+    return db;
+  } catch (...) {
+    if (lockFd >= 0) ::close(lockFd);
+    throw;
+  }
+}
+
+Database::Database(std::unique_ptr<Connection> c, OpenMode mode, int lockFd)
+    : conn_(std::move(c)), mode_(mode), lockFd_(lockFd) {
+  conn_->exec("PRAGMA foreign_keys = ON");
+}
+
+Database::~Database() {
+  conn_.reset();
+  if (lockFd_ >= 0) ::close(lockFd_);
+}
+
+void Database::createOrMigrate() {
+  // WAL: readers see committed batches while the tuner writes; NORMAL
+  // synchronisation survives a killed process (not a power cut) and is fast.
+  conn_->exec("PRAGMA journal_mode = WAL");
+  conn_->exec("PRAGMA synchronous = NORMAL");
+  int64_t version = pragmaInt(*conn_, "user_version");
+  if (version == kSchemaVersion) return;
+  Transaction tx(*conn_);
+  for (int64_t v = version; v < kSchemaVersion; ++v)
+    conn_->exec(kMigrations[v]);
+  conn_->exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+  conn_->exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+  tx.commit();
+}
+
+int64_t Database::ensureTask(const TaskRow& t) {
+  Transaction tx(*conn_);
+  conn_->prepare("INSERT OR IGNORE INTO targets(name, device) VALUES (?, '')").bind(1, t.target).run();
+  int64_t targetId = 0;
+  {
+    Statement st = conn_->prepare("SELECT id FROM targets WHERE name = ? AND device = ''");
+    st.bind(1, t.target);
+    if (st.step()) targetId = st.getInt(0);
+  }
+  Statement find = conn_->prepare("SELECT id FROM tasks WHERE workload_key = ? AND target_id = ?");
+  find.bind(1, t.key).bind(2, targetId);
+  int64_t id = 0;
+  if (find.step()) {
+    id = find.getInt(0);
+  } else {
+    conn_
+        ->prepare(
+            "INSERT INTO tasks(workload_key, target_id, op, shape, layout, compute, flops) VALUES (?,?,?,?,?,?,?)")
+        .bind(1, t.key)
+        .bind(2, targetId)
+        .bind(3, t.op)
+        .bind(4, shapeText(t.shape))
+        .bind(5, t.layout)
+        .bind(6, t.compute)
+        .bind(7, t.flops)
+        .run();
+    id = conn_->lastInsertId();
+  }
+  tx.commit();
+  return id;
+}
+
+std::optional<TaskRow> Database::taskByKey(const std::string& key, const std::string& target) const {
+  Statement st = conn_->prepare(std::string("SELECT ") + kTaskColumns +
+                                " WHERE tasks.workload_key = ? AND (? = '' OR targets.name = ?) ORDER BY tasks.id");
+  st.bind(1, key).bind(2, target).bind(3, target);
+  if (st.step()) return readTask(st);
+  return std::nullopt;
+}
+
+std::optional<TaskRow> Database::taskById(int64_t id) const {
+  Statement st = conn_->prepare(std::string("SELECT ") + kTaskColumns + " WHERE tasks.id = ?");
+  st.bind(1, id);
+  if (st.step()) return readTask(st);
+  return std::nullopt;
+}
+
+std::vector<TaskRow> Database::tasks() const {
+  Statement st = conn_->prepare(std::string("SELECT ") + kTaskColumns + " ORDER BY tasks.id");
+  std::vector<TaskRow> out;
+  while (st.step())
+    out.push_back(readTask(st));
+  return out;
+}
+
+int64_t Database::ensureModel(const std::string& name, const std::string& source) {
+  Statement ins =
+      conn_->prepare(std::string("INSERT OR IGNORE INTO models(name, source, created) VALUES (?, ?, ") + kNow + ")");
+  ins.bind(1, name).bind(2, source).run();
+  Statement st = conn_->prepare("SELECT id FROM models WHERE name = ?");
+  st.bind(1, name);
+  return st.step() ? st.getInt(0) : 0;
+}
+
+void Database::setModelTask(int64_t modelId, int64_t taskId, double weight) {
+  conn_->prepare("INSERT OR REPLACE INTO model_tasks(model_id, task_id, weight) VALUES (?, ?, ?)")
+      .bind(1, modelId)
+      .bind(2, taskId)
+      .bind(3, weight)
+      .run();
+}
+
+std::vector<std::pair<TaskRow, double>> Database::modelTasks(const std::string& model) const {
+  Statement st = conn_->prepare(
+      "SELECT tasks.id, tasks.workload_key, targets.name, tasks.op, tasks.shape, tasks.layout, tasks.compute, "
+      "tasks.flops, model_tasks.weight FROM tasks JOIN targets ON targets.id = tasks.target_id "
+      "JOIN model_tasks ON model_tasks.task_id = tasks.id JOIN models ON models.id = model_tasks.model_id "
+      "WHERE models.name = ? ORDER BY tasks.id");
+  st.bind(1, model);
+  std::vector<std::pair<TaskRow, double>> out;
+  while (st.step())
+    out.push_back({readTask(st), st.getDouble(8)});
+  return out;
+}
+
+int64_t Database::beginSession(const std::string& kind, int64_t taskId, int64_t modelId, const std::string& config,
+                               int64_t trialsTarget) {
+  Statement st = conn_->prepare(
+      std::string("INSERT INTO sessions(kind, task_id, model_id, config, status, trials_target, started) VALUES "
+                  "(?, ?, ?, ?, 'running', ?, ") +
+      kNow + ")");
+  st.bind(1, kind);
+  taskId ? st.bind(2, taskId) : st.bindNull(2);
+  modelId ? st.bind(3, modelId) : st.bindNull(3);
+  st.bind(4, config).bind(5, trialsTarget).run();
+  return conn_->lastInsertId();
+}
+
+void Database::reopenSession(int64_t id, int64_t trialsTarget) {
+  conn_->prepare("UPDATE sessions SET status = 'running', ended = NULL, trials_target = ? WHERE id = ?")
+      .bind(1, trialsTarget)
+      .bind(2, id)
+      .run();
+}
+
+void Database::endSession(int64_t id, const std::string& status) {
+  conn_->prepare(std::string("UPDATE sessions SET status = ?, ended = ") + kNow + " WHERE id = ?")
+      .bind(1, status)
+      .bind(2, id)
+      .run();
+}
+
+std::optional<SessionRow> Database::lastUnfinishedSession(int64_t taskId, int64_t modelId) const {
+  Statement st =
+      conn_->prepare(std::string("SELECT ") + kSessionColumns +
+                     " WHERE status != 'finished' AND (task_id = ? OR model_id = ?) ORDER BY id DESC LIMIT 1");
+  st.bind(1, taskId ? taskId : -1).bind(2, modelId ? modelId : -1);
+  if (st.step()) return readSession(st);
+  return std::nullopt;
+}
+
+std::vector<SessionRow> Database::sessions() const {
+  std::vector<SessionRow> out;
+  {
+    Statement st = conn_->prepare(std::string("SELECT ") + kSessionColumns + " ORDER BY id");
+    while (st.step())
+      out.push_back(readSession(st));
+  }
+  Statement agg = conn_->prepare("SELECT count(*), count(cost), min(cost) FROM records WHERE session_id = ?");
+  for (SessionRow& s : out) {
+    agg.reset();
+    agg.bind(1, s.id);
+    if (agg.step()) {
+      s.records = agg.getInt(0);
+      s.validRecords = agg.getInt(1);
+      s.bestCost = agg.getDouble(2);
+    }
+    if (s.kind == "task") {
+      if (auto t = taskById(s.taskId)) s.subject = t->key;
+    } else {
+      Statement m = conn_->prepare("SELECT name FROM models WHERE id = ?");
+      m.bind(1, s.modelId);
+      if (m.step()) s.subject = m.getText(0);
+    }
+  }
+  return out;
+}
+
+void Database::addRecords(const std::vector<RecordRow>& records) {
+  if (records.empty()) return;
+  Transaction tx(*conn_);
+  Statement st = conn_->prepare(
+      std::string("INSERT INTO records(task_id, session_id, steps, decisions, costs, cost, error_code, error_msg, "
+                  "predicted, cost_model, build_s, run_s, max_abs_err, created) VALUES "
+                  "(?,?,?,?,?,?,?,?,?,?,?,?,?,") +
+      kNow + ")");
+  for (const RecordRow& r : records) {
+    st.reset();
+    double cost = r.ok() ? r.medianCost() : std::numeric_limits<double>::quiet_NaN();
+    st.bind(1, r.taskId)
+        .bind(2, r.sessionId)
+        .bind(3, r.steps)
+        .bind(4, r.decisions)
+        .bind(5, costsToJson(r.costs))
+        .bind(6, cost)
+        .bind(7, r.errorCode)
+        .bind(8, r.errorMessage)
+        .bind(9, r.predicted)
+        .bind(10, r.costModel)
+        .bind(11, r.buildSeconds)
+        .bind(12, r.runSeconds)
+        .bind(13, r.maxAbsError)
+        .run();
+  }
+  tx.commit();
+}
+
+std::vector<RecordRow> Database::records(int64_t taskId, std::optional<int64_t> sessionId) const {
+  Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +
+                                " WHERE task_id = ? AND (? < 0 OR session_id = ?) ORDER BY id");
+  st.bind(1, taskId).bind(2, sessionId.value_or(-1)).bind(3, sessionId.value_or(-1));
+  std::vector<RecordRow> out;
+  while (st.step())
+    out.push_back(readRecord(st));
+  return out;
+}
+
+std::vector<RecordRow> Database::allRecords() const {
+  Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns + " ORDER BY id");
+  std::vector<RecordRow> out;
+  while (st.step())
+    out.push_back(readRecord(st));
+  return out;
+}
+
+void Database::saveCostModel(int64_t taskId, int64_t sessionId, const std::string& name, int64_t trainedOn,
+                             const std::string& blob) {
+  Statement st = conn_->prepare(
+      std::string("INSERT INTO cost_models(task_id, session_id, name, trained_on, model, created) VALUES (?,?,?,?,?,") +
+      kNow + ")");
+  taskId ? st.bind(1, taskId) : st.bindNull(1);
+  sessionId ? st.bind(2, sessionId) : st.bindNull(2);
+  st.bind(3, name).bind(4, trainedOn).bindBlob(5, blob).run();
+}
+
+Stats Database::stats() const {
+  Stats s;
+  auto count = [&](const char* sql) {
+    Statement st = conn_->prepare(sql);
+    return st.step() ? st.getInt(0) : int64_t(0);
+  };
+  s.records = count("SELECT count(*) FROM records");
+  s.validRecords = count("SELECT count(cost) FROM records");
+  s.distinctPrograms = count("SELECT count(*) FROM (SELECT DISTINCT task_id, steps FROM records)");
+  s.sessions = count("SELECT count(*) FROM sessions");
+  s.tasks = count("SELECT count(*) FROM tasks");
+  s.models = count("SELECT count(*) FROM models");
+  s.costModels = count("SELECT count(*) FROM cost_models");
+  s.schemaVersion = int(pragmaInt(*conn_, "user_version"));
+  return s;
+}
+
+std::vector<BestRow> Database::best(std::optional<int64_t> taskId) const {
+  // The lowest cost per task; the index on (task_id, cost) answers it.
+  Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +
+                                " WHERE records.id IN (SELECT (SELECT r.id FROM records r WHERE r.task_id = tasks.id "
+                                "AND r.cost IS NOT NULL ORDER BY r.cost, r.id LIMIT 1) FROM tasks WHERE ? < 0 OR "
+                                "tasks.id = ?) ORDER BY records.task_id");
+  st.bind(1, taskId.value_or(-1)).bind(2, taskId.value_or(-1));
+  std::vector<BestRow> out;
+  while (st.step()) {
+    BestRow b;
+    b.record = readRecord(st);
+    out.push_back(std::move(b));
+  }
+  for (BestRow& b : out)
+    if (auto t = taskById(b.record.taskId)) b.task = *t;
+  return out;
+}
+
+std::string Database::integrityCheck() const {
+  Statement st = conn_->prepare("PRAGMA integrity_check");
+  std::string out;
+  while (st.step())
+    out += (out.empty() ? "" : "; ") + st.getText(0);
+  return out;
+}
+
+}  // namespace tessel::store

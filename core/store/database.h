@@ -1,0 +1,140 @@
+// The tuning database: one SQLite file (WAL) holding targets, models, tasks,
+// tuning sessions, every measured record and saved cost models (SPEC
+// "Store"). Opening checks the file before anything is written: a missing
+// file (read-only), a file that is not SQLite, a corrupt one or one of a
+// newer schema is a StoreError naming the problem, and the file is left as
+// it was. Many readers may follow one writer; a second writer is refused.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/sqlite.h"
+
+namespace tessel::store {
+
+inline constexpr int kSchemaVersion = 1;
+
+enum class OpenMode {
+  ReadOnly,   // the file must exist
+  ReadWrite,  // created (with its folder) if missing; takes the writer lock
+};
+
+struct TaskRow {
+  int64_t id = 0;
+  std::string key;  // workload key
+  std::string target = "cpu";
+  std::string op;
+  std::vector<int64_t> shape;
+  std::string layout;   // "" for ops without images
+  std::string compute;  // the compute definition, as text
+  double flops = 0;
+};
+
+struct SessionRow {
+  int64_t id = 0;
+  std::string kind;  // "task" or "model"
+  int64_t taskId = 0, modelId = 0;
+  std::string config;  // JSON
+  std::string status;  // running | finished | stopped | failed
+  std::string started, ended;
+  int64_t trialsTarget = 0;
+  // Filled by sessions(): over this session's records.
+  int64_t records = 0, validRecords = 0;
+  double bestCost = std::numeric_limits<double>::quiet_NaN();
+  std::string subject;  // the task key or model name
+};
+
+struct RecordRow {
+  int64_t id = 0, taskId = 0, sessionId = 0;
+  std::string steps;          // serialised schedule steps
+  std::string decisions;      // serialised annotation decisions ("" if unknown)
+  std::vector<double> costs;  // seconds of every timed repeat
+  int errorCode = 0;
+  std::string errorMessage;
+  double predicted = std::numeric_limits<double>::quiet_NaN();  // the cost model's score
+  std::string costModel;
+  double buildSeconds = 0, runSeconds = 0;
+  double maxAbsError = 0;
+  std::string created;  // ISO 8601, UTC
+  bool ok() const { return errorCode == 0 && !costs.empty(); }
+  double medianCost() const;  // +inf if not ok
+};
+
+struct Stats {
+  int64_t records = 0, validRecords = 0, distinctPrograms = 0, sessions = 0, tasks = 0, models = 0, costModels = 0;
+  int schemaVersion = 0;
+};
+
+struct BestRow {
+  TaskRow task;
+  RecordRow record;
+};
+
+class Database {
+ public:
+  // Throws StoreError naming the problem (see above).
+  static std::unique_ptr<Database> open(const std::string& path, OpenMode mode);
+  ~Database();
+
+  const std::string& path() const { return conn_->path(); }
+  OpenMode mode() const { return mode_; }
+  Connection& connection() { return *conn_; }
+
+  int64_t ensureTask(const TaskRow& task);  // by (key, target); returns its id
+  std::optional<TaskRow> taskByKey(const std::string& key, const std::string& target = "") const;
+  std::optional<TaskRow> taskById(int64_t id) const;
+  std::vector<TaskRow> tasks() const;
+
+  int64_t ensureModel(const std::string& name, const std::string& source);
+  void setModelTask(int64_t modelId, int64_t taskId, double weight);
+  // The tasks of a model with their weights.
+  std::vector<std::pair<TaskRow, double>> modelTasks(const std::string& model) const;
+
+  int64_t beginSession(const std::string& kind, int64_t taskId, int64_t modelId, const std::string& config,
+                       int64_t trialsTarget);
+  // Marks a session running again (resume), with a new trial target.
+  void reopenSession(int64_t id, int64_t trialsTarget);
+  void endSession(int64_t id, const std::string& status);
+  // The newest session of a task (or model) that did not finish.
+  std::optional<SessionRow> lastUnfinishedSession(int64_t taskId, int64_t modelId) const;
+  std::vector<SessionRow> sessions() const;
+
+  // One transaction for the whole batch: it is stored entirely or not at all.
+  void addRecords(const std::vector<RecordRow>& records);
+  // Records of a task (all sessions, or one), oldest first.
+  std::vector<RecordRow> records(int64_t taskId, std::optional<int64_t> sessionId = {}) const;
+  std::vector<RecordRow> allRecords() const;
+
+  void saveCostModel(int64_t taskId, int64_t sessionId, const std::string& name, int64_t trainedOn,
+                     const std::string& blob);
+
+  Stats stats() const;
+  // The best valid record of every task (optionally of one task).
+  std::vector<BestRow> best(std::optional<int64_t> taskId = {}) const;
+  // PRAGMA integrity_check: "ok" or the first problems found.
+  std::string integrityCheck() const;
+
+ private:
+  Database(std::unique_ptr<Connection> c, OpenMode mode, int lockFd);
+  void createOrMigrate();
+
+  std::unique_ptr<Connection> conn_;
+  OpenMode mode_;
+  int lockFd_ = -1;
+};
+
+// Where tune-op and tune keep results without --db: $TESSEL_DB, else
+// $XDG_DATA_HOME/tessel/tessel.db, else ~/.local/share/tessel/tessel.db.
+std::string defaultDatabasePath();
+
+// Costs as a JSON array and back.
+std::string costsToJson(const std::vector<double>& costs);
+std::vector<double> costsFromJson(const std::string& text);
+
+}  // namespace tessel::store

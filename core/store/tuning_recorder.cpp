@@ -1,0 +1,90 @@
+#include "store/tuning_recorder.h"
+
+namespace tessel::store {
+
+TaskRow taskRowOf(const search::SearchTask& task) {
+  TaskRow t;
+  t.key = task.key;
+  t.target = task.target;
+  t.op = task.op;
+  t.shape = task.shape;
+  t.layout = task.layout;
+  t.compute = task.dag.toString();
+  t.flops = task.flops;
+  return t;
+}
+
+search::TuneRecord toTuneRecord(const RecordRow& r) {
+  search::TuneRecord t;
+  t.steps = r.steps;
+  t.decisions = r.decisions;
+  t.predicted = r.predicted;
+  t.costModel = r.costModel;
+  t.result.error = measure::ErrorCode(r.errorCode);
+  t.result.message = r.errorMessage;
+  t.result.costs = r.costs;
+  t.result.buildSeconds = r.buildSeconds;
+  t.result.runSeconds = r.runSeconds;
+  t.result.maxAbsError = r.maxAbsError;
+  return t;
+}
+
+RecordRow toRecordRow(const search::TuneRecord& t, int64_t taskId, int64_t sessionId) {
+  RecordRow r;
+  r.taskId = taskId;
+  r.sessionId = sessionId;
+  r.steps = t.steps;
+  r.decisions = t.decisions;
+  r.costs = t.result.ok() ? t.result.costs : std::vector<double>{};
+  r.errorCode = int(t.result.error);
+  r.errorMessage = t.result.message;
+  r.predicted = t.predicted;
+  r.costModel = t.costModel;
+  r.buildSeconds = t.result.buildSeconds;
+  r.runSeconds = t.result.runSeconds;
+  r.maxAbsError = t.result.maxAbsError;
+  return r;
+}
+
+TuningRecorder::TuningRecorder(Database& db, const search::SearchTask& task, const std::string& config, int64_t trials,
+                               bool resume)
+    : db_(db) {
+  taskId_ = db_.ensureTask(taskRowOf(task));
+  if (resume) {
+    if (auto s = db_.lastUnfinishedSession(taskId_, 0)) {
+      sessionId_ = s->id;
+      resumed_ = true;
+      db_.reopenSession(sessionId_, trials);
+    }
+  }
+  if (!resumed_) sessionId_ = db_.beginSession("task", taskId_, 0, config, trials);
+  for (const RecordRow& r : db_.records(taskId_))
+    (r.sessionId == sessionId_ ? previous_ : known_).push_back(toTuneRecord(r));
+}
+
+void TuningRecorder::attach(search::TuneOptions& o) {
+  o.previous = previous_;
+  o.known = known_;
+  auto chained = o.onRecords;
+  o.onRecords = [this, chained](const std::vector<search::TuneRecord>& batch) {
+    std::vector<RecordRow> rows;
+    rows.reserve(batch.size());
+    for (const search::TuneRecord& t : batch)
+      rows.push_back(toRecordRow(t, taskId_, sessionId_));
+    db_.addRecords(rows);
+    if (chained) chained(batch);
+  };
+}
+
+void TuningRecorder::finish(const search::TuneResult& result) {
+  if (!result.costModelBlob.empty())
+    db_.saveCostModel(taskId_, sessionId_, result.costModelName, int64_t(result.costModelTrainedOn),
+                      result.costModelBlob);
+  db_.endSession(sessionId_, "finished");
+}
+
+void TuningRecorder::end(const std::string& status) {
+  db_.endSession(sessionId_, status);
+}
+
+}  // namespace tessel::store

@@ -1,0 +1,45 @@
+// Connects one task's tuning to the database: registers the task, opens (or
+// resumes) its session, hands the tuner the stored records so nothing is
+// measured twice, and stores each measured batch in one transaction.
+#pragma once
+
+#include <string>
+
+#include "search/tuner.h"
+#include "store/database.h"
+
+namespace tessel::store {
+
+TaskRow taskRowOf(const search::SearchTask& task);
+// A stored record as the tuner's, and back.
+search::TuneRecord toTuneRecord(const RecordRow& r);
+RecordRow toRecordRow(const search::TuneRecord& r, int64_t taskId, int64_t sessionId);
+
+class TuningRecorder {
+ public:
+  // With `resume`, continues the task's last unfinished session if there is
+  // one (resumed() says whether); otherwise starts a new session. `config`
+  // is the session's configuration as JSON.
+  TuningRecorder(Database& db, const search::SearchTask& task, const std::string& config, int64_t trials, bool resume);
+
+  // Fills options.previous / options.known and chains options.onRecords.
+  void attach(search::TuneOptions& options);
+  // Marks the session finished and keeps the final cost model.
+  void finish(const search::TuneResult& result);
+  // Marks the session ended otherwise ("stopped" or "failed").
+  void end(const std::string& status);
+
+  int64_t taskId() const { return taskId_; }
+  int64_t sessionId() const { return sessionId_; }
+  bool resumed() const { return resumed_; }
+  size_t previousTrials() const { return previous_.size(); }
+  size_t knownRecords() const { return known_.size(); }
+
+ private:
+  Database& db_;
+  int64_t taskId_ = 0, sessionId_ = 0;
+  bool resumed_ = false;
+  std::vector<search::TuneRecord> previous_, known_;
+};
+
+}  // namespace tessel::store

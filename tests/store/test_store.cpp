@@ -1,0 +1,428 @@
+// The tuning database on real files: round trip, bad files left untouched,
+// one writer with readers beside it, resume without re-measuring, and an
+// export that builds with CMake and computes the right answer.
+#include <sqlite3.h>
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "export/kernel_export.h"
+#include "search/tuner.h"
+#include "store/database.h"
+#include "store/tuning_recorder.h"
+
+using namespace tessel;
+using store::Database;
+using store::OpenMode;
+using store::StoreError;
+
+namespace {
+
+QByteArray readAll(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+void writeAll(const QString& path, const QByteArray& bytes) {
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  f.write(bytes);
+}
+
+// The StoreError message of opening `path`, or "" if it opened.
+QString openError(const QString& path, OpenMode mode) {
+  try {
+    Database::open(path.toStdString(), mode);
+  } catch (const StoreError& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
+store::TaskRow sampleTask(const std::string& key = "matmul_8_8_8_0000abcd") {
+  store::TaskRow t;
+  t.key = key;
+  t.op = "matmul";
+  t.shape = {8, 8, 8};
+  t.compute = "C[i, j] += A[i, k] * B[k, j]";
+  t.flops = 1024;
+  return t;
+}
+
+store::RecordRow sampleRecord(int64_t task, int64_t session, int i, bool ok) {
+  store::RecordRow r;
+  r.taskId = task;
+  r.sessionId = session;
+  r.steps = "[[\"SP\",2,0,[" + std::to_string(i) + "]]]";
+  r.decisions = "{\"sketch\":0,\"choices\":{}}";
+  if (ok) r.costs = {1e-3 * (i + 1), 1.1e-3 * (i + 1), 0.9e-3 * (i + 1)};
+  r.errorCode = ok ? 0 : 5;
+  r.errorMessage = ok ? "" : "wrong answer: max error 3.5";
+  r.predicted = ok ? 0.5 + i : std::nan("");
+  r.costModel = "xgb";
+  r.buildSeconds = 0.25;
+  r.runSeconds = 0.01 * i;
+  return r;
+}
+
+search::TuneOptions smallTuning(int trials) {
+  search::TuneOptions o;
+  o.trials = trials;
+  o.batchSize = 8;
+  o.search = "random";
+  o.costModel = "random";
+  o.measurer.run.workerPath = TESSEL_WORKER_PATH;
+  o.measurer.build.jobs = 2;
+  return o;
+}
+
+}  // namespace
+
+class TestStore : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void recordsRoundTrip() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("sub/folder/t.db");  // folders are created
+    int64_t task = 0, session = 0;
+    {
+      auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
+      task = db->ensureTask(sampleTask());
+      QCOMPARE(db->ensureTask(sampleTask()), task);  // by key: one row
+      session = db->beginSession("task", task, 0, R"({"trials": 10})", 10);
+      std::vector<store::RecordRow> rows;
+      for (int i = 0; i < 10; ++i)
+        rows.push_back(sampleRecord(task, session, i, i % 3 != 2));
+      db->addRecords(rows);
+      db->saveCostModel(task, session, "xgb", 10, std::string("\x00\x01model", 7));
+      db->endSession(session, "finished");
+    }
+    auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
+    std::vector<store::RecordRow> back = db->records(task);
+    QCOMPARE(back.size(), size_t(10));
+    for (int i = 0; i < 10; ++i) {
+      store::RecordRow want = sampleRecord(task, session, i, i % 3 != 2);
+      QCOMPARE(back[i].steps, want.steps);
+      QCOMPARE(back[i].decisions, want.decisions);
+      QCOMPARE(back[i].costs, want.costs);
+      QCOMPARE(back[i].errorCode, want.errorCode);
+      QCOMPARE(back[i].errorMessage, want.errorMessage);
+      QCOMPARE(std::isnan(back[i].predicted), std::isnan(want.predicted));
+      if (!std::isnan(want.predicted)) QCOMPARE(back[i].predicted, want.predicted);
+      QCOMPARE(back[i].costModel, want.costModel);
+      QCOMPARE(back[i].runSeconds, want.runSeconds);
+      QVERIFY(!back[i].created.empty());
+    }
+    store::Stats s = db->stats();
+    QCOMPARE(s.records, int64_t(10));
+    QCOMPARE(s.validRecords, int64_t(7));
+    QCOMPARE(s.distinctPrograms, int64_t(10));
+    QCOMPARE(s.sessions, int64_t(1));
+    QCOMPARE(s.tasks, int64_t(1));
+    QCOMPARE(s.costModels, int64_t(1));
+    QCOMPARE(s.schemaVersion, store::kSchemaVersion);
+    std::vector<store::BestRow> best = db->best();
+    QCOMPARE(best.size(), size_t(1));
+    QCOMPARE(best[0].record.steps, sampleRecord(task, session, 0, true).steps);  // the cheapest
+    QCOMPARE(best[0].task.key, sampleTask().key);
+    std::vector<store::SessionRow> sessions = db->sessions();
+    QCOMPARE(sessions.size(), size_t(1));
+    QCOMPARE(sessions[0].status, std::string("finished"));
+    QCOMPARE(sessions[0].records, int64_t(10));
+    QCOMPARE(sessions[0].validRecords, int64_t(7));
+    QCOMPARE(db->integrityCheck(), std::string("ok"));
+  }
+
+  void badFilesAreNamedAndLeftAsTheyWere() {
+    QTemporaryDir dir;
+    QVERIFY(openError(dir.filePath("missing.db"), OpenMode::ReadOnly).contains("no such database"));
+    QVERIFY(!QFile::exists(dir.filePath("missing.db")));
+
+    const QString text = dir.filePath("notes.db");
+    writeAll(text, QByteArray("these are my notes, not a database\n").repeated(40));
+    const QByteArray textBytes = readAll(text);
+    for (OpenMode m : {OpenMode::ReadOnly, OpenMode::ReadWrite})
+      QVERIFY2(openError(text, m).contains("not an SQLite database"), qPrintable(openError(text, m)));
+    QCOMPARE(readAll(text), textBytes);
+
+    QVERIFY(openError(dir.path(), OpenMode::ReadOnly).contains("is a directory"));
+
+    // A good database, then a truncated copy of it.
+    const QString good = dir.filePath("good.db");
+    {
+      auto db = Database::open(good.toStdString(), OpenMode::ReadWrite);
+      int64_t task = db->ensureTask(sampleTask());
+      int64_t session = db->beginSession("task", task, 0, "{}", 400);
+      std::vector<store::RecordRow> rows;
+      for (int i = 0; i < 400; ++i)
+        rows.push_back(sampleRecord(task, session, i, true));
+      db->addRecords(rows);
+      db->connection().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    const QByteArray goodBytes = readAll(good);
+    QVERIFY(goodBytes.size() > 16384);
+    const QString truncated = dir.filePath("truncated.db");
+    writeAll(truncated, goodBytes.left(goodBytes.size() / 2));
+    const QByteArray truncatedBytes = readAll(truncated);
+    for (OpenMode m : {OpenMode::ReadOnly, OpenMode::ReadWrite})
+      QVERIFY2(openError(truncated, m).contains("corrupt"), qPrintable(openError(truncated, m)));
+    QCOMPARE(readAll(truncated), truncatedBytes);
+
+    // Garbage over the pages after the header: corrupt, not a crash.
+    const QString scribbled = dir.filePath("scribbled.db");
+    QByteArray bytes = goodBytes;
+    for (int i = 4096; i < bytes.size(); i += 7)
+      bytes[i] = char(i * 31);
+    writeAll(scribbled, bytes);
+    for (OpenMode m : {OpenMode::ReadOnly, OpenMode::ReadWrite})
+      QVERIFY2(openError(scribbled, m).contains("corrupt"), qPrintable(openError(scribbled, m)));
+    QCOMPARE(readAll(scribbled), bytes);
+
+    // A newer schema.
+    const QString newer = dir.filePath("newer.db");
+    QVERIFY(QFile::copy(good, newer));
+    sqlite3* raw = nullptr;
+    QCOMPARE(sqlite3_open(newer.toUtf8().constData(), &raw), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(raw, "PRAGMA journal_mode=DELETE; PRAGMA user_version = 99", nullptr, nullptr, nullptr),
+             SQLITE_OK);
+    sqlite3_close(raw);
+    const QByteArray newerBytes = readAll(newer);
+    for (OpenMode m : {OpenMode::ReadOnly, OpenMode::ReadWrite})
+      QVERIFY2(openError(newer, m).contains("schema version 99, newer"), qPrintable(openError(newer, m)));
+    QCOMPARE(readAll(newer), newerBytes);
+
+    // Someone else's SQLite file.
+    const QString foreign = dir.filePath("foreign.db");
+    QCOMPARE(sqlite3_open(foreign.toUtf8().constData(), &raw), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(raw, "CREATE TABLE contacts(name TEXT); INSERT INTO contacts VALUES ('ada')", nullptr,
+                          nullptr, nullptr),
+             SQLITE_OK);
+    sqlite3_close(raw);
+    const QByteArray foreignBytes = readAll(foreign);
+    QVERIFY(openError(foreign, OpenMode::ReadWrite).contains("not Tessel's"));
+    QCOMPARE(readAll(foreign), foreignBytes);
+  }
+
+  void oneWriterManyReaders() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("live.db").toStdString();
+    auto writer = Database::open(path, OpenMode::ReadWrite);
+    QString second = openError(QString::fromStdString(path), OpenMode::ReadWrite);
+    QVERIFY2(second.contains("being written by another"), qPrintable(second));
+
+    int64_t task = writer->ensureTask(sampleTask());
+    int64_t session = writer->beginSession("task", task, 0, "{}", 4000);
+    std::atomic<bool> done{false};
+    std::atomic<int> reads{0}, regressions{0};
+    std::string readerError;
+    std::thread reader([&] {
+      try {
+        auto db = Database::open(path, OpenMode::ReadOnly);
+        int64_t last = 0;
+        while (!done) {
+          store::Stats s = db->stats();
+          // Batches land whole: counts only grow, in steps of a batch.
+          if (s.records < last || s.records % 50 != 0) ++regressions;
+          last = s.records;
+          ++reads;
+        }
+      } catch (const std::exception& e) {
+        readerError = e.what();
+      }
+    });
+    for (int b = 0; b < 40; ++b) {
+      std::vector<store::RecordRow> rows;
+      for (int i = 0; i < 50; ++i)
+        rows.push_back(sampleRecord(task, session, b * 50 + i, true));
+      writer->addRecords(rows);
+    }
+    done = true;
+    reader.join();
+    QVERIFY2(readerError.empty(), readerError.c_str());
+    QVERIFY(reads > 0);
+    QCOMPARE(regressions.load(), 0);
+    QCOMPARE(writer->stats().records, int64_t(2000));
+    writer.reset();
+    // The lock goes with the writer.
+    QVERIFY(openError(QString::fromStdString(path), OpenMode::ReadWrite).isEmpty());
+  }
+
+  void resumeSkipsMeasuredPrograms() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("resume.db").toStdString();
+    search::SearchTask task = search::makeOperatorTask("matmul", {24, 16, 32}, "cpu");
+    {
+      auto db = Database::open(path, OpenMode::ReadWrite);
+      search::TuneOptions o = smallTuning(16);
+      store::TuningRecorder rec(*db, task, "{}", 16, false);
+      rec.attach(o);
+      search::TuneResult r = search::tuneTask(task, o);
+      QCOMPARE(r.trials, 16);
+      rec.end("stopped");  // as if interrupted
+    }
+    {
+      auto db = Database::open(path, OpenMode::ReadWrite);
+      search::TuneOptions o = smallTuning(40);
+      o.seed = 1;  // the same seed: random search would propose the same programs again
+      store::TuningRecorder rec(*db, task, "{}", 40, true);
+      QVERIFY(rec.resumed());
+      QCOMPARE(rec.previousTrials(), size_t(16));
+      rec.attach(o);
+      search::TuneResult r = search::tuneTask(task, o);
+      QCOMPARE(r.trials, 40);
+      rec.finish(r);
+    }
+    auto db = Database::open(path, OpenMode::ReadOnly);
+    store::Stats s = db->stats();
+    QCOMPARE(s.records, int64_t(40));
+    QCOMPARE(s.distinctPrograms, int64_t(40));
+    QCOMPARE(s.sessions, int64_t(1));
+    QCOMPARE(db->sessions()[0].status, std::string("finished"));
+  }
+
+  void evolutionaryResumeWarmStartsFromStoredDecisions() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("evo.db").toStdString();
+    search::SearchTask task = search::makeOperatorTask("matmul", {32, 32, 32}, "cpu");
+    auto db = Database::open(path, OpenMode::ReadWrite);
+    search::TuneOptions o = smallTuning(16);
+    o.search = "evolutionary";
+    o.costModel = "xgb";
+    o.evolution.population = 64;
+    {
+      store::TuningRecorder rec(*db, task, "{}", 16, false);
+      rec.attach(o);
+      search::tuneTask(task, o);
+      rec.end("stopped");
+    }
+    std::vector<store::RecordRow> stored = db->records(1);
+    QCOMPARE(stored.size(), size_t(16));
+    int withDecisions = 0, predicted = 0;
+    for (const auto& r : stored) {
+      if (!r.decisions.empty()) {
+        ++withDecisions;
+        schedule::ProgramDecisions d = schedule::deserializeDecisions(r.decisions);
+        QVERIFY(!d.choices.empty());
+      }
+      if (!std::isnan(r.predicted)) {
+        ++predicted;
+        QCOMPARE(r.costModel, std::string("xgb"));
+      }
+    }
+    QCOMPARE(withDecisions, 16);               // every proposal carries its decisions
+    QVERIFY(predicted >= 8);                   // the model-ranked part of each batch has a score
+    search::TuneOptions o2 = smallTuning(32);  // fresh: o's callback belongs to the first recorder
+    o2.search = o.search;
+    o2.costModel = o.costModel;
+    o2.evolution = o.evolution;
+    store::TuningRecorder rec(*db, task, "{}", 32, true);
+    QVERIFY(rec.resumed());
+    rec.attach(o2);
+    search::TuneResult r = search::tuneTask(task, o2);
+    QCOMPARE(r.trials, 32);
+    rec.finish(r);
+    QCOMPARE(db->stats().distinctPrograms, int64_t(32));
+    QCOMPARE(db->stats().costModels, int64_t(1));  // the trained xgb model is kept
+  }
+
+  void exportBuildsWithCMakeAndComputesTheReference() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("export.db").toStdString();
+    const int64_t M = 24, N = 40, K = 16;
+    search::SearchTask task = search::makeOperatorTask("matmul", {M, N, K}, "cpu");
+    {
+      auto db = Database::open(path, OpenMode::ReadWrite);
+      search::TuneOptions o = smallTuning(8);
+      store::TuningRecorder rec(*db, task, "{}", 8, false);
+      rec.attach(o);
+      rec.finish(search::tuneTask(task, o));
+    }
+    auto db = Database::open(path, OpenMode::ReadOnly);
+    const QString out = dir.filePath("kernels");
+    exporter::ExportResult res = exporter::exportKernels(*db, db->tasks(), out.toStdString());
+    QCOMPARE(res.kernels.size(), size_t(1));
+    QVERIFY(QFile::exists(out + "/lib/libtessel_kernels.so"));
+    QVERIFY(QFile::exists(out + "/include/tessel_kernels.h"));
+    QJsonObject manifest = QJsonDocument::fromJson(readAll(out + "/manifest.json")).object();
+    QJsonObject k = manifest["kernels"].toArray().at(0).toObject();
+    QCOMPARE(k["task"].toString().toStdString(), task.key);
+    QCOMPARE(k["function"].toString().toStdString(), res.kernels[0].function);
+    QVERIFY(k["latency_ms"].toDouble() > 0);
+    QCOMPARE(k["arguments"].toArray().size(), 3);
+    QCOMPARE(manifest["target"].toString(), QString("cpu"));
+
+    // A user's project that builds the export with CMake and checks a call.
+    const QString user = dir.filePath("user");
+    QDir().mkpath(user);
+    writeAll(user + "/CMakeLists.txt", QByteArray("cmake_minimum_required(VERSION 3.16)\nproject(user CXX)\n"
+                                                  "add_subdirectory(") +
+                                           out.toUtf8() +
+                                           " kernels)\nadd_executable(check main.cpp)\n"
+                                           "target_link_libraries(check tessel_kernels)\n");
+    QByteArray main = R"(#include <cmath>
+#include <cstdio>
+#include <vector>
+#include "tessel_kernels.h"
+int main() {
+  const int M = %M, N = %N, K = %K;
+  std::vector<float> a(M * K), b(K * N), c(M * N, -1.0f);
+  for (int i = 0; i < M * K; ++i) a[i] = float((i * 7) % 13) / 13.0f - 0.5f;
+  for (int i = 0; i < K * N; ++i) b[i] = float((i * 5) % 11) / 11.0f - 0.5f;
+  if (%FN(a.data(), b.data(), c.data()) != 0) return 2;
+  double worst = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double ref = 0;
+      for (int k = 0; k < K; ++k) ref += double(a[i * K + k]) * b[k * N + j];
+      worst = std::fmax(worst, std::fabs(ref - c[i * N + j]));
+    }
+  std::printf("max abs error %g\n", worst);
+  return worst < 1e-4 ? 0 : 1;
+}
+)";
+    main.replace("%M", QByteArray::number(M)).replace("%N", QByteArray::number(N)).replace("%K", QByteArray::number(K));
+    main.replace("%FN", QByteArray::fromStdString(res.kernels[0].function));
+    writeAll(user + "/main.cpp", main);
+    auto run = [](const QStringList& args, const QString& cwd = {}) {
+      QProcess p;
+      if (!cwd.isEmpty()) p.setWorkingDirectory(cwd);
+      p.setProcessChannelMode(QProcess::MergedChannels);
+      p.start(args[0], args.mid(1));
+      p.waitForFinished(300000);
+      return std::make_pair(p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAll()));
+    };
+    auto [cfg, cfgOut] = run({"cmake", "-S", user, "-B", user + "/build", "-DCMAKE_BUILD_TYPE=Release"});
+    QVERIFY2(cfg == 0, qPrintable(cfgOut));
+    auto [bld, bldOut] = run({"cmake", "--build", user + "/build"});
+    QVERIFY2(bld == 0, qPrintable(bldOut));
+    auto [chk, chkOut] = run({user + "/build/check"});
+    QVERIFY2(chk == 0, qPrintable(chkOut));
+    QVERIFY(chkOut.contains("max abs error"));
+
+    // Records as CSV and JSON lines: a header and one line per record.
+    exporter::ExportResult csv = exporter::exportRecords(*db, db->tasks(), out.toStdString(), "csv");
+    QCOMPARE(csv.records, size_t(8));
+    QList<QByteArray> lines = readAll(out + "/records.csv").trimmed().split('\n');
+    QCOMPARE(lines.size(), 9);
+    QVERIFY(lines[0].startsWith("id,task,session,steps"));
+    exporter::exportRecords(*db, db->tasks(), out.toStdString(), "jsonl");
+    for (const QByteArray& line : readAll(out + "/records.jsonl").trimmed().split('\n')) {
+      QJsonObject o = QJsonDocument::fromJson(line).object();
+      QVERIFY(o.contains("steps") && o["steps"].isArray());
+      QCOMPARE(o["task"].toString().toStdString(), task.key);
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestStore)
+#include "test_store.moc"
