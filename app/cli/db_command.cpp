@@ -77,6 +77,7 @@ int dbCommand(const std::vector<std::string>& argv) {
                       {"shape", b.task.shape},
                       {"layout", b.task.layout},
                       {"target", b.task.target},
+                      {"device", b.task.device},
                       {"latency_ms", cost * 1e3},
                       {"gflops", gflops},
                       {"record", b.record.id},
@@ -90,7 +91,7 @@ int dbCommand(const std::vector<std::string>& argv) {
   } else {
     nlohmann::json rows = nlohmann::json::array();
     if (!json)
-      std::printf("%5s %-9s %-44s %8s %8s %12s  %s\n", "id", "status", "task or model", "records", "target", "best ms",
+      std::printf("%5s %-9s %-44s %13s %12s  %s\n", "id", "status", "task or model", "records/goal", "best ms",
                   "started");
     for (const store::SessionRow& s : db->sessions()) {
       rows.push_back({{"id", s.id},
@@ -105,8 +106,8 @@ int dbCommand(const std::vector<std::string>& argv) {
                       {"ended", s.ended.empty() ? nlohmann::json() : nlohmann::json(s.ended)},
                       {"config", nlohmann::json::parse(s.config, nullptr, false)}});
       if (!json)
-        std::printf("%5lld %-9s %-44s %8lld %8lld %12s  %s\n", (long long)s.id, s.status.c_str(), s.subject.c_str(),
-                    (long long)s.records, (long long)s.trialsTarget,
+        std::printf("%5lld %-9s %-44s %13s %12s  %s\n", (long long)s.id, s.status.c_str(), s.subject.c_str(),
+                    (std::to_string(s.records) + "/" + std::to_string(s.trialsTarget)).c_str(),
                     std::isfinite(s.bestCost) ? std::to_string(s.bestCost * 1e3).c_str() : "-", s.started.c_str());
     }
     j["sessions"] = rows;

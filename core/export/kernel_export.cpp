@@ -37,8 +37,10 @@ std::string isoNow() {
 
 std::string shapeText(const std::vector<int64_t>& s) {
   std::string out;
-  for (int64_t v : s)
-    out += (out.empty() ? "" : "x") + std::to_string(v);
+  for (int64_t v : s) {
+    if (!out.empty()) out += 'x';
+    out += std::to_string(v);
+  }
   return out.empty() ? "scalar" : out;
 }
 
@@ -62,10 +64,13 @@ std::vector<Argument> argumentsOf(const te::ComputeDAG& dag, const lower::Lowere
 
 std::string csvField(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s)
-    q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
+  std::string q(1, '"');
+  for (char c : s) {
+    if (c == '"') q.push_back('"');
+    q.push_back(c);
+  }
+  q.push_back('"');
+  return q;
 }
 
 std::string number(double v) {
@@ -132,14 +137,19 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
     for (size_t i = 0; i < args.size(); ++i) {
       const Argument& a = args[i];
       params << (i ? ", " : "") << (a.input ? "const float* " : "float* ") << a.name;
-      call << (i ? ", " : "") << (a.input ? "const_cast<float*>(" + a.name + ")" : a.name);
+      call << (i ? ", " : "");
+      if (a.input)
+        call << "const_cast<float*>(" << a.name << ")";
+      else
+        call << a.name;
       doc << "//   " << (a.input ? "in  " : "out ") << a.name << "[" << shapeText(a.shape) << "]\n";
       jargs.push_back(
           {{"name", a.name}, {"shape", a.shape}, {"role", a.input ? "input" : "output"}, {"dtype", "float32"}});
     }
     std::string prototype = "int " + k.function + "(" + params.str() + ")";
-    header << "// " << row.op << " " << shapeText(row.shape) << (row.layout.empty() ? "" : " (" + row.layout + ")")
-           << ", task " << row.key << ": " << number(k.latencyMs) << " ms, " << number(k.gflops)
+    header << "// " << row.op << " " << shapeText(row.shape);
+    if (!row.layout.empty()) header << " (" << row.layout << ")";
+    header << ", task " << row.key << ": " << number(k.latencyMs) << " ms, " << number(k.gflops)
            << " GFLOP/s when tuned\n"
            << doc.str() << prototype << ";\n\n";
 
@@ -159,6 +169,7 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
                                    {"shape", row.shape},
                                    {"layout", row.layout},
                                    {"target", row.target},
+                                   {"device", row.device},
                                    {"function", k.function},
                                    {"source", k.source},
                                    {"arguments", jargs},

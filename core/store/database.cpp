@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 namespace tessel::store {
 
@@ -151,11 +152,12 @@ TaskRow readTask(Statement& st) {
   t.layout = st.getText(5);
   t.compute = st.getText(6);
   t.flops = st.getDouble(7);
+  t.device = st.getText(8);
   return t;
 }
 const char* kTaskColumns =
-    "tasks.id, tasks.workload_key, targets.name, tasks.op, tasks.shape, tasks.layout, tasks.compute, tasks.flops "
-    "FROM tasks JOIN targets ON targets.id = tasks.target_id";
+    "tasks.id, tasks.workload_key, targets.name, tasks.op, tasks.shape, tasks.layout, tasks.compute, tasks.flops, "
+    "targets.device FROM tasks JOIN targets ON targets.id = tasks.target_id";
 
 const char* kRecordColumns =
     "records.id, records.task_id, records.session_id, records.steps, records.decisions, records.costs, "
@@ -221,6 +223,19 @@ std::vector<double> costsFromJson(const std::string& text) {
   for (const auto& v : j)
     if (v.is_number()) out.push_back(v.get<double>());
   return out;
+}
+
+std::string hostDevice() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) model = line.substr(line.find_first_not_of(" \t", colon + 1));
+      break;
+    }
+  unsigned cores = std::thread::hardware_concurrency();
+  return model + ", " + std::to_string(cores) + (cores == 1 ? " core" : " cores");
 }
 
 std::string defaultDatabasePath() {
@@ -307,11 +322,11 @@ void Database::createOrMigrate() {
 
 int64_t Database::ensureTask(const TaskRow& t) {
   Transaction tx(*conn_);
-  conn_->prepare("INSERT OR IGNORE INTO targets(name, device) VALUES (?, '')").bind(1, t.target).run();
+  conn_->prepare("INSERT OR IGNORE INTO targets(name, device) VALUES (?, ?)").bind(1, t.target).bind(2, t.device).run();
   int64_t targetId = 0;
   {
-    Statement st = conn_->prepare("SELECT id FROM targets WHERE name = ? AND device = ''");
-    st.bind(1, t.target);
+    Statement st = conn_->prepare("SELECT id FROM targets WHERE name = ? AND device = ?");
+    st.bind(1, t.target).bind(2, t.device);
     if (st.step()) targetId = st.getInt(0);
   }
   Statement find = conn_->prepare("SELECT id FROM tasks WHERE workload_key = ? AND target_id = ?");
@@ -380,13 +395,13 @@ void Database::setModelTask(int64_t modelId, int64_t taskId, double weight) {
 std::vector<std::pair<TaskRow, double>> Database::modelTasks(const std::string& model) const {
   Statement st = conn_->prepare(
       "SELECT tasks.id, tasks.workload_key, targets.name, tasks.op, tasks.shape, tasks.layout, tasks.compute, "
-      "tasks.flops, model_tasks.weight FROM tasks JOIN targets ON targets.id = tasks.target_id "
+      "tasks.flops, targets.device, model_tasks.weight FROM tasks JOIN targets ON targets.id = tasks.target_id "
       "JOIN model_tasks ON model_tasks.task_id = tasks.id JOIN models ON models.id = model_tasks.model_id "
       "WHERE models.name = ? ORDER BY tasks.id");
   st.bind(1, model);
   std::vector<std::pair<TaskRow, double>> out;
   while (st.step())
-    out.push_back({readTask(st), st.getDouble(8)});
+    out.push_back({readTask(st), st.getDouble(9)});
   return out;
 }
 

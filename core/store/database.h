@@ -29,6 +29,7 @@ struct TaskRow {
   int64_t id = 0;
   std::string key;  // workload key
   std::string target = "cpu";
+  std::string device;  // the machine measured on (hostDevice() for the CPU)
   std::string op;
   std::vector<int64_t> shape;
   std::string layout;   // "" for ops without images
@@ -132,6 +133,9 @@ class Database {
 // Where tune-op and tune keep results without --db: $TESSEL_DB, else
 // $XDG_DATA_HOME/tessel/tessel.db, else ~/.local/share/tessel/tessel.db.
 std::string defaultDatabasePath();
+
+// This machine as a device name: the CPU model and its core count.
+std::string hostDevice();
 
 // Costs as a JSON array and back.
 std::string costsToJson(const std::vector<double>& costs);

@@ -6,6 +6,7 @@ TaskRow taskRowOf(const search::SearchTask& task) {
   TaskRow t;
   t.key = task.key;
   t.target = task.target;
+  t.device = task.target == "cpu" ? hostDevice() : "";
   t.op = task.op;
   t.shape = task.shape;
   t.layout = task.layout;
