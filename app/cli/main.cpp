@@ -18,6 +18,11 @@ const char* kUsage =
     "  tune-op OP --shape A,B,C[,...]   tune one operator (tessel tune-op --help)\n"
     "  db stats|best|sessions           what a tuning database holds\n"
     "  export --task KEY --out DIR      tuned kernels as a library, or records as CSV/JSON lines\n"
+    "  tune MODEL                       tune every task of a model (task scheduler)\n"
+    "  run MODEL --db FILE              the model with its tuned kernels vs LibTorch\n"
+    "  models                           the built-in model zoo\n"
+    "  inspect MODEL                    a model's graph, fusion and tasks\n"
+    "  conformance DIR...               ONNX backend test cases through Tessel\n"
     "\n"
     "Run 'tessel COMMAND --help' for the options of a command.\n";
 
@@ -43,6 +48,11 @@ int main(int argc, char** argv) {
     if (cmd == "tune-op") return tessel::cli::tuneOpCommand(rest);
     if (cmd == "db") return tessel::cli::dbCommand(rest);
     if (cmd == "export") return tessel::cli::exportCommand(rest);
+    if (cmd == "tune") return tessel::cli::tuneCommand(rest);
+    if (cmd == "run") return tessel::cli::runCommand(rest);
+    if (cmd == "models") return tessel::cli::modelsCommand(rest);
+    if (cmd == "inspect") return tessel::cli::inspectCommand(rest);
+    if (cmd == "conformance") return tessel::cli::conformanceCommand(rest);
     std::fprintf(stderr, "tessel: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const tessel::cli::UsageError& e) {

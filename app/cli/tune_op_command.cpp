@@ -39,8 +39,9 @@ const char* kHelp =
     "  --jobs N            parallel compiler processes (default: cores)\n"
     "  --db FILE           keep every record in this SQLite database (default:\n"
     "                      $TESSEL_DB, else ~/.local/share/tessel/tessel.db)\n"
-    "  --resume            continue the task's last unfinished session until it\n"
-    "                      has --trials records; stored programs are not measured again\n"
+    "  --resume            continue the task's last session (interrupted, or finished\n"
+    "                      with fewer trials) until it has --trials records; stored\n"
+    "                      programs are never measured again\n"
     "  --no-db             keep nothing\n"
     "  --compare           also time oneDNN, OpenBLAS and LibTorch on the op, in this process\n"
     "  --show-code         print the best program's C++\n"
@@ -138,7 +139,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
         std::fprintf(stderr, "resuming session %lld in %s: %zu trials done\n", (long long)recorder->sessionId(),
                      db->path().c_str(), recorder->previousTrials());
       else
-        std::fprintf(stderr, "%ssession %lld in %s\n", args.has("resume") ? "no unfinished session: new " : "",
+        std::fprintf(stderr, "%ssession %lld in %s\n", args.has("resume") ? "no earlier session: new " : "",
                      (long long)recorder->sessionId(), db->path().c_str());
       if (recorder->knownRecords())
         std::fprintf(stderr, "learning from %zu stored records of this task\n", recorder->knownRecords());

@@ -5,17 +5,26 @@
 
 namespace tessel::search {
 
-TuneResult tuneTask(const SearchTask& task, const TuneOptions& o) {
-  auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<SearchPolicy> policy = makeSearchPolicy(o.search, task, o.hardware, o.seed, o.costModel, o.evolution);
-  auto* guided = dynamic_cast<ModelGuidedSearch*>(policy.get());
-  measure::ProgramMeasurer measurer(task, o.measurer);
-  TuneResult r;
+struct TaskTuner::State {
+  std::unique_ptr<SearchPolicy> policy;
+  ModelGuidedSearch* guided = nullptr;
+  std::unique_ptr<measure::ProgramMeasurer> measurer;
   double best = std::numeric_limits<double>::infinity();
+  bool exhausted = false;
+};
+
+TaskTuner::TaskTuner(const SearchTask& task, TuneOptions options) : task_(task), o_(std::move(options)), s_(new State) {
+  start_ = std::chrono::steady_clock::now();
+  s_->policy = makeSearchPolicy(o_.search, task_, o_.hardware, o_.seed, o_.costModel, o_.evolution);
+  s_->guided = dynamic_cast<ModelGuidedSearch*>(s_->policy.get());
+  s_->measurer = std::make_unique<measure::ProgramMeasurer>(task_, o_.measurer);
+  TuneResult& r = r_;
+  double& best = s_->best;
+  auto& policy = s_->policy;
 
   // Stored records: learned from and never measured again; the resumed
   // session's also count as trials.
-  for (const std::vector<TuneRecord>* stored : {&o.known, &o.previous}) {
+  for (const std::vector<TuneRecord>* stored : {&o_.known, &o_.previous}) {
     std::vector<Program> programs;
     std::vector<measure::MeasureResult> results;
     std::vector<std::string> decisions;
@@ -26,7 +35,7 @@ TuneResult tuneTask(const SearchTask& task, const TuneOptions& o) {
       } catch (const schedule::ScheduleError&) {
         continue;  // from an older definition of the steps: skip it
       }
-      if (stored == &o.previous) {
+      if (stored == &o_.previous) {
         r.records.push_back(rec);
         ++r.trials;
         if (rec.result.ok()) {
@@ -41,54 +50,82 @@ TuneResult tuneTask(const SearchTask& task, const TuneOptions& o) {
     }
     if (!programs.empty()) policy->restore(programs, results, decisions);
   }
+}
 
-  while (r.trials < o.trials) {
-    auto t0 = std::chrono::steady_clock::now();
-    std::vector<Program> batch = policy->nextBatch(std::min(o.batchSize, o.trials - r.trials));
-    r.searchSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (guided) r.predictions += guided->lastPredictions();
-    if (batch.empty()) break;  // the space is exhausted
-    std::vector<measure::ProgramResult> res = measurer.measure(batch);
-    std::vector<measure::MeasureResult> plain;
-    std::vector<TuneRecord> fresh;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      const measure::MeasureResult& m = res[i].result;
-      plain.push_back(m);
-      TuneRecord rec;
-      rec.steps = schedule::serializeSteps(batch[i]);
-      rec.result = m;
-      SearchPolicy::ProposalInfo info = policy->proposalInfo(rec.steps);
-      rec.decisions = std::move(info.decisions);
-      rec.predicted = info.predicted;
-      rec.costModel = std::move(info.costModel);
-      fresh.push_back(rec);
-      r.records.push_back(std::move(rec));
-      ++r.trials;
-      if (m.ok()) {
-        ++r.validTrials;
-        if (m.medianCost() < best) {
-          best = m.medianCost();
-          r.bestSteps = batch[i];
-          r.bestSource = res[i].source;
-        }
+TaskTuner::~TaskTuner() {
+  delete s_;
+}
+
+bool TaskTuner::done() const {
+  return r_.trials >= o_.trials || s_->exhausted;
+}
+
+int TaskTuner::runRound() {
+  if (done()) return 0;
+  TuneResult& r = r_;
+  double& best = s_->best;
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<Program> batch = s_->policy->nextBatch(std::min(o_.batchSize, o_.trials - r.trials));
+  r.searchSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (s_->guided) r.predictions += s_->guided->lastPredictions();
+  if (batch.empty()) {  // the space is exhausted
+    s_->exhausted = true;
+    return 0;
+  }
+  std::vector<measure::ProgramResult> res = s_->measurer->measure(batch);
+  std::vector<measure::MeasureResult> plain;
+  std::vector<TuneRecord> fresh;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const measure::MeasureResult& m = res[i].result;
+    plain.push_back(m);
+    TuneRecord rec;
+    rec.steps = schedule::serializeSteps(batch[i]);
+    rec.result = m;
+    SearchPolicy::ProposalInfo info = s_->policy->proposalInfo(rec.steps);
+    rec.decisions = std::move(info.decisions);
+    rec.predicted = info.predicted;
+    rec.costModel = std::move(info.costModel);
+    fresh.push_back(rec);
+    r.records.push_back(std::move(rec));
+    ++r.trials;
+    if (m.ok()) {
+      ++r.validTrials;
+      if (m.medianCost() < best) {
+        best = m.medianCost();
+        r.bestSteps = batch[i];
+        r.bestSource = res[i].source;
       }
-      if (r.validTrials) r.curve.push_back({r.trials, best});
     }
-    if (o.onRecords) o.onRecords(fresh);
-    policy->update(batch, plain);
-    if (o.onBatch) o.onBatch(r.trials, r.validTrials ? best : 0);
+    if (r.validTrials) r.curve.push_back({r.trials, best});
   }
+  if (o_.onRecords) o_.onRecords(fresh);
+  s_->policy->update(batch, plain);
   r.bestSeconds = r.validTrials ? best : 0;
-  if (guided) {
-    r.costModelName = guided->model().name();
-    r.costModelBlob = guided->model().save();
-    r.costModelTrainedOn = guided->model().trainedOn();
-  }
+  r.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (o_.onBatch) o_.onBatch(r.trials, r.validTrials ? best : 0);
+  return int(batch.size());
+}
+
+const TuneResult& TaskTuner::finish() {
+  TuneResult& r = r_;
+  r.bestSeconds = r.validTrials ? s_->best : 0;
   // The best may be from the resumed session's earlier records.
   if (r.bestSource.empty() && !r.bestSteps.empty())
-    r.bestSource = measure::programSource(task.dag, r.bestSteps, "tessel_b0_0");
-  r.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.bestSource = measure::programSource(task_.dag, r.bestSteps, "tessel_b0_0");
+  if (s_->guided) {
+    r.costModelName = s_->guided->model().name();
+    r.costModelBlob = s_->guided->model().save();
+    r.costModelTrainedOn = s_->guided->model().trainedOn();
+  }
+  r.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   return r;
+}
+
+TuneResult tuneTask(const SearchTask& task, const TuneOptions& o) {
+  TaskTuner tuner(task, o);
+  while (!tuner.done())
+    if (tuner.runRound() == 0) break;
+  return tuner.finish();
 }
 
 }  // namespace tessel::search

@@ -2,6 +2,7 @@
 // measures them, the best valid program wins.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <limits>
 #include <string>
@@ -55,6 +56,34 @@ struct TuneResult {
   // The guiding cost model at the end (empty for random search).
   std::string costModelName, costModelBlob;
   size_t costModelTrainedOn = 0;
+};
+
+// Tunes a task round by round (a round = one batch built and measured), so
+// a task scheduler can share the trials of a model between its tasks.
+class TaskTuner {
+ public:
+  // Restores options.previous / options.known before the first round.
+  TaskTuner(const SearchTask& task, TuneOptions options);
+  ~TaskTuner();
+  TaskTuner(const TaskTuner&) = delete;
+  TaskTuner& operator=(const TaskTuner&) = delete;
+
+  // Proposes, builds and measures one batch; returns the programs measured
+  // (0 when the trial budget is spent or the space is exhausted).
+  int runRound();
+  bool done() const;
+  const TuneResult& result() const { return r_; }
+  // The final result (best source, saved cost model); call once at the end.
+  const TuneResult& finish();
+  const SearchTask& task() const { return task_; }
+
+ private:
+  struct State;
+  const SearchTask& task_;
+  TuneOptions o_;
+  State* s_;
+  TuneResult r_;
+  std::chrono::steady_clock::time_point start_;
 };
 
 TuneResult tuneTask(const SearchTask& task, const TuneOptions& options);

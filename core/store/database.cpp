@@ -441,6 +441,14 @@ std::optional<SessionRow> Database::lastUnfinishedSession(int64_t taskId, int64_
   return std::nullopt;
 }
 
+std::optional<SessionRow> Database::lastSession(int64_t taskId, int64_t modelId) const {
+  Statement st = conn_->prepare(std::string("SELECT ") + kSessionColumns +
+                                " WHERE (task_id = ? OR model_id = ?) ORDER BY id DESC LIMIT 1");
+  st.bind(1, taskId ? taskId : -1).bind(2, modelId ? modelId : -1);
+  if (st.step()) return readSession(st);
+  return std::nullopt;
+}
+
 std::vector<SessionRow> Database::sessions() const {
   std::vector<SessionRow> out;
   {

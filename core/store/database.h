@@ -104,6 +104,8 @@ class Database {
   void endSession(int64_t id, const std::string& status);
   // The newest session of a task (or model) that did not finish.
   std::optional<SessionRow> lastUnfinishedSession(int64_t taskId, int64_t modelId) const;
+  // The newest session of a task (or model), whatever its status.
+  std::optional<SessionRow> lastSession(int64_t taskId, int64_t modelId) const;
   std::vector<SessionRow> sessions() const;
 
   // One transaction for the whole batch: it is stored entirely or not at all.

@@ -52,7 +52,8 @@ TuningRecorder::TuningRecorder(Database& db, const search::SearchTask& task, con
     : db_(db) {
   taskId_ = db_.ensureTask(taskRowOf(task));
   if (resume) {
-    if (auto s = db_.lastUnfinishedSession(taskId_, 0)) {
+    // The last session, interrupted or finished: it goes on to `trials`.
+    if (auto s = db_.lastSession(taskId_, 0)) {
       sessionId_ = s->id;
       resumed_ = true;
       db_.reopenSession(sessionId_, trials);
@@ -61,6 +62,14 @@ TuningRecorder::TuningRecorder(Database& db, const search::SearchTask& task, con
   if (!resumed_) sessionId_ = db_.beginSession("task", taskId_, 0, config, trials);
   for (const RecordRow& r : db_.records(taskId_))
     (r.sessionId == sessionId_ ? previous_ : known_).push_back(toTuneRecord(r));
+}
+
+TuningRecorder::TuningRecorder(Database& db, const search::SearchTask& task, int64_t modelSessionId) : db_(db) {
+  taskId_ = db_.ensureTask(taskRowOf(task));
+  sessionId_ = modelSessionId;
+  for (const RecordRow& r : db_.records(taskId_))
+    (r.sessionId == sessionId_ ? previous_ : known_).push_back(toTuneRecord(r));
+  resumed_ = !previous_.empty();
 }
 
 void TuningRecorder::attach(search::TuneOptions& o) {

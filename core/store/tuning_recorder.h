@@ -17,10 +17,15 @@ RecordRow toRecordRow(const search::TuneRecord& r, int64_t taskId, int64_t sessi
 
 class TuningRecorder {
  public:
-  // With `resume`, continues the task's last unfinished session if there is
-  // one (resumed() says whether); otherwise starts a new session. `config`
+  // With `resume`, continues the task's last session (interrupted, or
+  // finished with fewer trials) if there is one (resumed() says whether);
+  // otherwise starts a new session. `config`
   // is the session's configuration as JSON.
   TuningRecorder(Database& db, const search::SearchTask& task, const std::string& config, int64_t trials, bool resume);
+
+  // A task of a model's session (kind "model"): records of the task in that
+  // session are its previous trials, the others are known.
+  TuningRecorder(Database& db, const search::SearchTask& task, int64_t modelSessionId);
 
   // Fills options.previous / options.known and chains options.onRecords.
   void attach(search::TuneOptions& options);

@@ -82,6 +82,13 @@ class TestCli : public QObject {
     QTest::newRow("export: no subject") << QStringList{"export", "--out", "x"} << "exactly one of --task";
     QTest::newRow("export: format") << QStringList{"export", "--all", "--out", "x", "--format", "xml"}
                                     << "unknown --format xml";
+    QTest::newRow("inspect: unknown model") << QStringList{"inspect", "resnet19"} << "unknown model 'resnet19'";
+    QTest::newRow("inspect: missing onnx") << QStringList{"inspect", "/nonexistent/m.onnx"} << "/nonexistent/m.onnx";
+    QTest::newRow("inspect: fusion") << QStringList{"inspect", "resnet18", "--fusion", "greedy"}
+                                     << "unknown --fusion greedy";
+    QTest::newRow("tune: no model") << QStringList{"tune"} << "missing MODEL";
+    QTest::newRow("run: bad db") << QStringList{"run", "tiny_cnn", "--db", "/nonexistent/x.db"}
+                                 << "no such database: /nonexistent/x.db";
     QTest::newRow("no-db with db") << QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--no-db", "--resume"}
                                    << "--no-db cannot be combined";
   }
@@ -224,6 +231,105 @@ class TestCli : public QObject {
     Run csv = tessel({"export", "--db", db, "--all", "--out", out, "--format", "csv", "--json"});
     QVERIFY2(csv.code == 0, qPrintable(csv.err));
     QCOMPARE(QJsonDocument::fromJson(csv.out.toUtf8()).object()["records"].toInt(), 40);
+  }
+
+  void modelsListsTheZoo() {
+    Run r = tessel({"models", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    bool found = false;
+    for (const QJsonValue& m : QJsonDocument::fromJson(r.out.toUtf8()).object()["models"].toArray())
+      if (m.toObject()["name"].toString() == "resnet18") {
+        found = true;
+        QCOMPARE(m.toObject()["params"].toDouble(), 11689512.0);
+      }
+    QVERIFY(found);
+  }
+
+  // The acceptance figures for resnet18 and bert_tiny.
+  void inspectResnet18AndBertTiny() {
+    const QString dot = scratch().filePath("r18.dot");
+    Run r = tessel({"inspect", "resnet18", "--json", "--dot", dot});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    for (const char* f : {"model", "nodes", "params", "flops", "partitions", "tasks"})
+      QVERIFY2(j.contains(f), f);
+    QCOMPARE(j["params"].toDouble(), 11689512.0);
+    QVERIFY(j["flops"].toDouble() > 3.5e9 && j["flops"].toDouble() < 3.7e9);
+    QJsonArray tasks = j["tasks"].toArray();
+    QVERIFY2(tasks.size() >= 15 && tasks.size() <= 35, qPrintable(QString::number(tasks.size())));
+    int weights = 0;
+    for (const QJsonValue& t : tasks) {
+      for (const char* f : {"key", "ops", "flops", "weight"})
+        QVERIFY2(t.toObject().contains(f), f);
+      weights += t.toObject()["weight"].toInt();
+    }
+    QVERIFY(weights > tasks.size());
+    QFile f(dot);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QByteArray text = f.readAll();
+    QVERIFY(text.startsWith("digraph") && text.contains("subgraph cluster_"));
+
+    Run b = tessel({"inspect", "bert_tiny", "--fusion", "dp", "--json"});
+    QVERIFY2(b.code == 0, qPrintable(b.err));
+    bool fused = false;
+    for (const QJsonValue& p : QJsonDocument::fromJson(b.out.toUtf8()).object()["partitions"].toArray()) {
+      QStringList ops;
+      for (const QJsonValue& op : p.toObject()["ops"].toArray())
+        ops << op.toString();
+      int softmax = ops.indexOf("Softmax");
+      if (softmax >= 0 && ops.indexOf("MatMul", softmax) > softmax) fused = true;
+    }
+    QVERIFY2(fused, "no partition fuses attention's softmax with the batch matmul after it");
+  }
+
+  // tune a small model under the task scheduler, resume it, run it against LibTorch.
+  void tuneAndRunASmallModel() {
+    const QString db = scratch().filePath("model.db");
+    const QStringList tune = {"tune",     "tiny_cnn", "--trials", "20", "--batch", "4",
+                              "--search", "random",   "--db",     db,   "--json"};
+    Run r = tessel(tune, 300000);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(j["trials"].toInt(), 20);
+    QJsonArray tasks = j["tasks"].toArray();
+    QCOMPARE(tasks.size(), 5);
+    double estimate = 0, share = 0;
+    for (const QJsonValue& t : tasks) {
+      QVERIFY(t.toObject()["trials"].toInt() >= 4);  // warm-up: every task one round
+      estimate += t.toObject()["weight"].toDouble() * t.toObject()["best_ms"].toDouble();
+      share += t.toObject()["share"].toDouble();
+    }
+    QVERIFY(qAbs(estimate - j["estimated_ms"].toDouble()) < 1e-9 * estimate + 1e-12);
+    QVERIFY(qAbs(share - 1) < 1e-9);
+
+    Run more = tessel(QStringList{"tune", "tiny_cnn", "--trials", "28", "--batch", "4", "--search", "random", "--db",
+                                  db, "--json", "--resume"},
+                      300000);
+    QVERIFY2(more.code == 0, qPrintable(more.err));
+    QJsonObject m = QJsonDocument::fromJson(more.out.toUtf8()).object();
+    QVERIFY(m["resumed"].toBool());
+    QCOMPARE(m["trials"].toInt(), 28);
+    Run stats = tessel({"db", "stats", "--db", db, "--json"});
+    QJsonObject s = QJsonDocument::fromJson(stats.out.toUtf8()).object();
+    QCOMPARE(s["records"].toInt(), 28);
+    QCOMPARE(s["distinct_programs"].toInt(), 28);
+    QCOMPARE(s["models"].toInt(), 1);
+    QCOMPARE(s["sessions"].toInt(), 1);
+
+    Run run = tessel({"run", "tiny_cnn", "--db", db, "--json", "--repeats", "3"}, 300000);
+    QVERIFY2(run.code == 0, qPrintable(run.err + run.out));
+    QJsonObject o = QJsonDocument::fromJson(run.out.toUtf8()).object();
+    for (const char* f : {"tessel_ms", "libtorch_ms", "max_abs_err", "correct"})
+      QVERIFY2(o.contains(f), f);
+    QVERIFY(o["correct"].toBool());
+    QCOMPARE(o["tasks_tuned"].toInt(), 5);
+    QVERIFY(o["tessel_ms"].toDouble() > 0 && o["libtorch_ms"].toDouble() > 0);
+    QVERIFY(o["max_abs_err"].toDouble() < 1e-3);
+
+    Run ex = tessel({"export", "--db", db, "--model", "tiny_cnn", "--out", scratch().filePath("tiny_export"),
+                     "--format", "jsonl", "--json"});
+    QVERIFY2(ex.code == 0, qPrintable(ex.err));
+    QCOMPARE(QJsonDocument::fromJson(ex.out.toUtf8()).object()["records"].toInt(), 28);
   }
 };
 

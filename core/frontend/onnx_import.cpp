@@ -1,0 +1,820 @@
+// ONNX ModelProto -> graph::Graph, through libonnx's generated protobuf
+// classes (Debian builds them with ONNX_NAMESPACE=onnx and ONNX_ML=1).
+//
+// Choices (see also onnx_import_options.h):
+// - Opsets: the default domain ("" or "ai.onnx") must be at opset 11..17 for
+//   users; the conformance runner widens that to 1..17 with a per-op check
+//   (minOpset() below): the first opset whose semantics are opset 17's once the
+//   importer has upgraded older forms (below; those of opsets 1-6 are
+//   dropped hints: consumed_inputs, is_test=1, `broadcast` without `axis`).
+//   Other domains are unsupported.
+// - Older forms upgraded to opset 17's: Squeeze/Unsqueeze `axes` and Split
+//   `split` attributes (< 13), Clip `min`/`max` (< 11), Pad `pads`/`value`
+//   (< 11) and Slice `starts`/`ends`/`axes` (< 10) become int64/float
+//   initializer inputs; Softmax < 13 (which flattens to 2-D at `axis`) becomes
+//   Reshape -> Softmax(axis=-1) -> Reshape unless `axis` is the last axis.
+// - Symbolic dimensions (dim_param, e.g. a dynamic batch) are taken as 1:
+//   Tessel tunes for static shapes, and batch 1 is what inference tuning uses.
+//   A dimension with neither a value nor a name, or an input without a
+//   shape, is a GraphError naming the input.
+// - Initializers: FLOAT, DOUBLE (converted to float32), INT64, INT32, BOOL;
+//   data in raw_data or the typed fields. External data, other dtypes and
+//   attribute kinds other than INT, FLOAT, STRING, INTS, FLOATS (and TENSOR
+//   of Constant) are unsupported. Constant nodes become initializers.
+#include "frontend/onnx_import.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "frontend/onnx_import_options.h"
+
+namespace tessel::frontend {
+
+namespace {
+
+using graph::DType;
+using graph::GraphError;
+
+std::string dataTypeName(int t) {
+  if (onnx::TensorProto_DataType_IsValid(t)) return onnx::TensorProto_DataType_Name(onnx::TensorProto_DataType(t));
+  return "data type " + std::to_string(t);
+}
+
+DType mapDType(int t) {
+  switch (t) {
+    case onnx::TensorProto_DataType_FLOAT:
+      return DType::Float32;
+    case onnx::TensorProto_DataType_DOUBLE:
+      return DType::Float64;
+    case onnx::TensorProto_DataType_INT64:
+      return DType::Int64;
+    case onnx::TensorProto_DataType_INT32:
+      return DType::Int32;
+    case onnx::TensorProto_DataType_BOOL:
+      return DType::Bool;
+    default:
+      return DType::Other;
+  }
+}
+
+std::string shapeText(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    out += (i ? "," : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw GraphError("cannot read ONNX file '" + path + "': " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw GraphError("cannot read ONNX file '" + path + "': read error");
+  return ss.str();
+}
+
+float halfToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  } else if (mant == 0) {
+    bits = sign;
+  } else {  // subnormal
+    exp = 113;
+    while (!(mant & 0x400u)) {
+      mant <<= 1;
+      --exp;
+    }
+    bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float bfloat16ToFloat(uint16_t h) {
+  const uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// A TensorProto's values: floats for floating-point types, ints otherwise.
+struct TensorValues {
+  int onnxType = 0;
+  std::vector<int64_t> shape;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  bool isFloat = false;
+};
+
+template <typename T>
+std::vector<T> fromRaw(const std::string& raw, size_t n, const std::string& what) {
+  if (raw.size() != n * sizeof(T))
+    throw GraphError(what + ": raw_data holds " + std::to_string(raw.size()) + " bytes, expected " +
+                     std::to_string(n * sizeof(T)));
+  std::vector<T> out(n);
+  if (n) std::memcpy(out.data(), raw.data(), raw.size());  // ONNX raw data is little-endian, as x86/ARM
+  return out;
+}
+
+template <typename Field>
+void checkCount(const Field& f, size_t n, const char* field, const std::string& what) {
+  if (size_t(f.size()) != n)
+    throw GraphError(what + ": " + field + " holds " + std::to_string(f.size()) + " values, expected " +
+                     std::to_string(n));
+}
+
+TensorValues convertTensor(const onnx::TensorProto& t, const std::string& what) {
+  TensorValues v;
+  v.onnxType = t.data_type();
+  int64_t n = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0) throw GraphError(what + ": negative dimension " + std::to_string(d));
+    v.shape.push_back(d);
+    n *= d;
+  }
+  if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
+    std::string file;
+    for (const auto& kv : t.external_data())
+      if (kv.key() == "location") file = kv.value();
+    throw UnsupportedError(what + ": its data is stored in an external file ('" + file +
+                           "'); Tessel reads models whose tensors are inside the .onnx file");
+  }
+  if (t.has_segment()) throw UnsupportedError(what + ": segmented tensors are not supported");
+  const size_t count = size_t(n);
+  const bool raw = t.has_raw_data();
+  const std::string& r = t.raw_data();
+  switch (t.data_type()) {
+    case onnx::TensorProto_DataType_FLOAT:
+      v.isFloat = true;
+      if (raw) {
+        v.floats = fromRaw<float>(r, count, what);
+      } else {
+        checkCount(t.float_data(), count, "float_data", what);
+        v.floats.assign(t.float_data().begin(), t.float_data().end());
+      }
+      break;
+    case onnx::TensorProto_DataType_DOUBLE: {
+      v.isFloat = true;
+      std::vector<double> d;
+      if (raw) {
+        d = fromRaw<double>(r, count, what);
+      } else {
+        checkCount(t.double_data(), count, "double_data", what);
+        d.assign(t.double_data().begin(), t.double_data().end());
+      }
+      v.floats.assign(d.begin(), d.end());
+      break;
+    }
+    case onnx::TensorProto_DataType_FLOAT16:
+    case onnx::TensorProto_DataType_BFLOAT16: {
+      v.isFloat = true;
+      std::vector<uint16_t> bits;
+      if (raw) {
+        bits = fromRaw<uint16_t>(r, count, what);
+      } else {
+        checkCount(t.int32_data(), count, "int32_data", what);
+        for (int32_t x : t.int32_data())
+          bits.push_back(uint16_t(x));
+      }
+      const bool half = t.data_type() == onnx::TensorProto_DataType_FLOAT16;
+      for (uint16_t b : bits)
+        v.floats.push_back(half ? halfToFloat(b) : bfloat16ToFloat(b));
+      break;
+    }
+    case onnx::TensorProto_DataType_INT64:
+      if (raw) {
+        v.ints = fromRaw<int64_t>(r, count, what);
+      } else {
+        checkCount(t.int64_data(), count, "int64_data", what);
+        v.ints.assign(t.int64_data().begin(), t.int64_data().end());
+      }
+      break;
+    case onnx::TensorProto_DataType_INT32:
+    case onnx::TensorProto_DataType_INT16:
+    case onnx::TensorProto_DataType_INT8:
+    case onnx::TensorProto_DataType_UINT16:
+    case onnx::TensorProto_DataType_UINT8:
+    case onnx::TensorProto_DataType_BOOL:
+      if (raw) {
+        switch (t.data_type()) {
+          case onnx::TensorProto_DataType_INT32:
+            for (int32_t x : fromRaw<int32_t>(r, count, what))
+              v.ints.push_back(x);
+            break;
+          case onnx::TensorProto_DataType_INT16:
+            for (int16_t x : fromRaw<int16_t>(r, count, what))
+              v.ints.push_back(x);
+            break;
+          case onnx::TensorProto_DataType_INT8:
+            for (int8_t x : fromRaw<int8_t>(r, count, what))
+              v.ints.push_back(x);
+            break;
+          case onnx::TensorProto_DataType_UINT16:
+            for (uint16_t x : fromRaw<uint16_t>(r, count, what))
+              v.ints.push_back(x);
+            break;
+          default:  // UINT8, BOOL: one byte each
+            for (uint8_t x : fromRaw<uint8_t>(r, count, what))
+              v.ints.push_back(x);
+            break;
+        }
+      } else {
+        checkCount(t.int32_data(), count, "int32_data", what);
+        v.ints.assign(t.int32_data().begin(), t.int32_data().end());
+      }
+      break;
+    case onnx::TensorProto_DataType_UINT32:
+    case onnx::TensorProto_DataType_UINT64:
+      if (raw) {
+        if (t.data_type() == onnx::TensorProto_DataType_UINT32) {
+          for (uint32_t x : fromRaw<uint32_t>(r, count, what))
+            v.ints.push_back(x);
+        } else {
+          for (uint64_t x : fromRaw<uint64_t>(r, count, what))
+            v.ints.push_back(int64_t(x));
+        }
+      } else {
+        checkCount(t.uint64_data(), count, "uint64_data", what);
+        for (uint64_t x : t.uint64_data())
+          v.ints.push_back(int64_t(x));
+      }
+      break;
+    default:
+      throw UnsupportedError(what + ": tensors of " + dataTypeName(t.data_type()) + " are not supported");
+  }
+  return v;
+}
+
+// A graph initializer from a tensor: float32 (doubles converted), int64,
+// int32 or bool; anything else is unsupported.
+graph::Initializer makeInitializer(const std::string& name, const TensorValues& v, const std::string& what) {
+  graph::Initializer init;
+  init.info.name = name;
+  init.info.shape = v.shape;
+  switch (v.onnxType) {
+    case onnx::TensorProto_DataType_FLOAT:
+    case onnx::TensorProto_DataType_DOUBLE:
+      init.info.dtype = DType::Float32;
+      init.data = v.floats;
+      break;
+    case onnx::TensorProto_DataType_INT64:
+    case onnx::TensorProto_DataType_INT32:
+    case onnx::TensorProto_DataType_BOOL:
+      init.info.dtype = mapDType(v.onnxType);
+      init.ints = v.ints;
+      break;
+    default:
+      throw UnsupportedError(what + " has dtype " + dataTypeName(v.onnxType) +
+                             "; Tessel's tensors are float32, int64, int32 or bool");
+  }
+  return init;
+}
+
+// The first opset whose semantics of each op equal opset 17's, after the
+// upgrades this file makes. Ops missing here are not supported.
+int minOpset(const std::string& op) {
+  static const std::map<std::string, int> table = {
+      {"Conv", 1},
+      {"Gemm", 1},
+      {"MatMul", 1},
+      {"Add", 1},
+      {"Sub", 1},
+      {"Mul", 1},
+      {"Div", 1},
+      {"Pow", 1},
+      {"Sqrt", 1},
+      {"Relu", 1},
+      {"Clip", 6},
+      {"Sigmoid", 1},
+      {"Tanh", 1},
+      {"Erf", 9},
+      {"Gelu", 1},  // ONNX's own Gelu is opset 20; exporters' Gelu nodes are accepted as its semantics
+      {"Softmax", 1},
+      {"LayerNormalization", 17},
+      {"BatchNormalization", 1},
+      {"MaxPool", 1},
+      {"AveragePool", 1},
+      {"GlobalAveragePool", 1},
+      {"Flatten", 1},
+      {"Reshape", 5},
+      {"Transpose", 1},
+      {"Concat", 4},
+      {"Slice", 1},
+      {"Gather", 1},
+      {"Squeeze", 1},
+      {"Unsqueeze", 1},
+      {"Split", 2},
+      {"Pad", 2},
+      {"Constant", 1},
+      {"Identity", 1},
+      {"ReduceMean", 1},
+      {"Shape", 1},
+      {"Exp", 1},
+      {"Neg", 1},
+      {"Abs", 1},
+      {"Reciprocal", 1},
+      {"Max", 6},
+      {"Min", 6},
+      {"Cast", 6},
+      {"Dropout", 1},
+  };
+  auto it = table.find(op);
+  return it == table.end() ? 1 : it->second;
+}
+
+class Importer {
+ public:
+  Importer(const std::string& what, const ImportOptions& options) : what_(what), options_(options) {}
+
+  graph::Graph run(const onnx::ModelProto& model) {
+    readOpset(model);
+    const onnx::GraphProto& gp = model.graph();
+    g_.name = gp.name().empty() ? what_ : gp.name();
+    for (const onnx::NodeProto& n : gp.node())
+      for (const std::string& o : n.output())
+        taken_.insert(o);
+    for (const onnx::ValueInfoProto& v : gp.input())
+      taken_.insert(v.name());
+
+    for (const onnx::TensorProto& t : gp.initializer()) {
+      if (t.name().empty()) throw GraphError(what_ + ": an initializer has no name");
+      taken_.insert(t.name());
+      addInitializer(makeInitializer(t.name(), convertTensor(t, "initializer '" + t.name() + "'"),
+                                     "initializer '" + t.name() + "'"));
+    }
+    if (gp.sparse_initializer_size()) throw UnsupportedError(what_ + ": sparse initializers are not supported");
+    for (const onnx::ValueInfoProto& v : gp.input())
+      if (!g_.isInitializer(v.name())) addInput(v);
+    for (const onnx::NodeProto& n : gp.node())
+      addNode(n);
+    for (const onnx::ValueInfoProto& v : gp.output())
+      addOutput(v);
+
+    if (options_.beforeShapes) options_.beforeShapes(g_);
+    checkImplemented();
+    if (options_.inferShapes) finish();
+    return std::move(g_);
+  }
+
+ private:
+  void readOpset(const onnx::ModelProto& model) {
+    bool found = false;
+    for (const onnx::OperatorSetIdProto& o : model.opset_import())
+      if (o.domain().empty() || o.domain() == "ai.onnx") {
+        opset_ = int(o.version());
+        found = true;
+      }
+    if (!found) {
+      std::string domains;
+      for (const onnx::OperatorSetIdProto& o : model.opset_import())
+        domains += (domains.empty() ? "'" : ", '") + o.domain() + "'";
+      throw UnsupportedError(what_ + ": the model imports no opset of the default ONNX domain, only " + domains +
+                             ", which Tessel does not support");
+    }
+    if (opset_ < options_.minOpset || opset_ > options_.maxOpset)
+      throw UnsupportedError(what_ + ": ONNX opset " + std::to_string(opset_) +
+                             " is not supported (Tessel imports opsets " + std::to_string(options_.minOpset) + "-" +
+                             std::to_string(options_.maxOpset) + "; convert the model with onnx.version_converter)");
+  }
+
+  std::string uniqueName(const std::string& base) {
+    std::string name = base;
+    for (int i = 1; taken_.count(name); ++i)
+      name = base + "_" + std::to_string(i);
+    taken_.insert(name);
+    return name;
+  }
+
+  void addInitializer(graph::Initializer init) {
+    const std::string name = init.info.name;
+    g_.values[name] = init.info;
+    g_.initializers[name] = std::move(init);
+  }
+
+  std::string intsInitializer(const std::string& base, const std::vector<int64_t>& v) {
+    graph::Initializer init;
+    init.info.name = uniqueName(base);
+    init.info.dtype = DType::Int64;
+    init.info.shape = {int64_t(v.size())};
+    init.ints = v;
+    const std::string name = init.info.name;
+    addInitializer(std::move(init));
+    return name;
+  }
+
+  std::string floatScalarInitializer(const std::string& base, float x) {
+    graph::Initializer init;
+    init.info.name = uniqueName(base);
+    init.info.dtype = DType::Float32;
+    init.data = {x};
+    const std::string name = init.info.name;
+    addInitializer(std::move(init));
+    return name;
+  }
+
+  std::string describeType(const onnx::TypeProto& t) {
+    switch (t.value_case()) {
+      case onnx::TypeProto::kSequenceType:
+        return "a sequence";
+      case onnx::TypeProto::kMapType:
+        return "a map";
+      case onnx::TypeProto::kOptionalType:
+        return "an optional value";
+      case onnx::TypeProto::kSparseTensorType:
+        return "a sparse tensor";
+      default:
+        return "not a tensor";
+    }
+  }
+
+  void addInput(const onnx::ValueInfoProto& v) {
+    const std::string who = what_ + ": input '" + v.name() + "'";
+    if (!v.type().has_tensor_type())
+      throw UnsupportedError(who + " is " + describeType(v.type()) + "; Tessel's values are tensors");
+    const onnx::TypeProto_Tensor& tt = v.type().tensor_type();
+    graph::ValueInfo info;
+    info.name = v.name();
+    info.dtype = mapDType(tt.elem_type());
+    if (info.dtype == DType::Other)
+      throw UnsupportedError(who + " has dtype " + dataTypeName(tt.elem_type()) +
+                             "; Tessel's tensors are float32, int64, int32 or bool");
+    if (!tt.has_shape()) throw GraphError(who + " has no shape; Tessel needs static input shapes");
+    for (int i = 0; i < tt.shape().dim_size(); ++i) {
+      const auto& d = tt.shape().dim(i);
+      if (d.has_dim_value()) {
+        if (d.dim_value() < 0) throw GraphError(who + ": dimension " + std::to_string(i) + " is negative");
+        info.shape.push_back(d.dim_value());
+      } else if (d.has_dim_param()) {
+        info.shape.push_back(1);  // symbolic (e.g. batch): tuned at 1, see the top of this file
+      } else {
+        throw GraphError(who + ": dimension " + std::to_string(i) +
+                         " is unknown (neither a value nor a name); Tessel needs static input shapes");
+      }
+    }
+    g_.values[info.name] = info;
+    g_.inputs.push_back(info);
+  }
+
+  void addOutput(const onnx::ValueInfoProto& v) {
+    const std::string who = what_ + ": output '" + v.name() + "'";
+    if (v.has_type()) {
+      if (!v.type().has_tensor_type())
+        throw UnsupportedError(who + " is " + describeType(v.type()) + "; Tessel's values are tensors");
+      const int et = v.type().tensor_type().elem_type();
+      if (et != 0 && mapDType(et) == DType::Other)
+        throw UnsupportedError(who + " has dtype " + dataTypeName(et) +
+                               "; Tessel's tensors are float32, int64, int32 or bool");
+    }
+    std::string name = v.name();
+    if (g_.isInitializer(name)) {
+      // A constant output: give it a node, so that executors need not special-case it.
+      graph::Initializer init = g_.initializers.at(name);
+      g_.initializers.erase(name);
+      g_.values.erase(name);
+      init.info.name = uniqueName(name + "_const");
+      const std::string source = init.info.name;
+      addInitializer(std::move(init));
+      graph::Node id;
+      id.name = uniqueNodeName(name + "_identity");
+      id.op = "Identity";
+      id.inputs = {source};
+      id.outputs = {name};
+      g_.nodes.push_back(std::move(id));
+    }
+    g_.outputs.push_back(name);
+  }
+
+  std::string uniqueNodeName(const std::string& base) {
+    std::string name = base;
+    for (int i = 1; nodeNames_.count(name); ++i)
+      name = base + "_" + std::to_string(i);
+    nodeNames_.insert(name);
+    return name;
+  }
+
+  graph::AttrValue convertAttr(const onnx::AttributeProto& a, const std::string& who) {
+    using A = onnx::AttributeProto;
+    A::AttributeType type = a.type();
+    if (type == A::UNDEFINED) {  // old models: the field that is set says it
+      if (a.has_f())
+        type = A::FLOAT;
+      else if (a.has_i())
+        type = A::INT;
+      else if (a.has_s())
+        type = A::STRING;
+      else if (a.has_t())
+        type = A::TENSOR;
+      else if (a.ints_size())
+        type = A::INTS;
+      else if (a.floats_size())
+        type = A::FLOATS;
+      else if (a.has_g())
+        type = A::GRAPH;
+    }
+    switch (type) {
+      case A::FLOAT:
+        return double(a.f());
+      case A::INT:
+        return int64_t(a.i());
+      case A::STRING:
+        return a.s();
+      case A::INTS:
+        return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+      case A::FLOATS:
+        return std::vector<double>(a.floats().begin(), a.floats().end());
+      default:
+        throw UnsupportedError(who + ": attribute '" + a.name() + "' of type " + A::AttributeType_Name(type) +
+                               " is not supported");
+    }
+  }
+
+  void addConstant(const onnx::NodeProto& n, const std::string& who) {
+    if (n.output_size() != 1 || n.output(0).empty()) throw GraphError(who + ": a Constant needs one output");
+    if (n.attribute_size() != 1) throw GraphError(who + ": a Constant needs exactly one value attribute");
+    const onnx::AttributeProto& a = n.attribute(0);
+    const std::string out = n.output(0);
+    const std::string desc = who + " value";
+    graph::Initializer init;
+    if (a.name() == "value") {
+      init = makeInitializer(out, convertTensor(a.t(), desc), desc);
+    } else if (a.name() == "value_float" || a.name() == "value_floats") {
+      init.info.dtype = DType::Float32;
+      if (a.name() == "value_float") {
+        init.data = {a.f()};
+      } else {
+        init.data.assign(a.floats().begin(), a.floats().end());
+        init.info.shape = {int64_t(init.data.size())};
+      }
+    } else if (a.name() == "value_int" || a.name() == "value_ints") {
+      init.info.dtype = DType::Int64;
+      if (a.name() == "value_int") {
+        init.ints = {a.i()};
+      } else {
+        init.ints.assign(a.ints().begin(), a.ints().end());
+        init.info.shape = {int64_t(init.ints.size())};
+      }
+    } else {
+      throw UnsupportedError(who + ": a Constant's '" + a.name() + "' is not supported");
+    }
+    init.info.name = out;
+    addInitializer(std::move(init));
+  }
+
+  void addNode(const onnx::NodeProto& n) {
+    graph::Node node;
+    node.op = n.op_type();
+    node.name = uniqueNodeName(n.name().empty() ? n.op_type() + "_" + std::to_string(g_.nodes.size()) : n.name());
+    const std::string who = what_ + ": " + node.describe();
+    const std::string& domain = n.domain();
+    if (!domain.empty() && domain != "ai.onnx")
+      throw UnsupportedError(what_ + ": unsupported op '" + domain + "." + n.op_type() + "' in node '" + node.name +
+                             "' (only the default ONNX domain is supported)");
+    if (!graph::isSupportedOp(node.op))
+      throw UnsupportedError(what_ + ": unsupported op '" + node.op + "' in node '" + node.name + "'");
+    if (opset_ < minOpset(node.op))
+      throw UnsupportedError(who + ": the model's opset " + std::to_string(opset_) + " gives " + node.op +
+                             " semantics Tessel does not implement (it does from opset " +
+                             std::to_string(minOpset(node.op)) + ")");
+    if (node.op == "Constant") return addConstant(n, who);
+
+    node.inputs.assign(n.input().begin(), n.input().end());
+    node.outputs.assign(n.output().begin(), n.output().end());
+    while (!node.outputs.empty() && node.outputs.back().empty())
+      node.outputs.pop_back();
+    for (const onnx::AttributeProto& a : n.attribute())
+      node.attrs[a.name()] = convertAttr(a, who);
+    upgrade(node, who);
+    g_.nodes.push_back(std::move(node));
+  }
+
+  // Moves attribute `attr` (ints) to input `index` as an int64 initializer.
+  void attrToIntsInput(graph::Node& node, const std::string& attr, size_t index) {
+    if (!node.has(attr)) return;
+    std::vector<int64_t> v = node.attrInts(attr);
+    node.attrs.erase(attr);
+    if (node.inputs.size() <= index) node.inputs.resize(index + 1);
+    node.inputs[index] = intsInitializer(node.name + "_" + attr, v);
+  }
+
+  void attrToFloatInput(graph::Node& node, const std::string& attr, size_t index) {
+    if (!node.has(attr)) return;
+    float v = float(node.attrFloat(attr, 0));
+    node.attrs.erase(attr);
+    if (node.inputs.size() <= index) node.inputs.resize(index + 1);
+    node.inputs[index] = floatScalarInitializer(node.name + "_" + attr, v);
+  }
+
+  // Older forms of ops -> opset 17's (see the top of this file).
+  void upgrade(graph::Node& node, const std::string& who) {
+    const std::string& op = node.op;
+    if (opset_ < 6) node.attrs.erase("consumed_inputs");  // a memory hint of opsets 1-5
+    if (opset_ < 7 && (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow")) {
+      // Legacy broadcasting: B matches a suffix of A's shape (numpy's rule) unless `axis` places it elsewhere.
+      if (node.attrInt("broadcast", 0) != 0 && node.has("axis"))
+        throw UnsupportedError(who + ": opset " + std::to_string(opset_) +
+                               " broadcasting along an axis is not supported");
+      node.attrs.erase("broadcast");
+    }
+    if (opset_ < 7 && op == "Gemm") node.attrs.erase("broadcast");  // opset 7 always broadcasts C
+    if (opset_ < 7 && (op == "BatchNormalization" || op == "Dropout")) {
+      if (node.attrInt("is_test", 0) == 0) throw UnsupportedError(who + ": training mode (is_test=0) is not supported");
+      node.attrs.erase("is_test");
+    }
+    if ((op == "Squeeze" || op == "Unsqueeze") && opset_ < 13) attrToIntsInput(node, "axes", 1);
+    if (op == "Split" && opset_ < 13) attrToIntsInput(node, "split", 1);
+    if (op == "Clip" && opset_ < 11) {
+      attrToFloatInput(node, "min", 1);
+      attrToFloatInput(node, "max", 2);
+    }
+    if (op == "Pad" && opset_ < 11) {
+      attrToIntsInput(node, "pads", 1);
+      attrToFloatInput(node, "value", 2);
+    }
+    if (op == "Slice" && opset_ < 10) {
+      attrToIntsInput(node, "starts", 1);
+      attrToIntsInput(node, "ends", 2);
+      attrToIntsInput(node, "axes", 3);
+    }
+    if (op == "BatchNormalization" && opset_ < 9 && node.attrInt("spatial", 1) != 1)
+      throw UnsupportedError(who + ": BatchNormalization with spatial=0 is not supported");
+    if (op == "Softmax" && opset_ < 13) {
+      coercedSoftmax_.push_back(node.name);
+      if (!node.has("axis")) node.attrs["axis"] = int64_t(1);
+    }
+    if (op == "Dropout" && opset_ < 12) node.attrs.erase("ratio");  // inference: the identity either way
+  }
+
+  const graph::Initializer* constant(const std::string& v) const {
+    auto it = g_.initializers.find(v);
+    return it == g_.initializers.end() || !it->second.hasData() ? nullptr : &it->second;
+  }
+
+  // Attribute values and forms Tessel's lowering does not implement: a clear
+  // error at import rather than a failure when the graph runs. Also turns an
+  // integer constant exponent of Pow into a float one (same result).
+  void checkImplemented() {
+    for (graph::Node& n : g_.nodes) {
+      const std::string who = what_ + ": " + n.describe();
+      auto has = [&](size_t i) { return n.inputs.size() > i && !n.inputs[i].empty(); };
+      if (n.op == "BatchNormalization" && n.attrInt("training_mode", 0) != 0)
+        throw UnsupportedError(who + ": training_mode=1 (batch statistics) is not supported");
+      if (n.op == "MaxPool" && n.outputs.size() > 1)
+        throw UnsupportedError(who + ": the Indices output is not supported");
+      if (n.op == "AveragePool")
+        for (int64_t d : n.attrInts("dilations"))
+          if (d != 1) throw UnsupportedError(who + ": dilations are not supported");
+      if (n.op == "Pad") {
+        const std::string mode = n.attrString("mode", "constant");
+        if (mode != "constant" && mode != "reflect" && mode != "edge")
+          throw UnsupportedError(who + ": mode '" + mode + "' is not supported");
+      }
+      if (n.op == "Cast" && has(0) && mapDType(int(n.attrInt("to", 1))) != DType::Float32 && !constant(n.inputs[0]))
+        throw UnsupportedError(who + ": casts of computed values to " + dataTypeName(int(n.attrInt("to", 1))) +
+                               " are not supported (Tessel computes float32)");
+      if (n.op == "Dropout" && has(2)) {
+        const graph::Initializer* mode = constant(n.inputs[2]);
+        const graph::Initializer* ratio = has(1) ? constant(n.inputs[1]) : nullptr;
+        const bool training = !mode || std::any_of(mode->ints.begin(), mode->ints.end(), [](int64_t x) { return x; });
+        const bool zeroRatio = ratio && !ratio->isInt() && !ratio->data.empty() && ratio->data[0] == 0.0f;
+        if (training && !zeroRatio)
+          throw UnsupportedError(who + ": training mode (random dropout" +
+                                 std::string(mode ? "" : ", or a training_mode that is not a constant") +
+                                 ") is not supported");
+      }
+      if (n.op == "Pow" && has(1)) {
+        const graph::Initializer* e = constant(n.inputs[1]);
+        if (e && e->isInt() && e->info.dtype != DType::Bool) {
+          graph::Initializer f;
+          f.info = e->info;
+          f.info.dtype = DType::Float32;
+          f.info.name = uniqueName(n.inputs[1] + "_float");
+          for (int64_t x : e->ints)
+            f.data.push_back(float(x));
+          n.inputs[1] = f.info.name;
+          addInitializer(std::move(f));
+        }
+      }
+    }
+  }
+
+  // Softmax before opset 13 flattens its input to 2-D at `axis`: with the
+  // shapes known, make that explicit where `axis` is not the last axis.
+  bool rewriteCoercedSoftmax() {
+    bool changed = false;
+    for (const std::string& name : coercedSoftmax_) {
+      auto it = std::find_if(g_.nodes.begin(), g_.nodes.end(), [&](const graph::Node& n) { return n.name == name; });
+      if (it == g_.nodes.end() || it->inputs.empty() || it->outputs.empty()) continue;
+      const std::vector<int64_t> shape = g_.value(it->inputs.at(0)).shape;
+      const int64_t rank = int64_t(shape.size());
+      int64_t axis = it->attrInt("axis", 1);
+      if (axis < 0) axis += rank;
+      if (axis < 0 || axis > rank)
+        throw GraphError(what_ + ": " + it->describe() + ": axis out of range for shape " + shapeText(shape));
+      if (axis >= rank - 1) {
+        it->attrs["axis"] = int64_t(-1);
+        continue;
+      }
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < rank; ++d)
+        (d < axis ? outer : inner) *= shape[size_t(d)];
+      graph::Node before, soft = *it, after;
+      const std::string x = it->inputs.at(0), y = it->outputs.at(0);
+      const std::string x2 = uniqueName(x + "_2d"), y2 = uniqueName(y + "_2d");
+      before.name = uniqueNodeName(name + "_to_2d");
+      before.op = "Reshape";
+      before.inputs = {x, intsInitializer(name + "_shape_2d", {outer, inner})};
+      before.outputs = {x2};
+      soft.inputs = {x2};
+      soft.outputs = {y2};
+      soft.attrs["axis"] = int64_t(-1);
+      after.name = uniqueNodeName(name + "_from_2d");
+      after.op = "Reshape";
+      after.inputs = {y2, intsInitializer(name + "_shape", shape)};
+      after.outputs = {y};
+      size_t at = size_t(it - g_.nodes.begin());
+      g_.nodes[at] = soft;
+      g_.nodes.insert(g_.nodes.begin() + std::ptrdiff_t(at) + 1, after);
+      g_.nodes.insert(g_.nodes.begin() + std::ptrdiff_t(at), before);
+      changed = true;
+    }
+    coercedSoftmax_.clear();
+    return changed;
+  }
+
+  void finish() {
+    try {
+      graph::inferShapes(g_);
+      if (rewriteCoercedSoftmax()) graph::inferShapes(g_);
+      g_.validate();
+    } catch (const UnsupportedError&) {
+      throw;
+    } catch (const GraphError& e) {
+      throw GraphError(what_ + ": " + e.what());
+    }
+  }
+
+  std::string what_;
+  ImportOptions options_;
+  graph::Graph g_;
+  int opset_ = 0;
+  std::set<std::string> taken_;      // value names
+  std::set<std::string> nodeNames_;  // node names
+  std::vector<std::string> coercedSoftmax_;
+};
+
+}  // namespace
+
+graph::Graph importOnnxBytes(const std::string& bytes, const std::string& what, const ImportOptions& options) {
+  onnx::ModelProto model;
+  if (bytes.empty()) throw GraphError("'" + what + "' is empty, not an ONNX model");
+  if (!model.ParseFromString(bytes))
+    throw GraphError("'" + what + "' is not a valid ONNX model (the protobuf does not parse: truncated or not ONNX)");
+  if (!model.has_graph() || model.opset_import_size() == 0)
+    throw GraphError("'" + what + "' is not an ONNX model (it has no graph or no opset_import)");
+  return Importer(what, options).run(model);
+}
+
+graph::Graph importOnnxBytes(const std::string& bytes, const std::string& what) {
+  return importOnnxBytes(bytes, what, ImportOptions{});
+}
+
+graph::Graph importOnnx(const std::string& path) {
+  return importOnnxBytes(readFile(path), path, ImportOptions{});
+}
+
+LoadedTensor loadTensorProto(const std::string& path) {
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw GraphError("cannot read tensor file '" + path + "': " + std::strerror(errno));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    bytes = ss.str();
+  }
+  onnx::TensorProto t;
+  if (!t.ParseFromString(bytes))
+    throw GraphError("'" + path + "' is not a valid ONNX TensorProto (the protobuf does not parse)");
+  TensorValues v = convertTensor(t, "tensor '" + path + "'");
+  LoadedTensor out;
+  out.name = t.name();
+  out.dtype = mapDType(v.onnxType);
+  out.shape = v.shape;
+  out.floats = std::move(v.floats);
+  out.ints = std::move(v.ints);
+  return out;
+}
+
+}  // namespace tessel::frontend

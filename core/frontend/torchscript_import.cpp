@@ -1,0 +1,824 @@
+// TorchScript import: torch::jit::load, eval, freeze (parameters become
+// constants, methods are inlined, dropout goes), then each node of forward's
+// graph becomes ONNX-style nodes. Non-tensor values (ints, lists, sizes: the
+// input shapes are static, so aten::size is a constant) are evaluated here
+// with the JIT's own operators; constant tensors become initializers.
+//
+// Compiled into tessel_reference (core/reference/CMakeLists.txt), not into
+// tessel_frontend: it is one of the few sources that include LibTorch.
+#include "frontend/torchscript_import.h"
+
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/ir/constants.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/remove_mutation.h>
+#include <torch/script.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+
+#include "graph/shape_utils.h"
+
+namespace tessel::frontend {
+
+namespace {
+
+using graph::AttrValue;
+using graph::GraphError;
+using Shape = std::vector<int64_t>;
+using torch::jit::Value;
+
+// What a TorchScript value is in the Tessel graph.
+struct Slot {
+  enum class Kind { Tensor, Const, List, Tuple };
+  Kind kind = Kind::Const;
+  std::string name;         // Tensor: the graph value
+  c10::IValue value;        // Const: ints, floats, lists, None, constant tensors
+  std::vector<Slot> items;  // List (of tensors) / Tuple
+};
+
+Slot tensorSlot(std::string name) {
+  Slot s;
+  s.kind = Slot::Kind::Tensor;
+  s.name = std::move(name);
+  return s;
+}
+
+Slot constSlot(c10::IValue v) {
+  Slot s;
+  s.value = std::move(v);
+  return s;
+}
+
+std::string firstLine(const std::string& s) {
+  const size_t start = s.find_first_not_of(" \n");
+  if (start == std::string::npos) return s;
+  return s.substr(start, s.find('\n', start) - start);
+}
+
+// "<file>:4:11: y = torch.cumsum(x, 1)": the original source when the
+// archive has its debug information, else the serialised code.
+std::string position(const torch::jit::Node* n) {
+  torch::jit::SourceRange range = n->sourceRange();
+  if (auto original = range.findSourceRangeThatGenerated()) range = *original;
+  const std::shared_ptr<torch::jit::Source>& source = range.source();
+  if (!source) return "<unknown position>";
+  const size_t line = source->lineno_for_offset(range.start());
+  const size_t column = range.start() - source->offset_for_line(line);
+  std::string where = source->filename().value_or("<source>") + ":" +
+                      std::to_string(source->lineno_to_source_lineno(line) + (source->filename() ? 0 : 1)) + ":" +
+                      std::to_string(column + 1);
+  std::string text = source->get_line(line).str();
+  text.erase(0, std::min(text.find_first_not_of(" \t"), text.size()));
+  text = text.substr(0, text.find('\n'));
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text.empty() ? where : where + ": " + text;
+}
+
+class Importer {
+ public:
+  Importer(std::string path, std::vector<Shape> shapes) : path_(std::move(path)), shapes_(std::move(shapes)) {}
+
+  graph::Graph run() {
+    torch::jit::Module module = load();
+    std::shared_ptr<torch::jit::Graph> jit;
+    try {
+      module.eval();
+      // optimize_numerics off: keep the model's own ops (BatchNormalization
+      // stays; Tessel's foldBatchNorm does what freeze would do).
+      torch::jit::Module frozen = torch::jit::freeze(module, c10::nullopt, /*optimize_numerics=*/false);
+      jit = frozen.get_method("forward").graph()->copy();
+      torch::jit::Inline(*jit);
+      torch::jit::RemoveTensorMutation(jit);
+      torch::jit::EliminateDeadCode(jit);
+    } catch (const c10::Error& e) {
+      throw GraphError(path_ + ": cannot prepare the TorchScript module: " + e.what_without_backtrace());
+    }
+    g_.name = std::filesystem::path(path_).stem().string();
+    addInputs(*jit);
+    for (torch::jit::Node* n : jit->nodes()) {
+      current_ = n;
+      try {
+        convert(n);
+      } catch (const GraphError&) {
+        throw;
+      } catch (const c10::Error& e) {
+        fail(firstLine(e.what_without_backtrace()));
+      } catch (const std::exception& e) {
+        fail(firstLine(e.what()));
+      }
+    }
+    current_ = nullptr;
+    for (Value* v : jit->outputs())
+      addOutput(slot(v));
+    graph::inferShapes(g_);
+    g_.validate();
+    return std::move(g_);
+  }
+
+ private:
+  std::string path_;
+  std::vector<Shape> shapes_;
+  graph::Graph g_;
+  std::map<const Value*, Slot> slots_;
+  std::map<const void*, std::string> constNames_;  // constant tensor -> initializer
+  std::set<std::string> names_;                    // every value and node name used
+  const torch::jit::Node* current_ = nullptr;
+  int counter_ = 0;
+
+  torch::jit::Module load() {
+    if (!std::filesystem::is_regular_file(path_)) throw GraphError("TorchScript file '" + path_ + "' does not exist");
+    if (!std::ifstream(path_).good()) throw GraphError("TorchScript file '" + path_ + "' cannot be read");
+    try {
+      return torch::jit::load(path_);
+    } catch (const c10::Error& e) {
+      std::string what = e.what_without_backtrace();
+      throw GraphError("cannot load TorchScript file '" + path_ + "': " + what.substr(0, what.find('\n')));
+    } catch (const std::exception& e) {
+      throw GraphError("cannot load TorchScript file '" + path_ + "': " + e.what());
+    }
+  }
+
+  std::string kind() const { return current_ ? current_->kind().toQualString() : std::string("?"); }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw GraphError(path_ + ": TorchScript op '" + kind() + "' at " + position(current_) + ": " + what);
+  }
+  [[noreturn]] void unsupported() const {
+    throw GraphError(path_ + ": unsupported TorchScript op '" + kind() + "' at " + position(current_));
+  }
+
+  std::string unique(std::string base) {
+    for (char& c : base)
+      if (c == ' ') c = '_';
+    if (base.empty()) base = "v";
+    std::string name = base;
+    for (int i = 1; names_.count(name) || g_.initializers.count(name); ++i)
+      name = base + "_" + std::to_string(i);
+    names_.insert(name);
+    return name;
+  }
+
+  // ---- inputs and outputs --------------------------------------------------
+
+  void addInputs(const torch::jit::Graph& jit) {
+    size_t next = 0;
+    for (const Value* v : jit.inputs()) {
+      if (v->type()->cast<c10::ClassType>()) continue;  // self
+      if (!v->type()->cast<c10::TensorType>())
+        throw GraphError(path_ + ": forward argument '" + v->debugName() + "' is a " + v->type()->str() +
+                         ", not a tensor");
+      if (next >= shapes_.size())
+        throw GraphError(path_ + ": forward takes more tensors than the " + std::to_string(shapes_.size()) +
+                         " input shapes given");
+      const std::string name = unique(v->debugName());
+      g_.inputs.push_back(graph::ValueInfo{name, shapes_[next++], graph::DType::Float32});
+      g_.values[name] = g_.inputs.back();
+      slots_[v] = tensorSlot(name);
+    }
+    if (next != shapes_.size())
+      throw GraphError(path_ + ": forward takes " + std::to_string(next) + " tensors, " +
+                       std::to_string(shapes_.size()) + " input shapes are given");
+  }
+
+  void addOutput(const Slot& s) {
+    if (s.kind == Slot::Kind::List || s.kind == Slot::Kind::Tuple) {
+      for (const Slot& item : s.items)
+        addOutput(item);
+      return;
+    }
+    if (s.kind == Slot::Kind::Const && !s.value.isTensor())
+      throw GraphError(path_ + ": forward returns a " + s.value.tagKind() + ", not a tensor");
+    g_.outputs.push_back(tensorName(s));
+  }
+
+  // ---- values ----------------------------------------------------------------
+
+  const Slot& slot(const Value* v) const {
+    auto it = slots_.find(v);
+    if (it == slots_.end()) throw GraphError(path_ + ": value '" + v->debugName() + "' is not defined");
+    return it->second;
+  }
+  bool isConst(const Value* v) const { return slot(v).kind == Slot::Kind::Const; }
+  bool isNone(const Value* v) const { return isConst(v) && slot(v).value.isNone(); }
+  const c10::IValue& constant(const Value* v, const char* what) const {
+    const Slot& s = slot(v);
+    if (s.kind != Slot::Kind::Const) fail(std::string(what) + " must be a constant");
+    return s.value;
+  }
+  int64_t intArg(const Value* v, const char* what) const {
+    const c10::IValue& iv = constant(v, what);
+    if (iv.isInt()) return iv.toInt();
+    if (iv.isBool()) return iv.toBool() ? 1 : 0;
+    fail(std::string(what) + " must be an integer");
+  }
+  double floatArg(const Value* v, const char* what) const {
+    const c10::IValue& iv = constant(v, what);
+    if (iv.isDouble()) return iv.toDouble();
+    if (iv.isInt()) return double(iv.toInt());
+    if (iv.isBool()) return iv.toBool() ? 1.0 : 0.0;
+    if (iv.isTensor() && iv.toTensor().numel() == 1) return iv.toTensor().item<double>();
+    fail(std::string(what) + " must be a number");
+  }
+  bool boolArg(const Value* v, const char* what) const { return intArg(v, what) != 0; }
+  // A list of ints, or one int repeated `n` times (stride=2 for [2, 2]).
+  Shape intsArg(const Value* v, const char* what, size_t n = 0) const {
+    const c10::IValue& iv = constant(v, what);
+    Shape out;
+    if (iv.isIntList())
+      out = iv.toIntVector();
+    else if (iv.isInt())
+      out.assign(std::max<size_t>(n, 1), iv.toInt());
+    else
+      fail(std::string(what) + " must be a list of integers");
+    if (n && out.size() == 1 && n > 1) out.assign(n, out[0]);
+    return out;
+  }
+
+  const graph::ValueInfo& info(const std::string& name) {
+    if (!g_.values.count(name)) graph::inferShapes(g_);
+    return g_.value(name);
+  }
+  const Shape& shapeOf(const std::string& name) { return info(name).shape; }
+  int64_t rankOf(const std::string& name) { return int64_t(shapeOf(name).size()); }
+  int64_t axis(int64_t a, int64_t rank) const {
+    if (a < -rank || a >= rank)
+      fail("dimension " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+    return a < 0 ? a + rank : a;
+  }
+
+  // A constant tensor as an initializer (each tensor once).
+  std::string initializer(const at::Tensor& tensor, const std::string& hint) {
+    auto key = static_cast<const void*>(tensor.unsafeGetTensorImpl());
+    if (auto it = constNames_.find(key); it != constNames_.end()) return it->second;
+    const std::string name = unique(hint);
+    graph::Initializer& init = g_.initializers[name];
+    init.info.name = name;
+    init.info.shape.assign(tensor.sizes().begin(), tensor.sizes().end());
+    if (at::isFloatingType(tensor.scalar_type())) {
+      const at::Tensor t = tensor.to(at::kFloat).contiguous();
+      init.info.dtype = graph::DType::Float32;
+      init.data.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+    } else if (at::isIntegralType(tensor.scalar_type(), /*includeBool=*/true)) {
+      const at::Tensor t = tensor.to(at::kLong).contiguous();
+      init.info.dtype = tensor.scalar_type() == at::kBool ? graph::DType::Bool : graph::DType::Int64;
+      init.ints.assign(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+    } else {
+      fail(std::string("constant tensors of type ") + c10::toString(tensor.scalar_type()) + " are not supported");
+    }
+    constNames_[key] = name;
+    return name;
+  }
+  std::string floats(const std::string& hint, Shape shape, std::vector<float> values) {
+    const std::string name = unique(hint);
+    graph::Initializer& init = g_.initializers[name];
+    init.info = graph::ValueInfo{name, std::move(shape), graph::DType::Float32};
+    init.data = std::move(values);
+    return name;
+  }
+  std::string ints(const std::string& hint, Shape shape, Shape values) {
+    const std::string name = unique(hint);
+    graph::Initializer& init = g_.initializers[name];
+    init.info = graph::ValueInfo{name, std::move(shape), graph::DType::Int64};
+    init.ints = std::move(values);
+    return name;
+  }
+  std::string ints(const std::string& hint, Shape values) {
+    const int64_t n = int64_t(values.size());
+    return ints(hint, {n}, std::move(values));
+  }
+
+  // The graph value of a tensor slot (a constant becomes an initializer).
+  std::string tensorName(const Slot& s, const std::string& hint = "const") {
+    if (s.kind == Slot::Kind::Tensor) return s.name;
+    if (s.kind == Slot::Kind::Const && s.value.isTensor()) return initializer(s.value.toTensor(), hint);
+    fail("a tensor operand is expected");
+  }
+  std::string tensor(const Value* v) { return tensorName(slot(v), v->debugName()); }
+  // A tensor operand, or a number as a scalar initializer of `like`'s type.
+  std::string operand(const Value* v, const std::string& like, double scale = 1.0) {
+    const Slot& s = slot(v);
+    // Numbers, and 0-d constant tensors (NumToTensor of a size), are scalars of `like`'s type.
+    if (s.kind == Slot::Kind::Const && (!s.value.isTensor() || s.value.toTensor().dim() == 0)) {
+      const double value = floatArg(v, "operand") * scale;
+      if (info(like).dtype == graph::DType::Int64) return ints(outName() + "/scalar", {}, {int64_t(value)});
+      return floats(outName() + "/scalar", {}, {float(value)});
+    }
+    std::string name = tensor(v);
+    if (scale != 1.0) name = node("Mul", {name, floats(outName() + "/alpha", {}, {float(scale)})}, {}, "alpha");
+    return name;
+  }
+
+  // ---- nodes -----------------------------------------------------------------
+
+  // The name of the current node's first output (the value name in the graph).
+  std::string outName() const {
+    const std::string base = current_->outputs().empty() ? std::string("out") : current_->output(0)->debugName();
+    return base;
+  }
+
+  // Adds a node; its output is named after the TorchScript value (or
+  // "<value>/<suffix>" for the helper nodes of a conversion).
+  std::string node(const std::string& op, std::vector<std::string> inputs, std::map<std::string, AttrValue> attrs = {},
+                   const std::string& suffix = "") {
+    const std::string name = unique(suffix.empty() ? outName() : outName() + "/" + suffix);
+    g_.nodes.push_back(graph::Node{name, op, std::move(inputs), {name}, std::move(attrs)});
+    return name;
+  }
+  std::vector<std::string> nodeN(const std::string& op, std::vector<std::string> inputs, size_t outputs,
+                                 std::map<std::string, AttrValue> attrs = {}) {
+    const std::string name = unique(outName());
+    std::vector<std::string> outs;
+    for (size_t i = 0; i < outputs; ++i)
+      outs.push_back(unique(name + ":" + std::to_string(i)));
+    g_.nodes.push_back(graph::Node{name, op, std::move(inputs), outs, std::move(attrs)});
+    return outs;
+  }
+  void result(const std::string& name, size_t output = 0) { slots_[current_->output(output)] = tensorSlot(name); }
+
+  // ---- conversion --------------------------------------------------------------
+
+  // A list or tuple of constants as one constant.
+  static c10::IValue constantList(const torch::jit::Node* n, const std::vector<Slot>& items) {
+    if (n->kind() == c10::prim::TupleConstruct) {
+      std::vector<c10::IValue> values;
+      for (const Slot& s : items)
+        values.push_back(s.value);
+      return c10::ivalue::Tuple::create(std::move(values));
+    }
+    const c10::TypePtr element = n->output()->type()->expectRef<c10::ListType>().getElementType();
+    if (element->kind() == c10::TypeKind::IntType) {
+      c10::List<int64_t> list;
+      for (const Slot& s : items)
+        list.push_back(s.value.toInt());
+      return list;
+    }
+    if (element->kind() == c10::TypeKind::FloatType) {
+      c10::List<double> list;
+      for (const Slot& s : items)
+        list.push_back(s.value.isInt() ? double(s.value.toInt()) : s.value.toDouble());
+      return list;
+    }
+    if (element->kind() == c10::TypeKind::BoolType) {
+      c10::List<bool> list;
+      for (const Slot& s : items)
+        list.push_back(s.value.toBool());
+      return list;
+    }
+    c10::impl::GenericList list(element);
+    for (const Slot& s : items)
+      list.push_back(s.value);
+    return list;
+  }
+
+  // Runs the node with the JIT's own operator when every input is a constant.
+  bool fold(torch::jit::Node* n) {
+    if (!n->blocks().empty()) return false;
+    for (const Value* v : n->inputs())
+      if (!isConst(v)) return false;
+    static const std::set<std::string> effects = {"prim::RaiseException", "prim::Print", "aten::warn",
+                                                  "prim::Uninitialized"};
+    if (effects.count(kind())) return false;
+    torch::jit::Operation op = n->getOperation();
+    torch::jit::Stack stack;
+    for (const Value* v : n->inputs())
+      stack.push_back(slot(v).value);
+    op(stack);
+    if (stack.size() != n->outputs().size()) fail("constant evaluation gave the wrong number of results");
+    for (size_t i = 0; i < stack.size(); ++i)
+      slots_[n->output(i)] = constSlot(stack[i]);
+    return true;
+  }
+
+  void convert(torch::jit::Node* n) {
+    const std::string k = kind();
+    if (k == "prim::Constant") {
+      auto iv = torch::jit::toIValue(n->output());
+      if (!iv) unsupported();
+      slots_[n->output()] = constSlot(*iv);
+      return;
+    }
+    // Lists and tuples: the interpreter builds these itself (they have no
+    // operator to fold with).
+    if (k == "prim::ListConstruct" || k == "prim::TupleConstruct") {
+      Slot s;
+      s.kind = k == "prim::ListConstruct" ? Slot::Kind::List : Slot::Kind::Tuple;
+      bool constant = true;
+      for (const Value* v : n->inputs()) {
+        s.items.push_back(slot(v));
+        constant = constant && isConst(v) && !slot(v).value.isTensor();
+      }
+      if (constant) s = constSlot(constantList(n, s.items));
+      slots_[n->output()] = s;
+      return;
+    }
+    if (k == "prim::ListUnpack" || k == "prim::TupleUnpack") {
+      const Slot& s = slot(n->input(0));
+      std::vector<Slot> items = s.items;
+      if (s.kind == Slot::Kind::Const) {
+        items.clear();
+        if (s.value.isTuple())
+          for (const c10::IValue& v : s.value.toTupleRef().elements())
+            items.push_back(constSlot(v));
+        else if (s.value.isList())
+          for (const c10::IValue& v : s.value.toListRef())
+            items.push_back(constSlot(v));
+      }
+      if (items.size() != n->outputs().size()) fail("unpacks a list of another length");
+      for (size_t i = 0; i < items.size(); ++i)
+        slots_[n->output(i)] = items[i];
+      return;
+    }
+    if (fold(n)) return;
+    if (k == "prim::ConstantChunk") {  // x.chunk(n, dim) unpacked at once
+      const std::string x = tensor(n->input(0));
+      const Shape& shape = shapeOf(x);
+      const int64_t dim = axis(n->i(c10::Symbol::attr("dim")), int64_t(shape.size()));
+      const int64_t chunks = n->i(c10::Symbol::attr("chunks")), extent = shape[size_t(dim)];
+      const int64_t size = (extent + chunks - 1) / chunks;
+      Shape sizes;
+      for (int64_t at = 0; at < extent; at += size)
+        sizes.push_back(std::min(size, extent - at));
+      if (sizes.size() != n->outputs().size()) fail("the chunks do not match the outputs");
+      const std::vector<std::string> outs =
+          nodeN("Split", {x, ints(outName() + "/split", sizes)}, sizes.size(), {{"axis", dim}});
+      for (size_t i = 0; i < outs.size(); ++i)
+        result(outs[i], i);
+      return;
+    }
+    if (k.rfind("aten::", 0) != 0) unsupported();
+    std::string op = k.substr(6);
+    // In-place variants: the functional op, and the mutated value is the result.
+    const bool inPlace = op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_';
+    if (inPlace) op.pop_back();
+    convertAten(n, op);
+    if (inPlace && !n->outputs().empty() && slots_.count(n->output(0))) slots_[n->input(0)] = slots_[n->output(0)];
+  }
+
+  void convertAten(torch::jit::Node* n, const std::string& op) {
+    auto in = [n](size_t i) { return n->input(i); };
+    const size_t argc = n->inputs().size();
+    // Shapes of graph tensors are static: their sizes are constants.
+    if (op == "size") {
+      const Shape& s = shapeOf(tensor(in(0)));
+      if (argc == 1)
+        slots_[n->output()] = constSlot(c10::IValue(s));
+      else
+        slots_[n->output()] = constSlot(c10::IValue(s[size_t(axis(intArg(in(1), "dim"), int64_t(s.size())))]));
+      return;
+    }
+    if (op == "dim") {
+      slots_[n->output()] = constSlot(c10::IValue(rankOf(tensor(in(0)))));
+      return;
+    }
+    if (op == "numel") {
+      slots_[n->output()] = constSlot(c10::IValue(info(tensor(in(0))).numElements()));
+      return;
+    }
+    static const std::set<std::string> identity = {"contiguous",    "dropout", "feature_dropout",
+                                                   "alpha_dropout", "detach",  "clone"};
+    if (identity.count(op)) {
+      slots_[n->output()] = slot(in(0));
+      return;
+    }
+    if (op == "conv1d" || op == "conv2d" || op == "conv3d" || op == "_convolution" || op == "convolution")
+      return conv(n, op);
+    if (op == "linear") return linear(n);
+    if (op == "matmul" || op == "mm" || op == "bmm") return result(node("MatMul", {tensor(in(0)), tensor(in(1))}));
+    if (op == "addmm") {
+      const double beta = argc > 3 ? floatArg(in(3), "beta") : 1.0, alpha = argc > 4 ? floatArg(in(4), "alpha") : 1.0;
+      return result(node("Gemm", {tensor(in(1)), tensor(in(2)), tensor(in(0))}, {{"alpha", alpha}, {"beta", beta}}));
+    }
+    if (op == "add" || op == "sub" || op == "rsub") {
+      const double alpha = argc > 2 ? floatArg(in(2), "alpha") : 1.0;
+      if (op == "rsub") {
+        // other - alpha * self
+        const std::string self = operand(in(0), firstTensor(n), alpha);
+        return result(node("Sub", {operand(in(1), self), self}));
+      }
+      const std::string self = operand(in(0), firstTensor(n));
+      return result(node(op == "add" ? "Add" : "Sub", {self, operand(in(1), self, alpha)}));
+    }
+    if (op == "mul" || op == "div" || op == "pow" || op == "maximum" || op == "minimum" || op == "max" || op == "min") {
+      if (op == "div" && argc > 2 && !isNone(in(2))) fail("rounding modes are not supported");
+      if ((op == "max" || op == "min") && argc != 2) unsupported();  // reductions
+      static const std::map<std::string, std::string> onnx = {{"mul", "Mul"},     {"div", "Div"}, {"pow", "Pow"},
+                                                              {"maximum", "Max"}, {"max", "Max"}, {"minimum", "Min"},
+                                                              {"min", "Min"}};
+      const std::string self = operand(in(0), firstTensor(n));
+      return result(node(onnx.at(op), {self, operand(in(1), self)}));
+    }
+    static const std::map<std::string, std::string> unary = {
+        {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"},
+        {"erf", "Erf"},   {"sqrt", "Sqrt"},       {"exp", "Exp"},
+        {"neg", "Neg"},   {"abs", "Abs"},         {"reciprocal", "Reciprocal"}};
+    if (auto it = unary.find(op); it != unary.end()) return result(node(it->second, {tensor(in(0))}));
+    if (op == "rsqrt") return result(node("Reciprocal", {node("Sqrt", {tensor(in(0))}, {}, "sqrt")}));
+    if (op == "gelu") {
+      const std::string approximate = argc > 1 ? constant(in(1), "approximate").toStringRef() : "none";
+      return result(node("Gelu", {tensor(in(0))}, {{"approximate", approximate}}));
+    }
+    if (op == "softmax") {
+      if (argc > 2 && !isNone(in(2))) fail("a dtype argument is not supported");
+      return result(node("Softmax", {tensor(in(0))}, {{"axis", intArg(in(1), "dim")}}));
+    }
+    if (op == "hardtanh" || op == "relu6" || op == "clamp" || op == "clamp_min" || op == "clamp_max") {
+      const std::string x = tensor(in(0));
+      std::string lo, hi;
+      auto bound = [&](const Value* v, const char* suffix) -> std::string {
+        if (isNone(v)) return "";
+        return floats(outName() + "/" + suffix, {}, {float(floatArg(v, suffix))});
+      };
+      if (op == "relu6") {
+        lo = floats(outName() + "/min", {}, {0.0f});
+        hi = floats(outName() + "/max", {}, {6.0f});
+      } else if (op == "clamp_max") {
+        hi = bound(in(1), "max");
+      } else {
+        lo = bound(in(1), "min");
+        if (op != "clamp_min") hi = bound(in(2), "max");
+      }
+      return result(node("Clip", {x, lo, hi}));
+    }
+    if (op == "layer_norm") return layerNorm(n);
+    if (op == "batch_norm") return batchNorm(n);
+    if (op == "max_pool1d" || op == "max_pool2d" || op == "max_pool3d" || op == "avg_pool1d" || op == "avg_pool2d" ||
+        op == "avg_pool3d")
+      return pool(n, op);
+    if (op == "adaptive_avg_pool1d" || op == "adaptive_avg_pool2d" || op == "adaptive_avg_pool3d")
+      return adaptivePool(n);
+    if (op == "mean") {
+      const std::string x = tensor(in(0));
+      if (argc <= 2) return result(node("ReduceMean", {x}, {{"keepdims", int64_t(0)}}));
+      if (argc > 3 && !isNone(in(3))) fail("a dtype argument is not supported");
+      Shape dims = intsArg(in(1), "dim");
+      return result(
+          node("ReduceMean", {x, ints(outName() + "/axes", dims)}, {{"keepdims", int64_t(boolArg(in(2), "keepdim"))}}));
+    }
+    if (op == "flatten") return flatten(n);
+    if (op == "reshape" || op == "view") {
+      const std::string x = tensor(in(0));
+      return result(node("Reshape", {x, ints(outName() + "/shape", intsArg(in(1), "shape"))}));
+    }
+    if (op == "permute") {
+      const std::string x = tensor(in(0));
+      Shape perm = intsArg(in(1), "dims");
+      for (int64_t& p : perm)
+        p = axis(p, rankOf(x));
+      return result(node("Transpose", {x}, {{"perm", perm}}));
+    }
+    if (op == "transpose" || op == "t" || op == "numpy_T") {
+      const std::string x = tensor(in(0));
+      const int64_t rank = rankOf(x);
+      Shape perm(static_cast<size_t>(rank));
+      for (int64_t d = 0; d < rank; ++d)
+        perm[size_t(d)] = d;
+      if (op == "transpose")
+        std::swap(perm[size_t(axis(intArg(in(1), "dim0"), rank))], perm[size_t(axis(intArg(in(2), "dim1"), rank))]);
+      else
+        std::reverse(perm.begin(), perm.end());
+      return result(node("Transpose", {x}, {{"perm", perm}}));
+    }
+    if (op == "cat" || op == "concat" || op == "stack") {
+      const Slot& list = slot(in(0));
+      if (list.kind != Slot::Kind::List) fail("the tensors must be a list");
+      std::vector<std::string> parts;
+      for (const Slot& s : list.items)
+        parts.push_back(tensorName(s, outName() + "/part"));
+      if (parts.empty()) fail("the list is empty");
+      const int64_t dim = argc > 1 ? intArg(in(1), "dim") : 0;
+      if (op != "stack") return result(node("Concat", parts, {{"axis", axis(dim, rankOf(parts[0]))}}));
+      const int64_t at = axis(dim, rankOf(parts[0]) + 1);
+      for (std::string& p : parts)
+        p = node("Unsqueeze", {p, ints(outName() + "/axes", {at})}, {}, "unsqueeze");
+      return result(node("Concat", parts, {{"axis", at}}));
+    }
+    if (op == "slice") {
+      const std::string x = tensor(in(0));
+      const int64_t dim = axis(intArg(in(1), "dim"), rankOf(x));
+      const int64_t start = isNone(in(2)) ? 0 : intArg(in(2), "start");
+      const int64_t end = isNone(in(3)) ? std::numeric_limits<int64_t>::max() : intArg(in(3), "end");
+      const int64_t step = intArg(in(4), "step");
+      const std::string s = outName();
+      return result(node("Slice", {x, ints(s + "/starts", {start}), ints(s + "/ends", {end}), ints(s + "/axes", {dim}),
+                                   ints(s + "/steps", {step})}));
+    }
+    if (op == "select") {
+      const std::string x = tensor(in(0));
+      const int64_t dim = axis(intArg(in(1), "dim"), rankOf(x));
+      return result(node("Gather", {x, ints(outName() + "/index", {}, {intArg(in(2), "index")})}, {{"axis", dim}}));
+    }
+    if (op == "unsqueeze") {
+      const std::string x = tensor(in(0));
+      const int64_t dim = axis(intArg(in(1), "dim"), rankOf(x) + 1);
+      return result(node("Unsqueeze", {x, ints(outName() + "/axes", {dim})}));
+    }
+    if (op == "squeeze") {
+      const std::string x = tensor(in(0));
+      if (argc == 1) return result(node("Squeeze", {x}));
+      const int64_t dim = axis(intArg(in(1), "dim"), rankOf(x));
+      if (shapeOf(x)[size_t(dim)] != 1) return result(node("Identity", {x}));  // torch: a no-op
+      return result(node("Squeeze", {x, ints(outName() + "/axes", {dim})}));
+    }
+    if (op == "split" || op == "split_with_sizes" || op == "chunk" || op == "tensor_split" || op == "unsafe_split")
+      return split(n, op);
+    if (op == "embedding") return result(node("Gather", {tensor(in(0)), tensor(in(1))}, {{"axis", int64_t(0)}}));
+    unsupported();
+  }
+
+  // The first tensor operand's graph name (for the type of scalar operands).
+  std::string firstTensor(torch::jit::Node* n) {
+    for (const Value* v : n->inputs()) {
+      const Slot& s = slot(v);
+      if (s.kind == Slot::Kind::Tensor) return s.name;
+      if (s.kind == Slot::Kind::Const && s.value.isTensor()) return tensor(v);
+    }
+    fail("has no tensor operand");
+  }
+
+  void conv(torch::jit::Node* n, const std::string& op) {
+    const std::string x = tensor(n->input(0)), w = tensor(n->input(1));
+    const size_t sp = shapeOf(w).size() - 2;
+    const bool full = op == "_convolution" || op == "convolution";
+    if (full && boolArg(n->input(6), "transposed")) fail("transposed convolution is not supported");
+    const Value* groupsArg = n->input(full ? 8 : 6);
+    std::map<std::string, AttrValue> attrs = {{"strides", intsArg(n->input(3), "stride", sp)},
+                                              {"dilations", intsArg(n->input(5), "dilation", sp)},
+                                              {"group", intArg(groupsArg, "groups")}};
+    const c10::IValue& padding = constant(n->input(4), "padding");
+    if (padding.isString()) {
+      const std::string& mode = padding.toStringRef();
+      if (mode == "same")
+        attrs["auto_pad"] = std::string("SAME_UPPER");  // PyTorch pads the end more
+      else if (mode == "valid")
+        attrs["auto_pad"] = std::string("VALID");
+      else
+        fail("padding '" + mode + "' is not supported");
+    } else {
+      Shape p = intsArg(n->input(4), "padding", sp);
+      p.insert(p.end(), p.begin(), p.end());
+      attrs["pads"] = p;
+    }
+    std::vector<std::string> inputs = {x, w};
+    if (!isNone(n->input(2))) inputs.push_back(tensor(n->input(2)));
+    result(node("Conv", inputs, attrs));
+  }
+
+  void linear(torch::jit::Node* n) {
+    const std::string x = tensor(n->input(0));
+    const bool bias = n->inputs().size() > 2 && !isNone(n->input(2));
+    const Slot& ws = slot(n->input(1));
+    if (rankOf(x) == 2) {
+      std::vector<std::string> inputs = {x, tensor(n->input(1))};
+      if (bias) inputs.push_back(tensor(n->input(2)));
+      return result(node("Gemm", inputs, {{"transB", int64_t(1)}}));
+    }
+    // Batched: x @ W^T (+ b); a constant W is transposed here.
+    std::string wt;
+    if (ws.kind == Slot::Kind::Const && ws.value.isTensor() && ws.value.toTensor().dim() == 2) {
+      const at::Tensor t = ws.value.toTensor().t().contiguous();
+      wt = initializer(t, n->input(1)->debugName() + "_t");
+      keepAlive_.push_back(t);  // its address keys the initializer cache
+    } else {
+      wt = node("Transpose", {tensor(n->input(1))}, {{"perm", Shape{1, 0}}}, "weight_t");
+    }
+    if (!bias) return result(node("MatMul", {x, wt}));
+    result(node("Add", {node("MatMul", {x, wt}, {}, "matmul"), tensor(n->input(2))}));
+  }
+  std::vector<at::Tensor> keepAlive_;
+
+  void layerNorm(torch::jit::Node* n) {
+    const std::string x = tensor(n->input(0));
+    const Shape normalized = intsArg(n->input(1), "normalized_shape");
+    const double eps = floatArg(n->input(4), "eps");
+    int64_t count = 1;
+    for (int64_t d : normalized)
+      count *= d;
+    const std::string scale = isNone(n->input(2))
+                                  ? floats(outName() + "/scale", normalized, std::vector<float>(size_t(count), 1.0f))
+                                  : tensor(n->input(2));
+    std::vector<std::string> inputs = {x, scale};
+    if (!isNone(n->input(3))) inputs.push_back(tensor(n->input(3)));
+    result(node("LayerNormalization", inputs, {{"axis", -int64_t(normalized.size())}, {"epsilon", eps}}));
+  }
+
+  void batchNorm(torch::jit::Node* n) {
+    const std::string x = tensor(n->input(0));
+    if (boolArg(n->input(5), "training")) fail("training mode is not supported");
+    const double eps = floatArg(n->input(7), "eps");
+    const int64_t channels = shapeOf(x).size() > 1 ? shapeOf(x)[1] : 1;
+    auto param = [&](size_t i, const char* suffix, float fill) {
+      if (!isNone(n->input(i))) return tensor(n->input(i));
+      return floats(outName() + "/" + suffix, {channels}, std::vector<float>(size_t(channels), fill));
+    };
+    const std::string scale = param(1, "scale", 1.0f), bias = param(2, "bias", 0.0f);
+    const std::string mean = param(3, "mean", 0.0f), var = param(4, "var", 1.0f);
+    result(node("BatchNormalization", {x, scale, bias, mean, var}, {{"epsilon", eps}}));
+  }
+
+  void pool(torch::jit::Node* n, const std::string& op) {
+    const std::string x = tensor(n->input(0));
+    const size_t sp = size_t(op[op.size() - 2] - '0');
+    const Shape kernel = intsArg(n->input(1), "kernel_size", sp);
+    Shape stride = intsArg(n->input(2), "stride", sp);
+    if (stride.empty()) stride = kernel;
+    Shape pads = intsArg(n->input(3), "padding", sp);
+    pads.insert(pads.end(), pads.begin(), pads.end());
+    std::map<std::string, AttrValue> attrs = {{"kernel_shape", kernel}, {"strides", stride}, {"pads", pads}};
+    if (op.rfind("max", 0) == 0) {
+      attrs["dilations"] = intsArg(n->input(4), "dilation", sp);
+      attrs["ceil_mode"] = int64_t(boolArg(n->input(5), "ceil_mode"));
+      return result(node("MaxPool", {x}, attrs));
+    }
+    attrs["ceil_mode"] = int64_t(boolArg(n->input(4), "ceil_mode"));
+    attrs["count_include_pad"] = int64_t(boolArg(n->input(5), "count_include_pad"));
+    if (n->inputs().size() > 6 && !isNone(n->input(6))) fail("divisor_override is not supported");
+    result(node("AveragePool", {x}, attrs));
+  }
+
+  void adaptivePool(torch::jit::Node* n) {
+    const std::string x = tensor(n->input(0));
+    const Shape& s = shapeOf(x);
+    if (s.size() < 3) fail("the input must have spatial axes");
+    const size_t sp = s.size() - 2;
+    const Shape out = intsArg(n->input(1), "output_size", sp);
+    if (out.size() != sp) fail("output_size does not match the input");
+    if (std::all_of(out.begin(), out.end(), [](int64_t o) { return o == 1; }))
+      return result(node("GlobalAveragePool", {x}));
+    Shape kernel;
+    for (size_t d = 0; d < sp; ++d) {
+      if (out[d] <= 0 || s[2 + d] % out[d]) fail("adaptive pooling to sizes that do not divide the input");
+      kernel.push_back(s[2 + d] / out[d]);
+    }
+    result(node("AveragePool", {x}, {{"kernel_shape", kernel}, {"strides", kernel}}));
+  }
+
+  void flatten(torch::jit::Node* n) {
+    const std::string x = tensor(n->input(0));
+    const Shape& s = shapeOf(x);
+    const int64_t rank = std::max<int64_t>(int64_t(s.size()), 1);
+    const int64_t start = axis(n->inputs().size() > 1 ? intArg(n->input(1), "start_dim") : 0, rank);
+    const int64_t end = axis(n->inputs().size() > 2 ? intArg(n->input(2), "end_dim") : -1, rank);
+    if (start == 1 && end == rank - 1) return result(node("Flatten", {x}, {{"axis", int64_t(1)}}));
+    Shape target(s.begin(), s.begin() + start);
+    int64_t merged = 1;
+    for (int64_t d = start; d <= end && d < int64_t(s.size()); ++d)
+      merged *= s[size_t(d)];
+    target.push_back(merged);
+    if (end + 1 < int64_t(s.size())) target.insert(target.end(), s.begin() + end + 1, s.end());
+    result(node("Reshape", {x, ints(outName() + "/shape", target)}));
+  }
+
+  void split(torch::jit::Node* n, const std::string& op) {
+    const std::string x = tensor(n->input(0));
+    const Shape& s = shapeOf(x);
+    const int64_t dim = axis(n->inputs().size() > 2 ? intArg(n->input(2), "dim") : 0, int64_t(s.size()));
+    const int64_t extent = s[size_t(dim)];
+    Shape sizes;
+    const c10::IValue& arg = constant(n->input(1), "split");
+    if (op == "chunk" || op == "tensor_split") {
+      if (!arg.isInt()) fail("only a number of chunks is supported");
+      const int64_t chunks = arg.toInt();
+      if (chunks <= 0) fail("the number of chunks must be positive");
+      if (op == "chunk") {
+        const int64_t size = (extent + chunks - 1) / chunks;
+        for (int64_t at = 0; at < extent; at += size)
+          sizes.push_back(std::min(size, extent - at));
+      } else {
+        for (int64_t i = 0; i < chunks; ++i)
+          sizes.push_back(extent / chunks + (i < extent % chunks ? 1 : 0));
+      }
+    } else if (arg.isInt()) {
+      const int64_t size = arg.toInt();
+      if (size <= 0) fail("the split size must be positive");
+      for (int64_t at = 0; at < extent; at += size)
+        sizes.push_back(std::min(size, extent - at));
+    } else {
+      sizes = intsArg(n->input(1), "split_sizes");
+    }
+    const std::vector<std::string> outs =
+        nodeN("Split", {x, ints(outName() + "/split", sizes)}, sizes.size(), {{"axis", dim}});
+    Slot list;
+    list.kind = Slot::Kind::List;
+    for (const std::string& o : outs)
+      list.items.push_back(tensorSlot(o));
+    slots_[n->output()] = list;
+  }
+};
+
+}  // namespace
+
+bool torchscriptAvailable() {
+  return true;
+}
+
+graph::Graph importTorchScript(const std::string& path, const std::vector<std::vector<int64_t>>& inputShapes) {
+  return Importer(path, inputShapes).run();
+}
+
+}  // namespace tessel::frontend

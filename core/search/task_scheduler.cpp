@@ -1,0 +1,151 @@
+#include "search/task_scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+namespace tessel::search {
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}
+
+GradientTaskScheduler::GradientTaskScheduler(std::vector<double> weights, std::vector<double> flops,
+                                             std::vector<std::string> tags, SchedulerParams params)
+    : weights_(std::move(weights)), flops_(std::move(flops)), tags_(std::move(tags)), p_(params) {
+  const size_t n = weights_.size();
+  if (flops_.size() != n || tags_.size() != n) throw std::invalid_argument("task scheduler: sizes differ");
+  rounds_.assign(n, 0);
+  sinceImprovement_.assign(n, 0);
+  best_.assign(n, kInf);
+  history_.assign(n, {});
+  stopped_.assign(n, false);
+}
+
+void GradientTaskScheduler::report(size_t i, double bestSeconds) {
+  ++rounds_[i];
+  if (bestSeconds < best_[i])
+    sinceImprovement_[i] = 0;
+  else
+    ++sinceImprovement_[i];
+  best_[i] = std::min(best_[i], bestSeconds);
+  history_[i].push_back(best_[i]);
+  if (p_.earlyStoppingRounds > 0 && sinceImprovement_[i] >= p_.earlyStoppingRounds && std::isfinite(best_[i]))
+    stopped_[i] = true;
+}
+
+void GradientTaskScheduler::stop(size_t i) {
+  stopped_[i] = true;
+}
+
+double GradientTaskScheduler::objective() const {
+  double f = 0;
+  for (size_t i = 0; i < best_.size(); ++i)
+    f += weights_[i] * best_[i];
+  return f;
+}
+
+double GradientTaskScheduler::gradient(size_t i) const {
+  const double g = best_[i];
+  const auto& h = history_[i];
+  // Backward: the recent slope of this task's best latency.
+  double backward = 0;
+  const size_t w = size_t(std::max(1, p_.backwardWindow));
+  if (h.size() > w) backward = (h.back() - h[h.size() - 1 - w]) / double(w);
+  // Forward: optimistic next gains, bounded by what similar tasks reach.
+  double next1 = g - g / double(std::max(1, rounds_[i]));
+  double bestThroughput = 0;
+  for (size_t k = 0; k < best_.size(); ++k)
+    if (tags_[k] == tags_[i] && std::isfinite(best_[k]) && best_[k] > 0)
+      bestThroughput = std::max(bestThroughput, flops_[k] / best_[k]);
+  double next2 = bestThroughput > 0 ? p_.beta * flops_[i] / bestThroughput : next1;
+  double forward = std::min(next1, next2) - g;
+  return weights_[i] * (p_.alpha * backward + (1 - p_.alpha) * forward);
+}
+
+int GradientTaskScheduler::next() {
+  const size_t n = best_.size();
+  // Warm-up: every task once, in order; then tasks still without a valid program.
+  for (size_t i = 0; i < n; ++i)
+    if (!stopped_[i] && rounds_[i] == 0) return int(i);
+  for (size_t i = 0; i < n; ++i)
+    if (!stopped_[i] && !std::isfinite(best_[i])) return int(i);
+  int chosen = -1;
+  double most = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (stopped_[i]) continue;
+    double grad = gradient(i);
+    // Ties (e.g. all flat) go to the task tuned least.
+    if (chosen < 0 || grad < most || (grad == most && rounds_[i] < rounds_[size_t(chosen)])) {
+      chosen = int(i);
+      most = grad;
+    }
+  }
+  return chosen;
+}
+
+ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOptions& o) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<double> weights, flops;
+  std::vector<std::string> tags;
+  for (const ModelTask& t : tasks) {
+    weights.push_back(t.weight);
+    flops.push_back(t.task.flops);
+    tags.push_back(t.tag);
+  }
+  GradientTaskScheduler scheduler(weights, flops, tags, o.scheduler);
+  std::vector<std::unique_ptr<TaskTuner>> tuners(tasks.size());
+  ModelTuneResult result;
+  result.tasks.resize(tasks.size());
+  // Every task's options first: a resumed session's earlier trials count
+  // towards the budget, and a task tuned before needs no warm-up round.
+  std::vector<TuneOptions> prepared(tasks.size(), o.perTask);
+  int trials = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    prepared[i].trials = std::numeric_limits<int>::max() / 2;  // the scheduler decides when a task stops
+    if (o.prepareTask) o.prepareTask(i, prepared[i]);
+    if (prepared[i].previous.empty()) continue;
+    double best = kInf;
+    for (const TuneRecord& r : prepared[i].previous)
+      if (r.result.ok()) best = std::min(best, r.result.medianCost());
+    trials += int(prepared[i].previous.size());
+    scheduler.report(i, best);
+    result.tasks[i].trials = int(prepared[i].previous.size());
+    result.tasks[i].bestSeconds = std::isfinite(best) ? best : 0;
+  }
+  auto tunerOf = [&](size_t i) -> TaskTuner& {
+    if (!tuners[i]) tuners[i] = std::make_unique<TaskTuner>(tasks[i].task, std::move(prepared[i]));
+    return *tuners[i];
+  };
+  while (trials < o.trials) {
+    int i = scheduler.next();
+    if (i < 0) break;
+    TaskTuner& tuner = tunerOf(size_t(i));
+    int before = tuner.result().trials;
+    int measured = tuner.runRound();
+    if (measured == 0) {
+      scheduler.stop(size_t(i));
+      continue;
+    }
+    trials += tuner.result().trials - before;
+    const TuneResult& r = tuner.result();
+    scheduler.report(size_t(i), r.validTrials ? r.bestSeconds : kInf);
+    double estimate = scheduler.objective();
+    result.curve.push_back(
+        {trials, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), estimate});
+    if (o.onRound) o.onRound(size_t(i), r, estimate);
+  }
+  // Tasks never scheduled this time still report what their records hold.
+  for (size_t i = 0; i < tasks.size(); ++i)
+    if (!tuners[i] && !prepared[i].previous.empty()) tunerOf(i);
+  for (size_t i = 0; i < tasks.size(); ++i)
+    if (tuners[i]) result.tasks[i] = tuners[i]->finish();
+  result.rounds = scheduler.rounds();
+  result.trials = trials;
+  result.estimatedSeconds = scheduler.objective();
+  return result;
+}
+
+}  // namespace tessel::search

@@ -1,0 +1,783 @@
+// The graph executor (te lowering of every supported op, compilation, layout
+// conversion) against references computed here with plain loops.
+#include <QtTest>
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "graph/graph.h"
+#include "graph/te_lowering.h"
+#include "runtime/graph_executor.h"
+
+using namespace tessel;
+using graph::AttrValue;
+using graph::Graph;
+using graph::Node;
+using runtime::GraphExecutor;
+using runtime::HostTensor;
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+struct Arr {
+  Shape shape;
+  std::vector<float> data;
+  int64_t size() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  int64_t offset(const Shape& idx) const {
+    int64_t off = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      off = off * shape[d] + idx[d];
+    return off;
+  }
+  float& at(const Shape& idx) { return data[size_t(offset(idx))]; }
+  float at(const Shape& idx) const { return data[size_t(offset(idx))]; }
+};
+
+Arr zeros(const Shape& s) {
+  Arr a{s, {}};
+  a.data.assign(size_t(a.size()), 0.f);
+  return a;
+}
+
+Arr randomArr(const Shape& s, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  Arr a = zeros(s);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  for (float& x : a.data)
+    x = u(rng);
+  return a;
+}
+
+// Calls f for every multi-index of `shape`.
+void forEach(const Shape& shape, const std::function<void(const Shape&)>& f) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  Shape idx(shape.size(), 0);
+  for (int64_t e = 0; e < n; ++e) {
+    f(idx);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// Element of a (right-aligned, broadcast) operand for an output index.
+float bcastAt(const Arr& a, const Shape& out) {
+  Shape idx;
+  size_t lead = out.size() - a.shape.size();
+  for (size_t d = 0; d < a.shape.size(); ++d)
+    idx.push_back(a.shape[d] == 1 ? 0 : out[lead + d]);
+  return a.at(idx);
+}
+
+Arr mapArr(const Arr& a, const std::function<float(float)>& f) {
+  Arr r = a;
+  for (float& x : r.data)
+    x = f(x);
+  return r;
+}
+
+Arr binaryRef(const Arr& a, const Arr& b, const Shape& out, const std::function<float(float, float)>& f) {
+  Arr r = zeros(out);
+  forEach(out, [&](const Shape& i) { r.at(i) = f(bcastAt(a, i), bcastAt(b, i)); });
+  return r;
+}
+
+// A graph built by hand; node outputs get the shapes the test states.
+struct Builder {
+  Graph g;
+  std::map<std::string, HostTensor> feeds;
+  std::map<std::string, Arr> arrays;
+  uint32_t seed = 1;
+
+  Arr input(const std::string& name, const Shape& s, float lo = -1.f, float hi = 1.f) {
+    Arr a = randomArr(s, seed++, lo, hi);
+    g.inputs.push_back({name, s, graph::DType::Float32});
+    g.values[name] = {name, s, graph::DType::Float32};
+    feeds[name] = {s, a.data};
+    arrays[name] = a;
+    return a;
+  }
+  Arr weight(const std::string& name, const Shape& s, float lo = -1.f, float hi = 1.f) {
+    Arr a = randomArr(s, seed++, lo, hi);
+    graph::Initializer init;
+    init.info = {name, s, graph::DType::Float32};
+    init.data = a.data;
+    g.initializers[name] = init;
+    g.values[name] = init.info;
+    arrays[name] = a;
+    return a;
+  }
+  void ints(const std::string& name, const std::vector<int64_t>& v, Shape s = {-1}) {
+    if (s == Shape{-1}) s = {int64_t(v.size())};
+    graph::Initializer init;
+    init.info = {name, s, graph::DType::Int64};
+    init.ints = v;
+    g.initializers[name] = init;
+    g.values[name] = init.info;
+  }
+  void node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs,
+            std::vector<Shape> outShapes, std::map<std::string, AttrValue> attrs = {}) {
+    Node n;
+    n.name = "n" + std::to_string(g.nodes.size()) + "_" + op;
+    n.op = op;
+    n.inputs = std::move(ins);
+    n.outputs = outs;
+    n.attrs = std::move(attrs);
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (!outs[i].empty()) g.values[outs[i]] = {outs[i], outShapes.at(i), graph::DType::Float32};
+    g.nodes.push_back(n);
+  }
+  // A node whose (single) output is a graph output compared with `want`.
+  void check(const std::string& op, std::vector<std::string> ins, const std::string& out, const Arr& want,
+             std::map<std::string, AttrValue> attrs = {}) {
+    node(op, std::move(ins), {out}, {want.shape}, std::move(attrs));
+    g.outputs.push_back(out);
+    expected[out] = want;
+  }
+  std::map<std::string, Arr> expected;
+};
+
+bool compare(const std::map<std::string, HostTensor>& got, const std::map<std::string, Arr>& want, QString* why,
+             double tol = 1e-4) {
+  for (const auto& [name, w] : want) {
+    auto it = got.find(name);
+    if (it == got.end()) {
+      *why = QString("missing output %1").arg(QString::fromStdString(name));
+      return false;
+    }
+    if (it->second.shape != w.shape) {
+      *why = QString("output %1: wrong shape").arg(QString::fromStdString(name));
+      return false;
+    }
+    for (size_t e = 0; e < w.data.size(); ++e) {
+      float a = it->second.data[e], b = w.data[e];
+      if (!(std::fabs(a - b) <= tol * (1 + std::fabs(b)))) {
+        *why = QString("output %1 element %2: got %3, want %4")
+                   .arg(QString::fromStdString(name))
+                   .arg(e)
+                   .arg(double(a))
+                   .arg(double(b));
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Runs the built graph and checks every expected output.
+void runAndCheck(Builder& b, runtime::ExecutorOptions opts = {}, double tol = 1e-4) {
+  GraphExecutor ex(b.g, opts);
+  auto out = ex.run(b.feeds);
+  QString why;
+  QVERIFY2(compare(out, b.expected, &why, tol), qPrintable(why));
+}
+
+// ---- references ------------------------------------------------------------
+
+struct ConvP {
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, groups = 1;
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+};
+
+Arr convRef(const Arr& x, const Arr& w, const Arr* bias, const ConvP& p) {
+  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
+  int64_t k = w.shape[0], cg = w.shape[1], r = w.shape[2], s = w.shape[3];
+  int64_t oh = (h + p.pt + p.pb - p.dh * (r - 1) - 1) / p.sh + 1;
+  int64_t ow = (wd + p.pl + p.pr - p.dw * (s - 1) - 1) / p.sw + 1;
+  Arr y = zeros({n, k, oh, ow});
+  int64_t kg = k / p.groups;
+  (void)c;
+  forEach(y.shape, [&](const Shape& i) {
+    double acc = bias ? bias->data[size_t(i[1])] : 0.0;
+    int64_t g = i[1] / kg;
+    for (int64_t rc = 0; rc < cg; ++rc)
+      for (int64_t rr = 0; rr < r; ++rr)
+        for (int64_t rs = 0; rs < s; ++rs) {
+          int64_t yy = i[2] * p.sh + rr * p.dh - p.pt, xx = i[3] * p.sw + rs * p.dw - p.pl;
+          if (yy < 0 || yy >= h || xx < 0 || xx >= wd) continue;
+          acc += double(x.at({i[0], g * cg + rc, yy, xx})) * w.at({i[1], rc, rr, rs});
+        }
+    y.at(i) = float(acc);
+  });
+  return y;
+}
+
+struct PoolP {
+  int64_t k = 2, s = 2, pad = 0, dil = 1;
+  bool ceil = false, includePad = false;
+};
+
+int64_t poolOut(int64_t in, const PoolP& p) {
+  int64_t num = in + 2 * p.pad - p.dil * (p.k - 1) - 1;
+  int64_t o = (p.ceil ? (num + p.s - 1) / p.s : num / p.s) + 1;
+  if (p.ceil && (o - 1) * p.s >= in + p.pad) --o;
+  return o;
+}
+
+Arr poolRef(const Arr& x, const PoolP& p, bool isMax) {
+  int64_t h = x.shape[2], w = x.shape[3];
+  Arr y = zeros({x.shape[0], x.shape[1], poolOut(h, p), poolOut(w, p)});
+  forEach(y.shape, [&](const Shape& i) {
+    double acc = isMax ? -INFINITY : 0.0;
+    int64_t count = 0;
+    for (int64_t a = 0; a < p.k; ++a)
+      for (int64_t b = 0; b < p.k; ++b) {
+        int64_t yy = i[2] * p.s + a * p.dil - p.pad, xx = i[3] * p.s + b * p.dil - p.pad;
+        bool inside = yy >= 0 && yy < h && xx >= 0 && xx < w;
+        bool inPadded = yy >= -p.pad && yy < h + p.pad && xx >= -p.pad && xx < w + p.pad;
+        if (p.includePad ? inPadded : inside) ++count;
+        if (!inside) continue;
+        float v = x.at({i[0], i[1], yy, xx});
+        acc = isMax ? std::max(acc, double(v)) : acc + v;
+      }
+    y.at(i) = float(isMax ? acc : acc / double(count));
+  });
+  return y;
+}
+
+Arr matmulRef(const Arr& a, const Arr& b, const Shape& out) {
+  // a [..., M, K] and b [..., K, N] with right-aligned broadcast batch dims.
+  Arr y = zeros(out);
+  int64_t k = a.shape.back();
+  forEach(out, [&](const Shape& i) {
+    double acc = 0;
+    for (int64_t r = 0; r < k; ++r) {
+      Shape ia(i.end() - long(a.shape.size()), i.end()), ib(i.end() - long(b.shape.size()), i.end());
+      for (size_t d = 0; d + 2 < ia.size(); ++d)
+        if (a.shape[d] == 1) ia[d] = 0;
+      for (size_t d = 0; d + 2 < ib.size(); ++d)
+        if (b.shape[d] == 1) ib[d] = 0;
+      ia[ia.size() - 1] = r;
+      ib[ib.size() - 2] = r;
+      acc += double(a.at(ia)) * b.at(ib);
+    }
+    y.at(i) = float(acc);
+  });
+  return y;
+}
+
+Arr softmaxRef(const Arr& x, size_t axis) {
+  Arr y = zeros(x.shape);
+  Shape outer = x.shape;
+  outer[axis] = 1;
+  forEach(outer, [&](const Shape& o) {
+    Shape i = o;
+    double mx = -INFINITY, sum = 0;
+    for (int64_t k = 0; k < x.shape[axis]; ++k) {
+      i[axis] = k;
+      mx = std::max(mx, double(x.at(i)));
+    }
+    for (int64_t k = 0; k < x.shape[axis]; ++k) {
+      i[axis] = k;
+      sum += std::exp(double(x.at(i)) - mx);
+    }
+    for (int64_t k = 0; k < x.shape[axis]; ++k) {
+      i[axis] = k;
+      y.at(i) = float(std::exp(double(x.at(i)) - mx) / sum);
+    }
+  });
+  return y;
+}
+
+}  // namespace
+
+class TestRuntime : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void elementwise() {
+    Builder b;
+    Arr x = b.input("x", {2, 3, 4});
+    Arr y = b.input("y", {3, 1});
+    Arr z = b.input("z", {2, 1, 4});
+    Arr pos = b.input("pos", {2, 3, 4}, 0.5f, 2.f);
+    Arr s = b.weight("s", {}, 0.5f, 1.5f);
+    Arr two = b.weight("two", {1});
+    two.data = {2.f};
+    b.g.initializers["two"].data = {2.f};
+    Arr lo = b.weight("lo", {});
+    lo.data = {-0.3f};
+    b.g.initializers["lo"].data = {-0.3f};
+    Arr hi = b.weight("hi", {});
+    hi.data = {0.4f};
+    b.g.initializers["hi"].data = {0.4f};
+    Shape o = {2, 3, 4};
+    b.check("Add", {"x", "y"}, "add", binaryRef(x, y, o, [](float a, float c) { return a + c; }));
+    b.check("Mul", {"z", "y"}, "mul", binaryRef(z, y, {2, 3, 4}, [](float a, float c) { return a * c; }));
+    b.check("Sub", {"y", "x"}, "sub", binaryRef(y, x, o, [](float a, float c) { return a - c; }));
+    b.check("Div", {"x", "s"}, "div", binaryRef(x, s, o, [](float a, float c) { return a / c; }));
+    b.check("Pow", {"x", "two"}, "pow2", binaryRef(x, two, o, [](float a, float c) { return std::pow(a, c); }));
+    b.check("Pow", {"pos", "z"}, "powt", binaryRef(pos, z, o, [](float a, float c) { return std::pow(a, c); }));
+    b.check("Max", {"x", "y", "z"}, "max",
+            binaryRef(binaryRef(x, y, o, [](float a, float c) { return std::max(a, c); }), z, o,
+                      [](float a, float c) { return std::max(a, c); }));
+    b.check("Min", {"x", "z"}, "min", binaryRef(x, z, o, [](float a, float c) { return std::min(a, c); }));
+    b.check("Relu", {"x"}, "relu", mapArr(x, [](float v) { return std::max(v, 0.f); }));
+    b.check("Clip", {"x", "lo", "hi"}, "clip", mapArr(x, [](float v) { return std::min(std::max(v, -0.3f), 0.4f); }));
+    b.check("Clip", {"x", "", "hi"}, "clip_hi", mapArr(x, [](float v) { return std::min(v, 0.4f); }));
+    b.check("Sigmoid", {"x"}, "sigmoid", mapArr(x, [](float v) { return 1.f / (1.f + std::exp(-v)); }));
+    b.check("Tanh", {"x"}, "tanh", mapArr(x, [](float v) { return std::tanh(v); }));
+    b.check("Erf", {"x"}, "erf", mapArr(x, [](float v) { return std::erf(v); }));
+    b.check("Gelu", {"x"}, "gelu", mapArr(x, [](float v) { return 0.5f * v * (1.f + std::erf(v / std::sqrt(2.f))); }));
+    b.check("Gelu", {"x"}, "gelu_tanh",
+            mapArr(x,
+                   [](float v) {
+                     return 0.5f * v * (1.f + std::tanh(std::sqrt(2.f / float(M_PI)) * (v + 0.044715f * v * v * v)));
+                   }),
+            {{"approximate", std::string("tanh")}});
+    b.check("Exp", {"x"}, "exp", mapArr(x, [](float v) { return std::exp(v); }));
+    b.check("Neg", {"x"}, "neg", mapArr(x, [](float v) { return -v; }));
+    b.check("Abs", {"x"}, "abs", mapArr(x, [](float v) { return std::fabs(v); }));
+    b.check("Reciprocal", {"pos"}, "recip", mapArr(pos, [](float v) { return 1.f / v; }));
+    b.check("Sqrt", {"pos"}, "sqrt", mapArr(pos, [](float v) { return std::sqrt(v); }));
+    b.check("Identity", {"x"}, "ident", x);
+    b.check("Dropout", {"x"}, "drop", x);
+    b.check("Cast", {"x"}, "cast", x, {{"to", int64_t(1)}});
+    runAndCheck(b);
+  }
+
+  void constantNode() {
+    Builder b;
+    Arr x = b.input("x", {3, 4});
+    b.node("Constant", {}, {"c"}, {{}}, {{"value_float", 1.5}});
+    b.node("Constant", {}, {"cv"}, {{4}}, {{"value_floats", std::vector<double>{1, 2, 3, 4}}});
+    b.check("Mul", {"x", "c"}, "m", mapArr(x, [](float v) { return v * 1.5f; }));
+    Arr cv{{4}, {1, 2, 3, 4}};
+    b.check("Add", {"x", "cv"}, "a", binaryRef(x, cv, {3, 4}, [](float a, float c) { return a + c; }));
+    runAndCheck(b);
+  }
+
+  void conv() {
+    Builder b;
+    Arr x = b.input("x", {1, 4, 7, 7});
+    Arr w1 = b.weight("w1", {6, 4, 3, 3});
+    Arr b1 = b.weight("b1", {6});
+    Arr w2 = b.weight("w2", {6, 2, 3, 3});
+    Arr w3 = b.weight("w3", {4, 1, 3, 3});
+    Arr w4 = b.weight("w4", {5, 4, 1, 1});
+    Arr w5 = b.weight("w5", {3, 4, 2, 3});
+    ConvP p1;
+    p1.sh = p1.sw = 2;
+    p1.pt = p1.pl = p1.pb = p1.pr = 1;
+    b.check("Conv", {"x", "w1", "b1"}, "c1", convRef(x, w1, &b1, p1),
+            {{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ConvP p2;
+    p2.groups = 2;
+    p2.dh = p2.dw = 2;
+    p2.pt = 0, p2.pl = 1, p2.pb = 1, p2.pr = 0;
+    b.check("Conv", {"x", "w2"}, "c2", convRef(x, w2, nullptr, p2),
+            {{"group", int64_t(2)},
+             {"dilations", std::vector<int64_t>{2, 2}},
+             {"pads", std::vector<int64_t>{0, 1, 1, 0}},
+             {"kernel_shape", std::vector<int64_t>{3, 3}}});
+    ConvP p3;
+    p3.groups = 4;
+    p3.pt = p3.pl = p3.pb = p3.pr = 1;
+    b.check("Conv", {"x", "w3"}, "c3", convRef(x, w3, nullptr, p3),
+            {{"group", int64_t(4)}, {"auto_pad", std::string("SAME_UPPER")}});
+    b.check("Conv", {"x", "w4"}, "c4", convRef(x, w4, nullptr, ConvP{}));
+    ConvP p5;
+    p5.sh = 2, p5.sw = 1;
+    p5.pt = 1, p5.pb = 0, p5.pl = 2, p5.pr = 1;
+    b.check("Conv", {"x", "w5"}, "c5", convRef(x, w5, nullptr, p5),
+            {{"strides", std::vector<int64_t>{2, 1}}, {"pads", std::vector<int64_t>{1, 2, 0, 1}}});
+    runAndCheck(b);
+  }
+
+  void gemmMatmul() {
+    Builder b;
+    Arr a = b.input("a", {3, 5});
+    Arr at = b.input("at", {5, 3});
+    Arr w = b.weight("w", {4, 5});
+    Arr w2 = b.weight("w2", {5, 4});
+    Arr c = b.weight("c", {4});
+    Arr c2 = b.weight("c2", {3, 1});
+    // Gemm transB with alpha, beta and a broadcast C.
+    Arr g1 = zeros({3, 4});
+    forEach(g1.shape, [&](const Shape& i) {
+      double acc = 0;
+      for (int64_t k = 0; k < 5; ++k)
+        acc += double(a.at({i[0], k})) * w.at({i[1], k});
+      g1.at(i) = float(0.5 * acc + 2.0 * c.data[size_t(i[1])]);
+    });
+    b.check("Gemm", {"a", "w", "c"}, "g1", g1, {{"transB", int64_t(1)}, {"alpha", 0.5}, {"beta", 2.0}});
+    Arr g2 = zeros({3, 4});
+    forEach(g2.shape, [&](const Shape& i) {
+      double acc = 0;
+      for (int64_t k = 0; k < 5; ++k)
+        acc += double(at.at({k, i[0]})) * w2.at({k, i[1]});
+      g2.at(i) = float(acc + c2.data[size_t(i[0])]);
+    });
+    b.check("Gemm", {"at", "w2", "c2"}, "g2", g2, {{"transA", int64_t(1)}});
+    Arr g3 = matmulRef(a, w2, {3, 4});
+    b.check("Gemm", {"a", "w2"}, "g3", g3);
+    // MatMul: batched, broadcast batch, 1-D operands.
+    Arr x = b.input("x", {2, 3, 4, 5});
+    Arr y = b.input("y", {5, 6});
+    b.check("MatMul", {"x", "y"}, "mm1", matmulRef(x, y, {2, 3, 4, 6}));
+    Arr p = b.input("p", {2, 1, 3, 4});
+    Arr q = b.input("q", {3, 4, 2});
+    b.check("MatMul", {"p", "q"}, "mm2", matmulRef(p, q, {2, 3, 3, 2}));
+    Arr v = b.input("v", {5});
+    Arr mv = zeros({6});
+    for (int64_t j = 0; j < 6; ++j)
+      for (int64_t k = 0; k < 5; ++k)
+        mv.data[size_t(j)] += v.data[size_t(k)] * y.at({k, j});
+    b.check("MatMul", {"v", "y"}, "mm3", mv);
+    Arr u = b.input("u", {6});
+    Arr xr = b.input("xr", {3, 5, 6});
+    Arr mv2 = zeros({3, 5});
+    forEach(mv2.shape, [&](const Shape& i) {
+      for (int64_t k = 0; k < 6; ++k)
+        mv2.at(i) += xr.at({i[0], i[1], k}) * u.data[size_t(k)];
+    });
+    b.check("MatMul", {"xr", "u"}, "mm4", mv2);
+    runAndCheck(b);
+  }
+
+  void normalisation() {
+    Builder b;
+    Arr x = b.input("x", {2, 5, 6});
+    b.check("Softmax", {"x"}, "sm_last", softmaxRef(x, 2), {{"axis", int64_t(-1)}});
+    b.check("Softmax", {"x"}, "sm_1", softmaxRef(x, 1), {{"axis", int64_t(1)}});
+    Arr gamma = b.weight("gamma", {6});
+    Arr beta = b.weight("beta", {6});
+    Arr ln = zeros(x.shape);
+    forEach({2, 5}, [&](const Shape& o) {
+      double mean = 0, var = 0;
+      for (int64_t k = 0; k < 6; ++k)
+        mean += x.at({o[0], o[1], k});
+      mean /= 6;
+      for (int64_t k = 0; k < 6; ++k)
+        var += std::pow(x.at({o[0], o[1], k}) - mean, 2);
+      var /= 6;
+      for (int64_t k = 0; k < 6; ++k)
+        ln.at({o[0], o[1], k}) = float((x.at({o[0], o[1], k}) - mean) / std::sqrt(var + 1e-5) * gamma.data[size_t(k)] +
+                                       beta.data[size_t(k)]);
+    });
+    b.node("LayerNormalization", {"x", "gamma", "beta"}, {"ln", "ln_mean", "ln_rstd"}, {x.shape, {2, 5, 1}, {2, 5, 1}},
+           {{"axis", int64_t(-1)}, {"epsilon", 1e-5}});
+    Arr mean = zeros({2, 5, 1}), rstd = zeros({2, 5, 1});
+    forEach({2, 5}, [&](const Shape& o) {
+      double m = 0, v = 0;
+      for (int64_t k = 0; k < 6; ++k)
+        m += x.at({o[0], o[1], k}) / 6.0;
+      for (int64_t k = 0; k < 6; ++k)
+        v += std::pow(x.at({o[0], o[1], k}) - m, 2) / 6.0;
+      mean.at({o[0], o[1], 0}) = float(m);
+      rstd.at({o[0], o[1], 0}) = float(1.0 / std::sqrt(v + 1e-5));
+    });
+    b.g.outputs.insert(b.g.outputs.end(), {"ln", "ln_mean", "ln_rstd"});
+    b.expected["ln"] = ln;
+    b.expected["ln_mean"] = mean;
+    b.expected["ln_rstd"] = rstd;
+    // Over the last two axes, no bias.
+    Arr g2 = b.weight("g2", {5, 6});
+    Arr ln2 = zeros(x.shape);
+    for (int64_t n = 0; n < 2; ++n) {
+      double mean = 0, var = 0;
+      forEach({5, 6}, [&](const Shape& i) { mean += x.at({n, i[0], i[1]}); });
+      mean /= 30;
+      forEach({5, 6}, [&](const Shape& i) { var += std::pow(x.at({n, i[0], i[1]}) - mean, 2); });
+      var /= 30;
+      forEach({5, 6}, [&](const Shape& i) {
+        ln2.at({n, i[0], i[1]}) = float((x.at({n, i[0], i[1]}) - mean) / std::sqrt(var + 1e-3) * g2.at(i));
+      });
+    }
+    b.check("LayerNormalization", {"x", "g2"}, "ln2", ln2, {{"axis", int64_t(1)}, {"epsilon", 1e-3}});
+    Arr img = b.input("img", {2, 3, 4, 4});
+    Arr sc = b.weight("sc", {3}), bi = b.weight("bi", {3}), mu = b.weight("mu", {3});
+    Arr va = b.weight("va", {3}, 0.5f, 2.f);
+    Arr bn = zeros(img.shape);
+    forEach(img.shape, [&](const Shape& i) {
+      size_t c = size_t(i[1]);
+      bn.at(i) = float((img.at(i) - mu.data[c]) / std::sqrt(double(va.data[c]) + 1e-5) * sc.data[c] + bi.data[c]);
+    });
+    b.check("BatchNormalization", {"img", "sc", "bi", "mu", "va"}, "bn", bn);
+    runAndCheck(b);
+  }
+
+  void pools() {
+    Builder b;
+    Arr x = b.input("x", {1, 3, 7, 7});
+    auto attrs = [](const PoolP& p) {
+      std::map<std::string, AttrValue> a = {{"kernel_shape", std::vector<int64_t>{p.k, p.k}},
+                                            {"strides", std::vector<int64_t>{p.s, p.s}},
+                                            {"pads", std::vector<int64_t>{p.pad, p.pad, p.pad, p.pad}},
+                                            {"ceil_mode", int64_t(p.ceil)}};
+      if (p.dil != 1) a["dilations"] = std::vector<int64_t>{p.dil, p.dil};
+      if (p.includePad) a["count_include_pad"] = int64_t(1);
+      return a;
+    };
+    PoolP m1{3, 2, 1, 1, false, false};
+    b.check("MaxPool", {"x"}, "mp1", poolRef(x, m1, true), attrs(m1));
+    PoolP m2{2, 2, 0, 1, true, false};
+    b.check("MaxPool", {"x"}, "mp2", poolRef(x, m2, true), attrs(m2));
+    PoolP m3{2, 1, 0, 2, false, false};
+    b.check("MaxPool", {"x"}, "mp3", poolRef(x, m3, true), attrs(m3));
+    PoolP a1{3, 2, 1, 1, false, false};
+    b.check("AveragePool", {"x"}, "ap1", poolRef(x, a1, false), attrs(a1));
+    PoolP a2{3, 2, 1, 1, false, true};
+    b.check("AveragePool", {"x"}, "ap2", poolRef(x, a2, false), attrs(a2));
+    PoolP a3{2, 2, 0, 1, true, false};
+    b.check("AveragePool", {"x"}, "ap3", poolRef(x, a3, false), attrs(a3));
+    PoolP a4{3, 2, 1, 1, true, true};
+    b.check("AveragePool", {"x"}, "ap4", poolRef(x, a4, false), attrs(a4));
+    Arr gap = zeros({1, 3, 1, 1});
+    forEach(x.shape, [&](const Shape& i) { gap.at({0, i[1], 0, 0}) += x.at(i) / 49.f; });
+    b.check("GlobalAveragePool", {"x"}, "gap", gap);
+    runAndCheck(b);
+  }
+
+  void dataMovement() {
+    Builder b;
+    Arr x = b.input("x", {2, 3, 4});
+    Arr y = b.input("y", {2, 2, 4});
+    // Transpose
+    Arr tr = zeros({4, 2, 3});
+    forEach(x.shape, [&](const Shape& i) { tr.at({i[2], i[0], i[1]}) = x.at(i); });
+    b.check("Transpose", {"x"}, "tr", tr, {{"perm", std::vector<int64_t>{2, 0, 1}}});
+    // Concat on axis 1 (x, y, x)
+    Arr cat = zeros({2, 8, 4});
+    forEach(cat.shape, [&](const Shape& i) {
+      int64_t c = i[1];
+      cat.at(i) = c < 3 ? x.at({i[0], c, i[2]}) : c < 5 ? y.at({i[0], c - 3, i[2]}) : x.at({i[0], c - 5, i[2]});
+    });
+    b.check("Concat", {"x", "y", "x"}, "cat", cat, {{"axis", int64_t(1)}});
+    // Slice: axis 2 from -1 backwards with step -2, axis 1 [1, 3).
+    b.ints("st", {-1, 1});
+    b.ints("en", {-100, 3});
+    b.ints("ax", {2, 1});
+    b.ints("sp", {-2, 1});
+    Arr sl = zeros({2, 2, 2});
+    forEach(sl.shape, [&](const Shape& i) { sl.at(i) = x.at({i[0], 1 + i[1], 3 - 2 * i[2]}); });
+    b.check("Slice", {"x", "st", "en", "ax", "sp"}, "sl", sl);
+    // Gather: a scalar index on axis 1, and a [2, 2] index table on axis 2.
+    b.ints("gi", {-1}, {});
+    Arr ga = zeros({2, 4});
+    forEach(ga.shape, [&](const Shape& i) { ga.at(i) = x.at({i[0], 2, i[1]}); });
+    b.check("Gather", {"x", "gi"}, "ga", ga, {{"axis", int64_t(1)}});
+    b.ints("gt", {3, 0, 0, 2}, {2, 2});
+    Arr gb = zeros({2, 3, 2, 2});
+    std::vector<int64_t> tbl = {3, 0, 0, 2};
+    forEach(gb.shape, [&](const Shape& i) { gb.at(i) = x.at({i[0], i[1], tbl[size_t(i[2] * 2 + i[3])]}); });
+    b.check("Gather", {"x", "gt"}, "gb", gb, {{"axis", int64_t(2)}});
+    // Reshape (0 and -1), Flatten, Squeeze, Unsqueeze: the same elements.
+    b.ints("rs", {0, -1, 2});
+    b.check("Reshape", {"x", "rs"}, "rs_out", Arr{{2, 6, 2}, x.data});
+    b.check("Flatten", {"x"}, "fl", Arr{{2, 12}, x.data});
+    b.check("Flatten", {"x"}, "fl0", Arr{{1, 24}, x.data}, {{"axis", int64_t(0)}});
+    b.ints("ua", {0, 3});
+    b.check("Unsqueeze", {"x", "ua"}, "us", Arr{{1, 2, 3, 1, 4}, x.data});
+    Arr z = b.input("z", {2, 1, 4, 1});
+    b.ints("sa", {1, -1});
+    b.check("Squeeze", {"z", "sa"}, "sq", Arr{{2, 4}, z.data});
+    b.ints("rs2", {4, 3, 2});
+    b.check("Reshape", {"x", "rs2"}, "rs2_out", Arr{{4, 3, 2}, x.data});
+    // Split: explicit sizes, and equal parts.
+    b.ints("ss", {1, 3});
+    Arr s0 = zeros({2, 3, 1}), s1 = zeros({2, 3, 3});
+    forEach(s0.shape, [&](const Shape& i) { s0.at(i) = x.at(i); });
+    forEach(s1.shape, [&](const Shape& i) { s1.at(i) = x.at({i[0], i[1], i[2] + 1}); });
+    b.node("Split", {"x", "ss"}, {"s0", "s1"}, {s0.shape, s1.shape}, {{"axis", int64_t(-1)}});
+    b.g.outputs.push_back("s0");
+    b.g.outputs.push_back("s1");
+    b.expected["s0"] = s0;
+    b.expected["s1"] = s1;
+    Arr e0 = zeros({1, 3, 4}), e1 = zeros({1, 3, 4});
+    forEach(e0.shape, [&](const Shape& i) {
+      e0.at(i) = x.at(i);
+      e1.at(i) = x.at({1, i[1], i[2]});
+    });
+    b.node("Split", {"x"}, {"e0", "e1"}, {e0.shape, e1.shape});
+    b.g.outputs.push_back("e0");
+    b.g.outputs.push_back("e1");
+    b.expected["e0"] = e0;
+    b.expected["e1"] = e1;
+    // Split with an unused part (dropped from the DAG).
+    b.node("Split", {"x"}, {"d0", "d1"}, {{2, 1, 4}, {2, 2, 4}},
+           {{"axis", int64_t(1)}, {"split", std::vector<int64_t>{1, 2}}});
+    b.g.outputs.push_back("d0");
+    Arr d0 = zeros({2, 1, 4});
+    forEach(d0.shape, [&](const Shape& i) { d0.at(i) = x.at(i); });
+    b.expected["d0"] = d0;
+    // Pad: constant (with a value input), reflect, edge; negative pads crop.
+    b.ints("pads", {0, 1, 2, 0, 2, -1});
+    Arr pv = b.weight("pv", {});
+    auto padRef = [&](const std::string& mode, float value) {
+      Arr r = zeros({2, 6, 5});
+      forEach(r.shape, [&](const Shape& i) {
+        int64_t j1 = i[1] - 1, j2 = i[2] - 2;
+        auto fix = [&](int64_t j, int64_t n) {
+          if (mode == "edge") return std::clamp<int64_t>(j, 0, n - 1);
+          if (j < 0) return -j;
+          if (j >= n) return 2 * (n - 1) - j;
+          return j;
+        };
+        if (mode == "constant")
+          r.at(i) = j1 >= 0 && j1 < 3 && j2 >= 0 && j2 < 4 ? x.at({i[0], j1, j2}) : value;
+        else
+          r.at(i) = x.at({i[0], fix(j1, 3), fix(j2, 4)});
+      });
+      return r;
+    };
+    b.check("Pad", {"x", "pads", "pv"}, "pad_c", padRef("constant", pv.data[0]));
+    b.check("Pad", {"x", "pads"}, "pad_r", padRef("reflect", 0), {{"mode", std::string("reflect")}});
+    b.check("Pad", {"x", "pads"}, "pad_e", padRef("edge", 0), {{"mode", std::string("edge")}});
+    // ReduceMean: keepdims and not.
+    Arr rm1 = zeros({2, 1, 1}), rm2 = zeros({3});
+    forEach(x.shape, [&](const Shape& i) {
+      rm1.at({i[0], 0, 0}) += x.at(i) / 12.f;
+      rm2.at({i[1]}) += x.at(i) / 8.f;
+    });
+    b.check("ReduceMean", {"x"}, "rm1", rm1, {{"axes", std::vector<int64_t>{1, -1}}});
+    b.ints("rma", {0, 2});
+    b.check("ReduceMean", {"x", "rma"}, "rm2", rm2, {{"keepdims", int64_t(0)}});
+    runAndCheck(b);
+  }
+
+  // conv -> relu -> add(residual) -> relu: one group, or one group per node.
+  void multiNodeGroups() {
+    auto build = [](Builder& b) {
+      Arr x = b.input("x", {1, 4, 6, 6});
+      Arr w = b.weight("w", {4, 4, 3, 3});
+      Arr bias = b.weight("bias", {4});
+      ConvP p;
+      p.pt = p.pl = p.pb = p.pr = 1;
+      Arr c = convRef(x, w, &bias, p);
+      Arr r = mapArr(c, [](float v) { return std::max(v, 0.f); });
+      Arr s = binaryRef(r, x, x.shape, [](float a, float v) { return a + v; });
+      Arr o = mapArr(s, [](float v) { return std::max(v, 0.f); });
+      b.node("Conv", {"x", "w", "bias"}, {"c"}, {x.shape}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+      b.node("Relu", {"c"}, {"r"}, {x.shape});
+      b.node("Add", {"r", "x"}, {"s"}, {x.shape});
+      b.node("Relu", {"s"}, {"o"}, {x.shape});
+      b.g.outputs = {"o", "r"};
+      b.expected["o"] = o;
+      b.expected["r"] = r;
+    };
+    Builder b1;
+    build(b1);
+    runtime::ExecutorOptions all;
+    all.groups = {{0, 1, 2, 3}};
+    GraphExecutor one(b1.g, all);
+    GraphExecutor each(b1.g, {});
+    auto o1 = one.run(b1.feeds), o2 = each.run(b1.feeds);
+    QString why;
+    QVERIFY2(compare(o1, b1.expected, &why), qPrintable(why));
+    QVERIFY2(compare(o2, b1.expected, &why), qPrintable(why));
+    // Two groups splitting the chain, and the lowering's bookkeeping.
+    graph::LoweredSubgraph ls = graph::lowerSubgraph(b1.g, {0, 1, 2, 3});
+    QCOMPARE(ls.outputValues, (std::vector<std::string>{"r", "o"}));
+    QCOMPARE(ls.inputValues.size(), size_t(3));
+    // A tuned schedule for the fused group: padding and bias inlined, a split loop.
+    int pad = ls.dag.indexOf("c_pad"), conv = ls.dag.indexOf("c"), out = ls.dag.indexOf("o");
+    QVERIFY(pad > 0 && conv > 0 && out > 0);
+    runtime::ExecutorOptions tuned = all;
+    tuned.schedules[0] = {schedule::ComputeInlineStep{pad}, schedule::ComputeInlineStep{conv},
+                          schedule::SplitStep{out, 2, {3}}};
+    GraphExecutor withSchedule(b1.g, tuned);
+    QVERIFY2(compare(withSchedule.run(b1.feeds), b1.expected, &why), qPrintable(why));
+    runtime::ExecutorOptions two;
+    two.groups = {{0, 1}, {2, 3}};
+    GraphExecutor split(b1.g, two);
+    QVERIFY2(compare(split.run(b1.feeds), b1.expected, &why), qPrintable(why));
+  }
+
+  // The NHWC lowering gives the NCHW results (a small CNN, per node and fused).
+  void nhwcMatchesNchw() {
+    Builder b;
+    Arr x = b.input("x", {2, 3, 8, 8});
+    b.weight("w1", {8, 3, 3, 3});
+    b.weight("b1", {8});
+    b.weight("sc", {8});
+    b.weight("bi", {8});
+    b.weight("mu", {8});
+    b.weight("va", {8}, 0.5f, 2.f);
+    b.weight("w2", {8, 4, 3, 3});
+    b.weight("fc", {5, 8});
+    b.node("Conv", {"x", "w1", "b1"}, {"c1"}, {{2, 8, 8, 8}}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    b.node("BatchNormalization", {"c1", "sc", "bi", "mu", "va"}, {"bn"}, {{2, 8, 8, 8}});
+    b.node("Relu", {"bn"}, {"r1"}, {{2, 8, 8, 8}});
+    b.node("MaxPool", {"r1"}, {"p1"}, {{2, 8, 4, 4}},
+           {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}});
+    b.node("Conv", {"p1", "w2"}, {"c2"}, {{2, 8, 4, 4}},
+           {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"group", int64_t(2)}});
+    b.node("Add", {"c2", "p1"}, {"s"}, {{2, 8, 4, 4}});
+    b.node("Transpose", {"s"}, {"t"}, {{2, 4, 4, 8}}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+    b.node("AveragePool", {"s"}, {"ap"}, {{2, 8, 2, 2}},
+           {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}});
+    b.node("GlobalAveragePool", {"ap"}, {"gap"}, {{2, 8, 1, 1}});
+    b.node("Flatten", {"gap"}, {"f"}, {{2, 8}});
+    b.node("Gemm", {"f", "fc"}, {"y"}, {{2, 5}}, {{"transB", int64_t(1)}});
+    b.g.outputs = {"y", "t", "s"};
+    std::vector<std::vector<size_t>> fused = {{0, 1, 2, 3}, {4, 5, 6}, {7, 8, 9, 10}};
+    runtime::ExecutorOptions nchw;
+    GraphExecutor ref(b.g, nchw);
+    auto want = ref.run(b.feeds);
+    std::map<std::string, Arr> expected;
+    for (const auto& [k, t] : want)
+      expected[k] = Arr{t.shape, t.data};
+    QCOMPARE(want.at("s").shape, (Shape{2, 8, 4, 4}));
+    for (auto groups : {std::vector<std::vector<size_t>>{}, fused}) {
+      runtime::ExecutorOptions o;
+      o.groups = groups;
+      o.lowering.imageLayout = te::Layout::NHWC;
+      GraphExecutor ex(b.g, o);
+      QString why;
+      QVERIFY2(compare(ex.run(b.feeds), expected, &why), qPrintable(why));
+    }
+    // The layouts the NHWC lowering reports.
+    graph::LoweringOptions lo;
+    lo.imageLayout = te::Layout::NHWC;
+    graph::LoweredSubgraph ls = graph::lowerSubgraph(b.g, {0, 1, 2, 3}, lo);
+    for (size_t i = 0; i < ls.inputValues.size(); ++i)
+      if (ls.inputValues[i] == "x" || ls.inputValues[i] == "w1") QCOMPARE(ls.inputLayouts[i], te::Layout::NHWC);
+    QCOMPARE(ls.outputLayouts, std::vector<te::Layout>{te::Layout::NHWC});
+    QCOMPARE(ls.dag.op(ls.dag.inputs()[1]).shape, (std::vector<int64_t>{3, 3, 3, 8}));  // w1 as RSCK
+  }
+
+  void errors() {
+    Builder b;
+    b.input("x", {4, 3});
+    Graph g = b.g;
+    g.inputs.push_back({"idx", {2}, graph::DType::Int64});
+    g.values["idx"] = {"idx", {2}, graph::DType::Int64};
+    Node n;
+    n.name = "gather1";
+    n.op = "Gather";
+    n.inputs = {"x", "idx"};
+    n.outputs = {"y"};
+    g.nodes.push_back(n);
+    g.values["y"] = {"y", {2, 3}, graph::DType::Float32};
+    g.outputs = {"y"};
+    try {
+      graph::lowerSubgraph(g, {0});
+      QFAIL("expected a GraphError");
+    } catch (const graph::GraphError& e) {
+      QVERIFY2(QString(e.what()).contains("gather1") && QString(e.what()).contains("constant"), e.what());
+    }
+    g.nodes[0].op = "NonMaxSuppression";
+    QVERIFY_THROWS_EXCEPTION(graph::GraphError, graph::lowerSubgraph(g, {0}));
+    g.nodes[0].op = "Shape";
+    QVERIFY_THROWS_EXCEPTION(graph::GraphError, graph::lowerSubgraph(g, {0}));
+    // Missing input at run time.
+    Builder c;
+    c.input("x", {2});
+    c.check("Relu", {"x"}, "r", Arr{{2}, {0, 0}});
+    GraphExecutor ex(c.g);
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, ex.run({}));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestRuntime)
+#include "test_runtime.moc"
