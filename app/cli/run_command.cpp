@@ -1,5 +1,6 @@
 // tessel run MODEL --db FILE: the whole model with the best stored kernels,
 // checked and timed against LibTorch's ATen ops on the same weights and inputs.
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,20 +50,6 @@ int runCommand(const std::vector<std::string>& argv) {
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;
-  }
-  // Both executors use OpenMP in this process: threads left spinning by one
-  // side's last parallel region steal the cores from the other (LibTorch
-  // measured 15-60x slower after Tessel's kernels). Passive waiting avoids
-  // it; libgomp reads it at start-up, hence the re-exec.
-  if (!std::getenv("OMP_WAIT_POLICY")) {
-    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-    std::vector<std::string> all = {"tessel", "run"};
-    all.insert(all.end(), argv.begin(), argv.end());
-    std::vector<char*> cargs;
-    for (std::string& a : all)
-      cargs.push_back(a.data());
-    cargs.push_back(nullptr);
-    execv("/proc/self/exe", cargs.data());  // returns only on failure: then go on as we are
   }
   const std::string target = args.get("target", "cpu");
   if (target != "cpu") throw UsageError("run executes on the cpu only (--target " + target + ")");
@@ -117,10 +104,14 @@ int runCommand(const std::vector<std::string>& argv) {
       x = u(rng);
     inputs[in.name] = std::move(t);
   }
-  // LibTorch first, in a process where no Tessel kernel has run yet: the
-  // OpenMP threads of one side spinning after its work slow the other.
+  // LibTorch first, in a process where no Tessel kernel has run yet: OpenMP
+  // threads left spinning by Tessel's kernels slowed LibTorch 15-60x when it
+  // ran second. (Passive waiting, the other cure, halved LibTorch's speed.)
   reference::ReferenceRun ref = reference::runWithLibTorch(g, inputs, cores, repeats);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // LibTorch leaves OpenMP at its own thread count (1 by default in Debian's
+  // build), which Tessel's kernels would inherit: give them every core.
+  omp_set_num_threads(cores);
   std::map<std::string, runtime::HostTensor> ours = executor.run(inputs);  // warm-up
   std::vector<double> times;
   for (int r = 0; r < repeats; ++r) {

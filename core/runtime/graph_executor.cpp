@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <stdexcept>
 
@@ -254,8 +257,13 @@ struct GraphExecutor::Impl {
         if (plainConstants.count(kr.inputs[a]) && !isGraphInput(kr.inputs[a])) constant(kr.inputs[a], kr.inStorage[a]);
   }
 
+  // Buffers of every value, kept from one run to the next: a model's
+  // activations are allocated (and their pages faulted in) once, not per run.
+  std::map<std::string, Stored> store;
+  // TESSEL_PROFILE=1 prints each kernel's time of every run on stderr.
+  const bool profile = std::getenv("TESSEL_PROFILE") != nullptr;
+
   std::map<std::string, HostTensor> run(const std::map<std::string, HostTensor>& inputs) {
-    std::map<std::string, Stored> store;
     for (const graph::ValueInfo& x : g.inputs) {
       auto it = inputs.find(x.name);
       if (it == inputs.end()) throw std::runtime_error("executor: missing graph input '" + x.name + "'");
@@ -265,10 +273,13 @@ struct GraphExecutor::Impl {
       if (int64_t(t.data.size()) != x.numElements())
         throw std::runtime_error("executor: input '" + x.name + "' has " + std::to_string(t.data.size()) +
                                  " elements, expected " + std::to_string(x.numElements()));
-      store[x.name] = Stored{Storage::Plain, t.data};
+      Stored& in = store[x.name];
+      in.storage = Storage::Plain;
+      in.data.assign(t.data.begin(), t.data.end());
     }
     for (const auto& [name, t] : inputs)
-      if (!store.count(name)) throw std::runtime_error("executor: '" + name + "' is not a graph input");
+      if (std::none_of(g.inputs.begin(), g.inputs.end(), [&](const graph::ValueInfo& x) { return x.name == name; }))
+        throw std::runtime_error("executor: '" + name + "' is not a graph input");
     for (const Kernel& kr : kernels) {
       std::vector<float*> ptrs;
       std::vector<std::vector<float>> scratch;  // conversions for this call
@@ -297,11 +308,15 @@ struct GraphExecutor::Impl {
       for (size_t a = 0; a < kr.outputs.size(); ++a) {
         Stored& s = store[kr.outputs[a]];
         s.storage = kr.outStorage[a];
-        s.data.assign(size_t(kr.outSize[a]), 0.0f);
+        if (s.data.size() != size_t(kr.outSize[a])) s.data.assign(size_t(kr.outSize[a]), 0.0f);
       }
       for (size_t a = 0; a < kr.outputs.size(); ++a)
         ptrs.push_back(store[kr.outputs[a]].data.data());
+      auto t0 = std::chrono::steady_clock::now();
       int rc = kr.fn(ptrs.data());
+      if (profile)
+        std::fprintf(stderr, "  %-40s %9.4f ms\n", kr.symbol.c_str(),
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3);
       if (rc != 0)
         throw std::runtime_error("executor: kernel " + kr.symbol + " returned " + std::to_string(rc) +
                                  " (out of memory?)");
