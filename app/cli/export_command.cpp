@@ -6,6 +6,7 @@
 #include "args.h"
 #include "commands.h"
 #include "export/kernel_export.h"
+#include "model_loader.h"
 #include "store/database.h"
 
 namespace tessel::cli {
@@ -68,6 +69,21 @@ int exportCommand(const std::vector<std::string>& argv) {
   if (format == "kernels") {
     exporter::KernelExportOptions options;
     options.compile = !args.has("no-compile");
+    if (args.has("model")) {
+      // A model's tasks are fused subgraphs: rebuild them the way it was tuned.
+      std::string fusion = "dp", target = "cpu";
+      for (const store::SessionRow& s : db->sessions())
+        if (s.kind == "model" && s.subject == args.get("model")) {
+          nlohmann::json config = nlohmann::json::parse(s.config, nullptr, false);
+          if (config.is_object()) {
+            fusion = config.value("fusion", fusion);
+            target = config.value("target", target);
+          }
+        }
+      PreparedModel m = prepareModel(args.get("model"), "", fusion, target);
+      for (const fusion::GraphTask& t : m.tasks)
+        options.definitions[t.key] = t.dag;
+    }
     exporter::ExportResult r = exporter::exportKernels(*db, tasks, out, options);
     nlohmann::json ks = nlohmann::json::array();
     for (const auto& k : r.kernels) {

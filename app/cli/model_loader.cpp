@@ -64,12 +64,18 @@ PreparedModel prepareModel(const Args& args, const std::string& target) {
   if (args.positional().size() != 1)
     throw UsageError(args.positional().empty() ? "missing MODEL (try --help)"
                                                : "expected one MODEL, got '" + args.positional()[1] + "' too");
+  const std::string fusion = args.get("fusion", "dp");
+  if (fusion != "rule" && fusion != "dp" && fusion != "none")
+    throw UsageError("unknown --fusion " + fusion + " (available: rule, dp, none)");
+  return prepareModel(args.positional()[0], args.get("input-shapes"), fusion, target);
+}
+
+PreparedModel prepareModel(const std::string& model, const std::string& inputShapes, const std::string& fusion,
+                           const std::string& target) {
   PreparedModel m;
-  m.name = args.positional()[0];
-  m.fusion = args.get("fusion", "dp");
-  if (m.fusion != "rule" && m.fusion != "dp" && m.fusion != "none")
-    throw UsageError("unknown --fusion " + m.fusion + " (available: rule, dp, none)");
-  m.graph = loadModel(m.name, args.get("input-shapes"));
+  m.name = model;
+  m.fusion = fusion;
+  m.graph = loadModel(m.name, inputShapes);
   m.params = m.graph.parameterCount();
   m.flops = m.graph.flops();
   m.nodes = m.graph.nodes.size();

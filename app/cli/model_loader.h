@@ -34,5 +34,7 @@ struct PreparedModel {
   std::vector<fusion::GraphTask> tasks;
 };
 PreparedModel prepareModel(const Args& args, const std::string& target);
+PreparedModel prepareModel(const std::string& model, const std::string& inputShapes, const std::string& fusion,
+                           const std::string& target);
 
 }  // namespace tessel::cli

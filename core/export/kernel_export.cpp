@@ -113,10 +113,16 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
     if (best.empty()) throw std::runtime_error("task " + row.key + " has no valid record to export");
     const store::RecordRow& rec = best.front().record;
     search::SearchTask task;
-    try {
-      task = search::makeOperatorTask(row.op, row.shape, row.target, row.layout);
-    } catch (const std::exception& e) {
-      throw std::runtime_error("cannot rebuild task " + row.key + ": " + e.what());
+    if (auto d = options.definitions.find(row.key); d != options.definitions.end()) {
+      task.dag = d->second;
+      task.key = row.key;
+    } else {
+      try {
+        task = search::makeOperatorTask(row.op, row.shape, row.target, row.layout);
+      } catch (const std::exception& e) {
+        throw std::runtime_error("cannot rebuild task " + row.key + " (" + e.what() +
+                                 "): export a model's tasks with --model");
+      }
     }
     if (task.key != row.key)
       throw std::runtime_error("the definition of " + row.op + " changed since task " + row.key +

@@ -4,10 +4,12 @@
 // CSV / JSON lines.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "store/database.h"
+#include "te/compute_dag.h"
 
 namespace tessel::exporter {
 
@@ -27,6 +29,9 @@ struct ExportResult {
 };
 
 struct KernelExportOptions {
+  // Definitions of tasks that are not library operators (a model's fused
+  // subgraphs), by workload key; the others are rebuilt from op and shape.
+  std::map<std::string, te::ComputeDAG> definitions;
   bool compile = true;   // also build lib/libtessel_kernels.so here
   std::string compiler;  // default: $TESSEL_CXX, else c++
 };

@@ -330,6 +330,13 @@ class TestCli : public QObject {
                      "--format", "jsonl", "--json"});
     QVERIFY2(ex.code == 0, qPrintable(ex.err));
     QCOMPARE(QJsonDocument::fromJson(ex.out.toUtf8()).object()["records"].toInt(), 28);
+
+    // The model's kernels (fused subgraphs, rebuilt from the model as tuned).
+    const QString kernels = scratch().filePath("tiny_kernels");
+    Run k = tessel({"export", "--db", db, "--model", "tiny_cnn", "--out", kernels, "--json"});
+    QVERIFY2(k.code == 0, qPrintable(k.err));
+    QCOMPARE(QJsonDocument::fromJson(k.out.toUtf8()).object()["kernels"].toArray().size(), 5);
+    QVERIFY(QFile::exists(kernels + "/lib/libtessel_kernels.so"));
   }
 };
 
