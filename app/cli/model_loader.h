@@ -1,40 +1,18 @@
-// MODEL arguments of the CLI: a zoo name, a .onnx file or a TorchScript .pt.
+// The CLI's MODEL argument: core's model preparation with the CLI's checks.
 #pragma once
 
 #include <string>
 
 #include "args.h"
-#include "fusion/fusion_plan.h"
-#include "fusion/task_extraction.h"
-#include "graph/graph.h"
+#include "frontend/model_loader.h"
 
 namespace tessel::cli {
 
-// The graph with shapes inferred; throws graph::GraphError naming the problem.
-// `inputShapes` ("1,3,224,224;1,16") gives the shapes of a TorchScript
-// model's forward() arguments, which TorchScript does not record.
-graph::Graph loadModel(const std::string& model, const std::string& inputShapes = "");
+using frontend::PreparedModel;
 
-// Integer graph inputs (BERT's token ids) become fixed constants (ids
-// 0..999 in a fixed pattern): kernels index tables with them, and a tuned
-// task is specialised to its shapes, not to its token values.
-void bindIntegerInputs(graph::Graph& g);
-
-// What inspect, tune and run share: the MODEL argument and --fusion checked,
-// the model loaded (its size before folding kept), folded, fused and cut into tasks.
-struct PreparedModel {
-  std::string name;
-  graph::Graph graph;  // integer inputs bound, constants and batch norms folded
-  int64_t params = 0;  // of the model as loaded
-  double flops = 0;
-  size_t nodes = 0;
-  std::string fusion;
-  fusion::FusionPlan plan;
-  graph::LoweringOptions lowering;
-  std::vector<fusion::GraphTask> tasks;
-};
+// MODEL (one positional argument), --fusion and --input-shapes checked, then
+// frontend::prepareModel.
 PreparedModel prepareModel(const Args& args, const std::string& target);
-PreparedModel prepareModel(const std::string& model, const std::string& inputShapes, const std::string& fusion,
-                           const std::string& target);
+using frontend::prepareModel;
 
 }  // namespace tessel::cli

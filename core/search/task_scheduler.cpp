@@ -120,6 +120,10 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
     return *tuners[i];
   };
   while (trials < o.trials) {
+    if (o.keepGoing && !o.keepGoing()) {
+      result.stopped = true;
+      break;
+    }
     int i = scheduler.next();
     if (i < 0) break;
     TaskTuner& tuner = tunerOf(size_t(i));

@@ -64,6 +64,8 @@ struct ModelTuneOptions {
   // Per task, before its first round: lets the caller attach a store (fills
   // previous/known, onRecords) and callbacks.
   std::function<void(size_t task, TuneOptions&)> prepareTask;
+  // Before each round: false stops the tuning there (a pause blocks inside it).
+  std::function<bool()> keepGoing;
   // After each round: task, its result so far, the estimated end-to-end seconds.
   std::function<void(size_t task, const TuneResult&, double estimate)> onRound;
 };
@@ -72,6 +74,7 @@ struct ModelTuneResult {
   std::vector<TuneResult> tasks;  // same order as the input
   std::vector<int> rounds;
   int trials = 0;
+  bool stopped = false;         // keepGoing ended it before the budget
   double estimatedSeconds = 0;  // sum of weight x best latency
   // (trials so far, seconds since start, estimate) after each round.
   struct Point {

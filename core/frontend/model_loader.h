@@ -1,0 +1,40 @@
+// MODEL arguments as the CLI and the studio take them: a zoo name, a .onnx
+// file or a TorchScript .pt; and the road from a model to its tasks (integer
+// inputs bound, constants and batch norms folded, fused, cut into tasks).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fusion/fusion_plan.h"
+#include "fusion/task_extraction.h"
+#include "graph/graph.h"
+
+namespace tessel::frontend {
+
+// The graph with shapes inferred; throws graph::GraphError naming the problem.
+// `inputShapes` ("1,3,224,224;1,16") gives the shapes of a TorchScript
+// model's forward() arguments, which TorchScript does not record.
+graph::Graph loadModel(const std::string& model, const std::string& inputShapes = "");
+
+// Integer graph inputs (BERT's token ids) become fixed constants (ids
+// 0..999 in a fixed pattern): kernels index tables with them, and a tuned
+// task is specialised to its shapes, not to its token values.
+void bindIntegerInputs(graph::Graph& g);
+
+struct PreparedModel {
+  std::string name;
+  graph::Graph graph;  // integer inputs bound, constants and batch norms folded
+  int64_t params = 0;  // of the model as loaded
+  double flops = 0;
+  size_t nodes = 0;
+  std::string fusion;
+  fusion::FusionPlan plan;
+  graph::LoweringOptions lowering;
+  std::vector<fusion::GraphTask> tasks;
+};
+// fusion: rule | dp | none; target decides the layout of image tasks.
+PreparedModel prepareModel(const std::string& model, const std::string& inputShapes, const std::string& fusion,
+                           const std::string& target);
+
+}  // namespace tessel::frontend

@@ -1,0 +1,131 @@
+#include "ui/tuning_session.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QMetaObject>
+#include <cmath>
+#include <memory>
+#include <thread>
+
+#include "frontend/model_loader.h"
+#include "search/task_scheduler.h"
+#include "store/tuning_recorder.h"
+
+namespace tessel::ui {
+
+TuningSession::TuningSession(QObject* parent) : QObject(parent) {
+  qRegisterMetaType<tessel::ui::TaskInfo>();
+  qRegisterMetaType<QVector<tessel::ui::TaskInfo>>();
+  qRegisterMetaType<QVector<double>>();
+}
+
+TuningSession::~TuningSession() {
+  stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool TuningSession::start(const TuningRequest& request) {
+  if (running_) return false;
+  if (thread_.joinable()) thread_.join();
+  stop_ = false;
+  paused_ = false;
+  running_ = true;
+  thread_ = std::thread([this, request] { run(request); });
+  return true;
+}
+
+void TuningSession::pause() {
+  paused_ = true;
+}
+
+void TuningSession::resume() {
+  paused_ = false;
+  wake_.notify_all();
+}
+
+void TuningSession::stop() {
+  stop_ = true;
+  wake_.notify_all();
+}
+
+bool TuningSession::waitWhilePaused() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  wake_.wait(lock, [this] { return !paused_ || stop_; });
+  return !stop_;
+}
+
+void TuningSession::run(TuningRequest request) {
+  // Signals emitted here cross to the UI thread as queued connections.
+  auto log = [this](const QString& text) { emit logMessage(text); };
+  bool ok = false;
+  QString message;
+  try {
+    const std::string target = "cpu";
+    frontend::PreparedModel m =
+        frontend::prepareModel(request.model.toStdString(), "", request.fusion.toStdString(), target);
+    QVector<TaskInfo> infos;
+    std::vector<search::ModelTask> tasks;
+    for (const fusion::GraphTask& t : m.tasks) {
+      infos.push_back({QString::fromStdString(t.key), QString::fromStdString(t.name), double(t.weight), t.flops});
+      tasks.push_back({fusion::toSearchTask(t, target), double(t.weight), t.name});
+    }
+    emit tasksReady(infos);
+    log(QString("%1: %2 tasks").arg(request.model).arg(tasks.size()));
+
+    auto db = store::Database::open(request.database.toStdString(), store::OpenMode::ReadWrite);
+    int64_t modelId = db->ensureModel(m.name, m.name);
+    for (const auto& t : tasks)
+      db->setModelTask(modelId, db->ensureTask(store::taskRowOf(t.task)), t.weight);
+    int64_t session = db->beginSession("model", 0, modelId, "{\"command\":\"studio\",\"fusion\":\"" + m.fusion + "\"}",
+                                       request.trials);
+
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    search::ModelTuneOptions o;
+    o.trials = request.trials;
+    o.perTask.batchSize = request.batch;
+    o.perTask.search = request.search.toStdString();
+    o.perTask.costModel = request.costModel.toStdString();
+    o.perTask.evolution.population = request.population;
+    o.perTask.hardware.cores = int(cores);
+    o.perTask.measurer.build.jobs = int(cores);
+    QString worker = request.workerPath;
+    if (worker.isEmpty()) worker = QDir(QCoreApplication::applicationDirPath()).filePath("tessel-worker");
+    o.perTask.measurer.run.workerPath = worker.toStdString();
+    std::vector<std::unique_ptr<store::TuningRecorder>> recorders(tasks.size());
+    int measuredTrials = 0;  // this thread only
+    o.prepareTask = [&](size_t i, search::TuneOptions& to) {
+      recorders[i] = std::make_unique<store::TuningRecorder>(*db, tasks[i].task, session);
+      recorders[i]->attach(to);
+      auto stored = to.onRecords;
+      to.onRecords = [this, i, stored, &measuredTrials](const std::vector<search::TuneRecord>& batch) {
+        if (stored) stored(batch);
+        measuredTrials += int(batch.size());
+        QVector<double> predicted, measured;
+        for (const auto& r : batch) {
+          predicted.push_back(r.predicted);
+          measured.push_back(r.result.ok() ? r.result.medianCost() : std::nan(""));
+          if (!r.result.ok())
+            emit logMessage(QString("task %1: %2").arg(i).arg(QString::fromStdString(r.result.message).left(200)));
+        }
+        emit programsMeasured(int(i), predicted, measured);
+      };
+    };
+    o.keepGoing = [this] { return waitWhilePaused(); };
+    o.onRound = [&](size_t i, const search::TuneResult& r, double estimate) {
+      emit roundFinished(int(i), r.trials, r.validTrials ? r.bestSeconds : std::nan(""),
+                         std::isfinite(estimate) ? estimate : std::nan(""), measuredTrials);
+    };
+    search::ModelTuneResult result = search::tuneModel(tasks, o);
+    db->endSession(session, result.stopped ? "stopped" : "finished");
+    ok = true;
+    message = result.stopped ? QString("stopped after %1 trials").arg(result.trials)
+                             : QString("finished: %1 trials").arg(result.trials);
+  } catch (const std::exception& e) {
+    message = QString::fromStdString(e.what());
+  }
+  log(message);
+  running_ = false;
+  emit finished(ok, message);
+}
+
+}  // namespace tessel::ui

@@ -1,0 +1,72 @@
+// The studio's one adapter to the core: runs a model's tuning (its own
+// database connection, Ansor's task scheduler) on a worker thread and turns
+// its events into Qt signals, delivered on the UI thread. Pause, resume and
+// stop take effect between rounds, so rounds are kept short (batch size).
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QVector>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace tessel::ui {
+
+struct TuningRequest {
+  QString model;     // zoo name, .onnx or .pt
+  QString database;  // SQLite file (created if missing)
+  QString fusion = "dp";
+  QString search = "evolutionary";
+  QString costModel = "xgb";
+  int trials = 256;
+  int batch = 16;
+  int population = 512;
+  QString workerPath;  // tessel-worker; empty: beside the running executable
+};
+
+struct TaskInfo {
+  QString key, name;
+  double weight = 0, flops = 0;
+};
+
+class TuningSession : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit TuningSession(QObject* parent = nullptr);
+  ~TuningSession() override;  // stops the tuning and waits for the thread
+
+  // Starts on a worker thread and returns at once (false if one is running).
+  bool start(const TuningRequest& request);
+  void pause();
+  void resume();
+  void stop();
+  bool isRunning() const { return running_; }
+  bool isPaused() const { return paused_; }
+
+ signals:
+  void tasksReady(const QVector<tessel::ui::TaskInfo>& tasks);
+  // After each measured round: the task, its trials and best latency, the
+  // estimated end-to-end latency (NaN while a task has no valid program),
+  // and the trials of the whole model so far.
+  void roundFinished(int task, int taskTrials, double bestSeconds, double estimateSeconds, int totalTrials);
+  // The round's programs: the cost model's score and the measured seconds (NaN when it failed).
+  void programsMeasured(int task, const QVector<double>& predicted, const QVector<double>& measuredSeconds);
+  void logMessage(const QString& text);
+  void finished(bool ok, const QString& message);
+
+ private:
+  void run(TuningRequest request);
+  bool waitWhilePaused();  // false once stopped
+
+  std::thread thread_;
+  std::atomic<bool> running_{false}, paused_{false}, stop_{false};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+};
+
+}  // namespace tessel::ui
+
+Q_DECLARE_METATYPE(tessel::ui::TaskInfo)
