@@ -1,0 +1,122 @@
+#include "ui/tasks_panel.h"
+
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <cmath>
+
+namespace tessel::ui {
+
+void TasksModel::setTasks(const QVector<TaskInfo>& tasks) {
+  beginResetModel();
+  rows_.clear();
+  for (const TaskInfo& t : tasks)
+    rows_.push_back({t, 0, 0});
+  endResetModel();
+}
+
+void TasksModel::updateTask(int task, int trials, double bestSeconds) {
+  if (task < 0 || task >= rows_.size()) return;
+  rows_[task].trials = trials;
+  if (std::isfinite(bestSeconds) && bestSeconds > 0) rows_[task].best = bestSeconds;
+  // Every share changes with one task's latency.
+  emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+}
+
+double TasksModel::estimateSeconds() const {
+  double total = 0;
+  for (const Row& r : rows_) {
+    if (r.best <= 0) return std::nan("");
+    total += r.info.weight * r.best;
+  }
+  return total;
+}
+
+int TasksModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : int(rows_.size());
+}
+
+int TasksModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant TasksModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= rows_.size()) return {};
+  const Row& r = rows_[index.row()];
+  const double total = estimateSeconds();
+  const bool has = r.best > 0;
+  // Qt::UserRole gives numbers for sorting; the display role gives text.
+  if (role == Qt::UserRole) {
+    switch (index.column()) {
+      case Name:
+        return r.info.name;
+      case Weight:
+        return r.info.weight;
+      case Mflop:
+        return r.info.flops / 1e6;
+      case Trials:
+        return r.trials;
+      case BestMs:
+        return has ? r.best * 1e3 : INFINITY;
+      case Gflops:
+        return has ? r.info.flops / r.best / 1e9 : 0.0;
+      case Share:
+        return has && std::isfinite(total) ? r.info.weight * r.best / total : 0.0;
+    }
+  }
+  if (role == Qt::ToolTipRole) return r.info.key;
+  if (role == Qt::TextAlignmentRole && index.column() != Name) return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role != Qt::DisplayRole) return {};
+  switch (index.column()) {
+    case Name:
+      return r.info.name;
+    case Weight:
+      return QString::number(r.info.weight, 'g', 4);
+    case Mflop:
+      return QString::number(r.info.flops / 1e6, 'f', 2);
+    case Trials:
+      return r.trials;
+    case BestMs:
+      return has ? QString::number(r.best * 1e3, 'f', 4) : QString("-");
+    case Gflops:
+      return has ? QString::number(r.info.flops / r.best / 1e9, 'f', 1) : QString("-");
+    case Share:
+      return has && std::isfinite(total) ? QString::number(100 * r.info.weight * r.best / total, 'f', 1) + " %"
+                                         : QString("-");
+  }
+  return {};
+}
+
+QVariant TasksModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  static const char* names[] = {"task", "weight", "MFLOP", "trials", "best ms", "GFLOP/s", "share"};
+  return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
+}
+
+TasksPanel::TasksPanel(QWidget* parent)
+    : QWidget(parent), model_(new TasksModel(this)), proxy_(new QSortFilterProxyModel(this)), view_(new QTableView) {
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(Qt::UserRole);
+  view_->setModel(proxy_);
+  view_->setSortingEnabled(true);
+  view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view_->setSelectionMode(QAbstractItemView::SingleSelection);
+  view_->horizontalHeader()->setStretchLastSection(true);
+  view_->verticalHeader()->hide();
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(view_);
+  connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
+    if (current.isValid()) emit taskSelected(proxy_->mapToSource(current).row());
+  });
+}
+
+void TasksPanel::follow(TuningSession* session) {
+  connect(session, &TuningSession::tasksReady, model_, &TasksModel::setTasks);
+  connect(session, &TuningSession::roundFinished, model_,
+          [this](int task, int trials, double best, double, int) { model_->updateTask(task, trials, best); });
+}
+
+}  // namespace tessel::ui
