@@ -9,13 +9,17 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QStyle>
 #include <QToolBar>
+#include <cmath>
 
 #include "ui/app_icon.h"
 #include "ui/log_panel.h"
 #include "ui/placeholder_panel.h"
+#include "ui/tasks_panel.h"
+#include "ui/tuning_session.h"
 
 namespace tessel::ui {
 namespace {
@@ -40,6 +44,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   createMenus();
   createStatusBar();
   updateTitle();
+  connect(session_, &TuningSession::logMessage, log_, &LogPanel::appendMessage);
+  connect(session_, &TuningSession::roundFinished, this, &MainWindow::onRound);
+  connect(session_, &TuningSession::finished, this, &MainWindow::onFinished);
+  connect(startAction_, &QAction::triggered, this, &MainWindow::startTuning);
+  connect(pauseAction_, &QAction::triggered, this, &MainWindow::togglePause);
+  connect(stopAction_, &QAction::triggered, this, &MainWindow::stopTuning);
 
   resize(1280, 800);
   defaultState_ = saveState(kStateVersion);
@@ -104,6 +114,7 @@ void MainWindow::createToolBar() {
 }
 
 void MainWindow::createDocks() {
+  if (!session_) session_ = new TuningSession(this);
   auto* graphPanel =
       new PlaceholderPanel(tr("Computation graph"),
                            tr("The model's operators and tensors laid out by Graphviz, fused partitions as coloured "
@@ -111,9 +122,9 @@ void MainWindow::createDocks() {
   auto* plotsPanel = new PlaceholderPanel(
       tr("Live plots"), tr("Best latency against trials per task, estimated end-to-end latency against time, and "
                            "the cost model's predicted against measured scores."));
-  auto* tasksPanel = new PlaceholderPanel(
-      tr("Tuning tasks"), tr("One row per fused subgraph: weight, FLOPs, trials, best latency, GFLOP/s and share of "
-                             "the end-to-end estimate."));
+  tasks_ = new TasksPanel(this);
+  tasks_->follow(session_);
+  auto* tasksPanel = tasks_;
   auto* spacePanel = new PlaceholderPanel(
       tr("Search space"), tr("The selected task's sketches as loop nests, the tunable parameters and their domains, "
                              "sampled annotations and the best program."));
@@ -176,14 +187,70 @@ void MainWindow::createStatusBar() {
 
 void MainWindow::setModelPath(const QString& model) {
   model_ = model;
-  log_->appendMessage(tr("Model: %1 (loading models is not implemented yet)").arg(model));
+  log_->appendMessage(tr("Model: %1").arg(model));
   updateTitle();
+  updateActions();
 }
 
 void MainWindow::setDatabasePath(const QString& database) {
   database_ = database;
-  log_->appendMessage(tr("Database: %1 (opening databases is not implemented yet)").arg(database));
+  log_->appendMessage(tr("Database: %1").arg(database));
   updateTitle();
+}
+
+void MainWindow::updateActions() {
+  const bool running = session_->isRunning();
+  startAction_->setEnabled(!running && !model_.isEmpty());
+  pauseAction_->setEnabled(running);
+  pauseAction_->setText(session_->isPaused() ? tr("&Resume") : tr("&Pause"));
+  stopAction_->setEnabled(running);
+}
+
+void MainWindow::startTuning() {
+  if (model_.isEmpty() || session_->isRunning()) return;
+  TuningRequest request;
+  request.model = model_;
+  request.database =
+      database_.isEmpty()
+          ? QDir(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation)).filePath("tessel/tessel.db")
+          : database_;
+  request.trials = trialBudget_;
+  log_->appendMessage(tr("Tuning %1: %2 trials into %3").arg(model_).arg(trialBudget_).arg(request.database));
+  session_->start(request);
+  statusBar()->showMessage(tr("Preparing %1...").arg(model_));
+  updateActions();
+}
+
+void MainWindow::togglePause() {
+  if (session_->isPaused())
+    session_->resume();
+  else
+    session_->pause();
+  log_->appendMessage(session_->isPaused() ? tr("Paused after the round in flight") : tr("Resumed"));
+  updateActions();
+}
+
+void MainWindow::stopTuning() {
+  session_->stop();
+  log_->appendMessage(tr("Stopping after the round in flight"));
+}
+
+void MainWindow::onRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, int totalTrials) {
+  Q_UNUSED(taskTrials);
+  Q_UNUSED(bestSeconds);
+  statusBar()->showMessage(std::isfinite(estimateSeconds)
+                               ? tr("%1 of %2 trials; task %3; estimated end-to-end %4 ms")
+                                     .arg(totalTrials)
+                                     .arg(trialBudget_)
+                                     .arg(task)
+                                     .arg(estimateSeconds * 1e3, 0, 'f', 3)
+                               : tr("%1 of %2 trials; task %3").arg(totalTrials).arg(trialBudget_).arg(task));
+}
+
+void MainWindow::onFinished(bool ok, const QString& message) {
+  statusBar()->showMessage(ok ? message : tr("Tuning failed: %1").arg(message));
+  if (!ok) log_->appendMessage(tr("Tuning failed: %1").arg(message));
+  updateActions();
 }
 
 void MainWindow::updateTitle() {

@@ -15,6 +15,8 @@ class QToolBar;
 namespace tessel::ui {
 
 class LogPanel;
+class TasksPanel;
+class TuningSession;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -38,6 +40,16 @@ class MainWindow : public QMainWindow {
   QString databasePath() const { return database_; }
 
   LogPanel* logPanel() const { return log_; }
+  TasksPanel* tasksPanel() const { return tasks_; }
+  TuningSession* tuningSession() const { return session_; }
+  // Trials of the next tuning (the toolbar's budget).
+  void setTrialBudget(int trials) { trialBudget_ = trials; }
+  int trialBudget() const { return trialBudget_; }
+
+  // Start, pause/resume and stop of the toolbar.
+  void startTuning();
+  void togglePause();
+  void stopTuning();
 
   // Window geometry and dock/toolbar state, in QSettings. restoreLayout()
   // returns false (and keeps the default layout) when nothing valid is saved.
@@ -58,8 +70,15 @@ class MainWindow : public QMainWindow {
   void openModel();
   void updateTitle();
 
+  void onRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, int totalTrials);
+  void onFinished(bool ok, const QString& message);
+  void updateActions();
+
   QString model_;
   QString database_;
+  int trialBudget_ = 256;
+  TasksPanel* tasks_ = nullptr;
+  TuningSession* session_ = nullptr;
   QByteArray defaultState_;
 
   QAction* openModelAction_ = nullptr;

@@ -9,6 +9,7 @@
 #include <QProcess>
 #include <QSet>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QToolBar>
@@ -17,6 +18,8 @@
 #include "ui/log_panel.h"
 #include "ui/main_window.h"
 #include "ui/placeholder_panel.h"
+#include "ui/tasks_panel.h"
+#include "ui/tuning_session.h"
 
 using tessel::ui::LogPanel;
 using tessel::ui::MainWindow;
@@ -105,12 +108,14 @@ class TestMainWindow : public QObject {
     QCOMPARE(names.size(), kDockTitles.size());
     QVERIFY(!names.contains(QString()));
 
-    // Every panel but the log is a placeholder that says what will go there.
+    // Every panel but the log and the tasks is a placeholder that says what will go there.
     for (const QString& title : kDockTitles) {
       QDockWidget* dock = dockTitled(window, title);
       QVERIFY(dock);
       if (title == "Log") {
         QVERIFY(qobject_cast<LogPanel*>(dock->widget()));
+      } else if (title == "Tasks") {
+        QVERIFY(qobject_cast<tessel::ui::TasksPanel*>(dock->widget()));
       } else {
         auto* panel = qobject_cast<PlaceholderPanel*>(dock->widget());
         QVERIFY2(panel, qPrintable(title));
@@ -262,6 +267,30 @@ class TestMainWindow : public QObject {
     QVERIFY2(result.err.contains("cannot write screenshot"), qPrintable(result.err));
     QVERIFY2(result.err.contains(png), qPrintable(result.err));
     QVERIFY(!QFile::exists(png));
+  }
+
+  // Start on a zoo model: the tasks panel fills, a round lands in the
+  // database, Start comes back when the tuning ends.
+  void startTunesTheModel() {
+    QTemporaryDir dir;
+    MainWindow window;
+    window.setModelPath("tiny_cnn");
+    window.setDatabasePath(dir.filePath("studio.db"));
+    window.setTrialBudget(16);
+    auto* start = window.findChild<QAction*>("actionStart");
+    QVERIFY(start->isEnabled());
+    QSignalSpy done(window.tuningSession(), &tessel::ui::TuningSession::finished);
+    start->trigger();
+    QVERIFY(!start->isEnabled());
+    QVERIFY(window.findChild<QAction*>("actionStop")->isEnabled());
+    QVERIFY(done.wait(240000));
+    QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
+    tessel::ui::TasksModel* tasks = window.tasksPanel()->model();
+    QCOMPARE(tasks->rowCount(), 5);
+    QCOMPARE(tasks->data(tasks->index(0, tessel::ui::TasksModel::Trials), Qt::DisplayRole).toInt(), 16);
+    QVERIFY(start->isEnabled());
+    QVERIFY(!window.findChild<QAction*>("actionStop")->isEnabled());
+    QVERIFY(QFile::exists(dir.filePath("studio.db")));
   }
 
   void rejectsBadArguments() {
