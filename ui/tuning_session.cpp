@@ -29,6 +29,7 @@ bool TuningSession::start(const TuningRequest& request) {
   if (thread_.joinable()) thread_.join();
   stop_ = false;
   paused_ = false;
+  *interrupt_ = false;
   running_ = true;
   thread_ = std::thread([this, request] { run(request); });
   return true;
@@ -36,6 +37,7 @@ bool TuningSession::start(const TuningRequest& request) {
 
 void TuningSession::pause() {
   paused_ = true;
+  *interrupt_ = true;  // the round in flight is abandoned, and tuned again on resume
 }
 
 void TuningSession::resume() {
@@ -45,13 +47,16 @@ void TuningSession::resume() {
 
 void TuningSession::stop() {
   stop_ = true;
+  *interrupt_ = true;
   wake_.notify_all();
 }
 
 bool TuningSession::waitWhilePaused() {
   std::unique_lock<std::mutex> lock(mutex_);
   wake_.wait(lock, [this] { return !paused_ || stop_; });
-  return !stop_;
+  if (stop_) return false;
+  *interrupt_ = false;
+  return true;
 }
 
 void TuningSession::run(TuningRequest request) {
@@ -110,6 +115,7 @@ void TuningSession::run(TuningRequest request) {
         emit programsMeasured(int(i), predicted, measured);
       };
     };
+    o.perTask.cancel = interrupt_;
     o.keepGoing = [this] { return waitWhilePaused(); };
     o.onRound = [&](size_t i, const search::TuneResult& r, double estimate) {
       emit roundFinished(int(i), r.trials, r.validTrials ? r.bestSeconds : std::nan(""),

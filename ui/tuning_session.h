@@ -1,7 +1,9 @@
 // The studio's one adapter to the core: runs a model's tuning (its own
 // database connection, Ansor's task scheduler) on a worker thread and turns
-// its events into Qt signals, delivered on the UI thread. Pause, resume and
-// stop take effect between rounds, so rounds are kept short (batch size).
+// its events into Qt signals, delivered on the UI thread. Pause and stop
+// take effect at once: the round in flight is abandoned (its compilers and
+// the kernel being measured are killed, nothing of it is recorded), and a
+// paused round is tuned again on resume.
 #pragma once
 
 #include <QObject>
@@ -9,6 +11,7 @@
 #include <QVector>
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -63,6 +66,8 @@ class TuningSession : public QObject {
 
   std::thread thread_;
   std::atomic<bool> running_{false}, paused_{false}, stop_{false};
+  // Set by pause and stop: cuts the round in flight short (TuneOptions::cancel).
+  std::shared_ptr<std::atomic<bool>> interrupt_ = std::make_shared<std::atomic<bool>>(false);
   std::mutex mutex_;
   std::condition_variable wake_;
 };

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "measure/measure_types.h"
+#include "support/cancellation.h"
 
 namespace tessel::codegen {
 
@@ -29,6 +30,7 @@ struct BuildOptions {
   int maxPerUnit = 8;          // candidates per translation unit
   std::string compiler;        // default: $TESSEL_CXX, else "c++"
   std::vector<std::string> flags = {"-O3", "-march=native", "-fopenmp", "-std=c++17", "-w"};
+  support::CancelFlag cancel;  // kills the compilers when set
 };
 
 std::vector<BuildOutput> buildCandidates(const std::vector<BuildCandidate>& candidates, const BuildOptions& options);

@@ -1,6 +1,7 @@
 #include "measure/runner.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -254,6 +255,15 @@ struct Runner::Impl {
     if (std::isfinite(timeout) && timeout > 0 && timeout < kMaxTimeoutSeconds) {
       deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
     }
+    // Wait for the reply in slices, so a cancellation is seen within ~50 ms.
+    while (options.cancel) {
+      if (support::isCancelled(options.cancel)) {
+        killWorker();
+        return finish(ErrorCode::Unknown, "cancelled");
+      }
+      pollfd p{fromWorker, POLLIN, 0};
+      if (::poll(&p, 1, 50) != 0 || (deadline && Clock::now() >= *deadline)) break;
+    }
     nlohmann::json reply;
     const protocol::IoStatus st = protocol::readMessage(fromWorker, reply, deadline, &error);
     switch (st) {
@@ -289,8 +299,16 @@ std::vector<MeasureResult> Runner::run(const RunTask& task, const std::vector<Ke
   std::lock_guard<std::mutex> lock(impl_->mutex);
   std::vector<MeasureResult> results;
   results.reserve(kernels.size());
-  for (const KernelRef& k : kernels)
+  for (const KernelRef& k : kernels) {
+    if (support::isCancelled(impl_->options.cancel)) {
+      MeasureResult r;
+      r.error = ErrorCode::Unknown;
+      r.message = "cancelled";
+      results.push_back(r);
+      continue;
+    }
     results.push_back(impl_->measureOne(task, k));
+  }
   return results;
 }
 

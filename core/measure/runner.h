@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "measure/measure_types.h"
+#include "support/cancellation.h"
 
 namespace tessel::measure {
 
@@ -42,6 +43,9 @@ struct RunOptions {
   double minRepeatSeconds = 0.02;
   bool flushCache = false;  // overwrite a large buffer before each repeat
   unsigned seed = 1;
+  // Set: the kernel being measured is abandoned (its worker killed) and the
+  // rest are not run; their results say "cancelled".
+  support::CancelFlag cancel;
 };
 
 class Runner {

@@ -11,17 +11,6 @@ namespace tessel::schedule {
 
 namespace {
 
-std::vector<int64_t> divisors(int64_t n) {
-  std::vector<int64_t> d;
-  for (int64_t i = 1; i * i <= n; ++i)
-    if (n % i == 0) {
-      d.push_back(i);
-      if (i * i != n) d.push_back(n / i);
-    }
-  std::sort(d.begin(), d.end());
-  return d;
-}
-
 class Decider {
  public:
   Decider(ProgramDecisions* d, std::mt19937_64* rng) : d_(d), rng_(rng) {}
@@ -301,6 +290,17 @@ void validateProgram(const State& s, const HardwareParams& hw) {
       throw ScheduleError("'" + st.op.name + "' uses " + std::to_string(threads) + " threads per block (limit " +
                           std::to_string(hw.maxThreadsPerBlock) + ")");
   }
+}
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> d;
+  for (int64_t i = 1; i * i <= n; ++i)
+    if (n % i == 0) {
+      d.push_back(i);
+      if (i * i != n) d.push_back(n / i);
+    }
+  std::sort(d.begin(), d.end());
+  return d;
 }
 
 }  // namespace tessel::schedule

@@ -108,6 +108,8 @@ std::vector<Step> materialize(const Sketch& sketch, ProgramDecisions& decisions,
 // Random lengths of `n` tile levels whose product divides `extent`, the
 // innermost at most `maxInnermost`.
 std::vector<int64_t> sampleTileLengths(int64_t extent, size_t n, int64_t maxInnermost, std::mt19937_64& rng);
+// The divisors of n, ascending.
+std::vector<int64_t> divisors(int64_t n);
 // Checks target limits (threads, shared memory, vector width) of a program.
 void validateProgram(const State& s, const HardwareParams& hw);
 

@@ -47,7 +47,7 @@ void ModelGuidedSearch::score(std::vector<Individual>& pop) {
 
 std::vector<ModelGuidedSearch::Individual> ModelGuidedSearch::evolve(std::vector<Individual> pop) {
   std::vector<Individual> all = pop;  // every scored program, to pick the batch from
-  for (int g = 0; g < params_.generations; ++g) {
+  for (int g = 0; g < params_.generations && !support::isCancelled(params_.cancel); ++g) {
     // Roulette selection on scores shifted to be positive.
     double lo = std::numeric_limits<double>::infinity();
     for (const Individual& i : pop)
@@ -61,6 +61,7 @@ std::vector<ModelGuidedSearch::Individual> ModelGuidedSearch::evolve(std::vector
     std::vector<Individual> next;
     std::set<std::string> keys;
     for (int tries = 0; int(next.size()) < params_.population && tries < params_.population * 4; ++tries) {
+      if (tries % 64 == 0 && support::isCancelled(params_.cancel)) break;
       Individual child = pop[parent(rng_)];
       double r = u(rng_);
       if (r < params_.mutationProbability) {
@@ -87,7 +88,7 @@ std::vector<ModelGuidedSearch::Individual> ModelGuidedSearch::anneal(std::vector
   std::vector<Individual> all = pop;
   int steps = params_.generations * 8;
   std::uniform_real_distribution<double> u(0, 1);
-  for (int t = 0; t < steps; ++t) {
+  for (int t = 0; t < steps && !support::isCancelled(params_.cancel); ++t) {
     double temp = 1.0 - double(t) / steps;
     std::vector<Individual> proposals;
     std::vector<size_t> from;
@@ -120,6 +121,7 @@ std::vector<Program> ModelGuidedSearch::nextBatch(int n) {
     pop.push_back(measured_[i].second);
   int size = anneal_ ? std::max(64, params_.population / 16) : params_.population;
   for (int misses = 0; int(pop.size()) < size && misses < size;) {
+    if (pop.size() % 64 == 0 && support::isCancelled(params_.cancel)) return {};
     Individual ind;
     if (!randomIndividual(&ind)) break;
     if (seen_.count(ind.key)) {

@@ -14,6 +14,7 @@
 #include "measure/measure_types.h"
 #include "schedule/sketch.h"
 #include "search/search_task.h"
+#include "support/cancellation.h"
 
 namespace tessel::search {
 
@@ -77,6 +78,7 @@ struct EvolutionParams {
   double crossoverProbability = 0.05;  // of the non-mutated children
   double epsGreedy = 0.05;             // share of each batch that is random
   double measuredSeedShare = 0.2;      // of the population, from the best measured
+  support::CancelFlag cancel;          // set: the search ends early (its batch is then discarded)
 };
 
 // Cost-model-guided search over annotation decisions: "evolutionary"

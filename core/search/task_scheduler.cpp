@@ -115,10 +115,13 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
     result.tasks[i].trials = int(prepared[i].previous.size());
     result.tasks[i].bestSeconds = std::isfinite(best) ? best : 0;
   }
+  // A copy of the options: a cancellation may interrupt the constructor
+  // (the reference build), and the task must still be startable afterwards.
   auto tunerOf = [&](size_t i) -> TaskTuner& {
-    if (!tuners[i]) tuners[i] = std::make_unique<TaskTuner>(tasks[i].task, std::move(prepared[i]));
+    if (!tuners[i]) tuners[i] = std::make_unique<TaskTuner>(tasks[i].task, prepared[i]);
     return *tuners[i];
   };
+  const support::CancelFlag& cancel = o.perTask.cancel;
   while (trials < o.trials) {
     if (o.keepGoing && !o.keepGoing()) {
       result.stopped = true;
@@ -126,9 +129,22 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
     }
     int i = scheduler.next();
     if (i < 0) break;
-    TaskTuner& tuner = tunerOf(size_t(i));
-    int before = tuner.result().trials;
-    int measured = tuner.runRound();
+    int measured = 0, before = 0;
+    try {
+      TaskTuner& tuner = tunerOf(size_t(i));
+      before = tuner.result().trials;
+      measured = tuner.runRound();
+    } catch (const std::exception&) {
+      if (!support::isCancelled(cancel)) throw;
+    }
+    if (support::isCancelled(cancel)) {
+      // The round was abandoned. A pause: keepGoing blocks, clears the flag
+      // and says go on; the round is then tuned again. A stop ends here.
+      if (o.keepGoing && o.keepGoing() && !support::isCancelled(cancel)) continue;
+      result.stopped = true;
+      break;
+    }
+    TaskTuner& tuner = *tuners[size_t(i)];
     if (measured == 0) {
       scheduler.stop(size_t(i));
       continue;
@@ -141,8 +157,9 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
         {trials, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), estimate});
     if (o.onRound) o.onRound(size_t(i), r, estimate);
   }
-  // Tasks never scheduled this time still report what their records hold.
-  for (size_t i = 0; i < tasks.size(); ++i)
+  // Tasks never scheduled this time still report what their records hold
+  // (not after a cancellation, which must not build their references).
+  for (size_t i = 0; i < tasks.size() && !support::isCancelled(cancel); ++i)
     if (!tuners[i] && !prepared[i].previous.empty()) tunerOf(i);
   for (size_t i = 0; i < tasks.size(); ++i)
     if (tuners[i]) result.tasks[i] = tuners[i]->finish();

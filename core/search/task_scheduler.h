@@ -64,7 +64,9 @@ struct ModelTuneOptions {
   // Per task, before its first round: lets the caller attach a store (fills
   // previous/known, onRecords) and callbacks.
   std::function<void(size_t task, TuneOptions&)> prepareTask;
-  // Before each round: false stops the tuning there (a pause blocks inside it).
+  // Before each round: false stops the tuning there (a pause blocks inside
+  // it). With perTask.cancel, a pause or stop can also abandon the round in
+  // flight: keepGoing is then asked, and must clear the flag to go on.
   std::function<bool()> keepGoing;
   // After each round: task, its result so far, the estimated end-to-end seconds.
   std::function<void(size_t task, const TuneResult&, double estimate)> onRound;

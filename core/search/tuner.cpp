@@ -15,6 +15,7 @@ struct TaskTuner::State {
 
 TaskTuner::TaskTuner(const SearchTask& task, TuneOptions options) : task_(task), o_(std::move(options)), s_(new State) {
   start_ = std::chrono::steady_clock::now();
+  if (o_.cancel) o_.evolution.cancel = o_.measurer.run.cancel = o_.measurer.build.cancel = o_.cancel;
   s_->policy = makeSearchPolicy(o_.search, task_, o_.hardware, o_.seed, o_.costModel, o_.evolution);
   s_->guided = dynamic_cast<ModelGuidedSearch*>(s_->policy.get());
   s_->measurer = std::make_unique<measure::ProgramMeasurer>(task_, o_.measurer);
@@ -68,11 +69,14 @@ int TaskTuner::runRound() {
   std::vector<Program> batch = s_->policy->nextBatch(std::min(o_.batchSize, o_.trials - r.trials));
   r.searchSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (s_->guided) r.predictions += s_->guided->lastPredictions();
+  if (support::isCancelled(o_.cancel)) return 0;
   if (batch.empty()) {  // the space is exhausted
     s_->exhausted = true;
     return 0;
   }
   std::vector<measure::ProgramResult> res = s_->measurer->measure(batch);
+  // A cancelled batch was cut short: its errors say nothing of its programs.
+  if (support::isCancelled(o_.cancel)) return 0;
   std::vector<measure::MeasureResult> plain;
   std::vector<TuneRecord> fresh;
   for (size_t i = 0; i < batch.size(); ++i) {

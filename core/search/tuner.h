@@ -41,6 +41,10 @@ struct TuneOptions {
   // measured again. Neither is passed to onRecords.
   std::vector<TuneRecord> previous;
   std::vector<TuneRecord> known;
+  // Set from another thread: the round in flight ends within about a tenth
+  // of a second (search, compilers and the kernel being measured are cut
+  // short) and its batch is discarded, neither recorded nor learned from.
+  support::CancelFlag cancel;
 };
 
 struct TuneResult {
@@ -69,7 +73,8 @@ class TaskTuner {
   TaskTuner& operator=(const TaskTuner&) = delete;
 
   // Proposes, builds and measures one batch; returns the programs measured
-  // (0 when the trial budget is spent or the space is exhausted).
+  // (0 when the trial budget is spent, the space is exhausted or the round
+  // was cancelled).
   int runRound();
   bool done() const;
   const TuneResult& result() const { return r_; }

@@ -20,7 +20,7 @@ extern char** environ;
 
 namespace tessel::support {
 
-ProcessResult runProcess(const std::vector<std::string>& argv, double timeoutSeconds) {
+ProcessResult runProcess(const std::vector<std::string>& argv, double timeoutSeconds, const CancelFlag& cancel) {
   ProcessResult r;
   auto start = std::chrono::steady_clock::now();
   char tmpl[] = "/tmp/tessel-out-XXXXXX";
@@ -58,16 +58,18 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeoutSec
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (elapsed > timeoutSeconds) {
+    const bool stop = isCancelled(cancel);
+    if (elapsed > timeoutSeconds || stop) {
       kill(-pid, SIGKILL);
       waitpid(pid, &status, 0);
-      r.timedOut = true;
+      r.timedOut = !stop;
+      r.cancelled = stop;
       break;
     }
     usleep(useconds_t(sleepUs));
     sleepUs = std::min(sleepUs * 2, 20000);
   }
-  if (!r.timedOut) {
+  if (!r.timedOut && !r.cancelled) {
     if (WIFEXITED(status)) r.exitCode = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   }
@@ -82,14 +84,20 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeoutSec
 }
 
 std::vector<ProcessResult> runProcesses(const std::vector<std::vector<std::string>>& commands, int jobs,
-                                        double timeoutSeconds) {
+                                        double timeoutSeconds, const CancelFlag& cancel) {
   std::vector<ProcessResult> results(commands.size());
   std::atomic<size_t> next{0};
   std::vector<std::thread> pool;
   for (int j = 0; j < std::max(1, jobs); ++j)
     pool.emplace_back([&] {
-      for (size_t i; (i = next++) < commands.size();)
-        results[i] = runProcess(commands[i], timeoutSeconds);
+      for (size_t i; (i = next++) < commands.size();) {
+        if (isCancelled(cancel)) {
+          results[i].cancelled = true;
+          results[i].output = "cancelled";
+          continue;
+        }
+        results[i] = runProcess(commands[i], timeoutSeconds, cancel);
+      }
     });
   for (std::thread& t : pool)
     t.join();

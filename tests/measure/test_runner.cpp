@@ -20,6 +20,7 @@
 #include "measure/runner.h"
 #include "measure/worker.h"
 #include "measure/worker_protocol.h"
+#include "support/subprocess.h"
 
 #ifndef TESSEL_WORKER_PATH
 #error "TESSEL_WORKER_PATH must name the tessel-worker executable"
@@ -134,6 +135,7 @@ class TestRunner : public QObject {
   void missingWorker();
   void sameInputsForEveryKernel();
   void kernelPrintingDoesNotCorruptProtocol();
+  void cancelAbandonsHangingKernelAndCompiler();
 
  private:
   QString lib(const char* name) const { return dir_.filePath(QString::fromLatin1(name) + ".so"); }
@@ -480,4 +482,42 @@ void TestRunner::kernelPrintingDoesNotCorruptProtocol() {
 }
 
 QTEST_APPLESS_MAIN(TestRunner)
+// A cancellation (the studio's Stop) kills a hanging kernel's worker and a
+// running compiler long before their time limits, and skips what is left.
+void TestRunner::cancelAbandonsHangingKernelAndCompiler() {
+  auto flag = std::make_shared<std::atomic<bool>>(false);
+  RunOptions o = fastOptions();
+  o.timeoutSeconds = 60;
+  o.cancel = flag;
+  Runner runner(o);
+  std::thread canceller([flag] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    *flag = true;
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto results = runner.run(addTask(), {kernel("bad", "hang"), kernel("good", "add_fast")});
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  canceller.join();
+  QCOMPARE(results.size(), size_t(2));
+  QVERIFY2(waited < 2, "the runner did not see the cancellation");
+  for (const MeasureResult& r : results) {
+    QVERIFY(!r.ok());
+    QCOMPARE(QString::fromStdString(r.message), QString("cancelled"));
+  }
+
+  // A process (as a compiler would be) and the queue behind it.
+  auto flag2 = std::make_shared<std::atomic<bool>>(false);
+  std::thread canceller2([flag2] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    *flag2 = true;
+  });
+  const auto t1 = std::chrono::steady_clock::now();
+  const auto procs = tessel::support::runProcesses({{"sleep", "30"}, {"sleep", "30"}}, 1, 60, flag2);
+  const double procWait = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  canceller2.join();
+  QVERIFY2(procWait < 2, "the process was not killed on cancellation");
+  QVERIFY(procs[0].cancelled && !procs[0].timedOut && !procs[0].ok());
+  QVERIFY(procs[1].cancelled && !procs[1].started);
+}
+
 #include "test_runner.moc"

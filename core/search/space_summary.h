@@ -1,0 +1,70 @@
+// A readable description of a task's search space (its sketches, the
+// decisions that complete them and their domains, the size of the space,
+// random samples) and the C++ source of a program given by its decisions:
+// what the studio's search-space and code views show. Plain C++, no Qt.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schedule/sketch.h"
+#include "search/search_task.h"
+
+namespace tessel::search {
+
+struct ParameterSummary {
+  std::string key;     // "tile:3", "at:pad", "parallel:C", ...
+  std::string domain;  // human text: "3 tile lengths of 64 (innermost ≤ 64)" (their product divides 64), "1..3"
+  double choices = 0;  // number of values in the domain
+  // The range depends on other decisions (e.g. how many loops a tiling
+  // leaves to parallelise): the domain is the union seen over samples.
+  bool varies = false;
+  // The decision exists only in some programs of the sketch.
+  bool optional = false;
+};
+
+struct SketchSummary {
+  size_t index = 0;
+  std::vector<std::string> rules;  // the derivation rules applied, in order
+  // The sketch's loops, nested, with the tile lengths still to choose shown
+  // symbolically ("tile:3[0]", "64/prod(tile:3)").
+  std::string loopNest;
+  std::vector<ParameterSummary> parameters;
+  double size = 0;  // product of the parameters' choices
+};
+
+struct SpaceSummary {
+  std::vector<SketchSummary> sketches;
+  double size = 0;  // sum over sketches
+  // Sampled annotations: "sketch 0: tile:2=[4,2,8] parallel:C=2 ...".
+  std::vector<std::string> samples;
+  // The serialised decisions of each sample (programSource takes them).
+  std::vector<std::string> sampleDecisions;
+};
+
+// The hardware parameters the tuner uses for a target on this host (the
+// sketches, and so what decisions mean, depend on them).
+schedule::HardwareParams hostHardware(const std::string& target);
+
+// Number of values of `n` tile lengths whose product divides `extent`, the
+// innermost at most `maxInnermost`: the domain sampleTileLengths draws from.
+double countTileLengths(int64_t extent, size_t n, int64_t maxInnermost);
+
+SpaceSummary summarizeSpace(const SearchTask& task, const schedule::HardwareParams& hw, int samples = 3,
+                            uint64_t seed = 1);
+SpaceSummary summarizeSpace(const SearchTask& task, int samples = 3, uint64_t seed = 1);
+
+// The name of the kernel function programSource emits.
+std::string kernelSymbol(const SearchTask& task);
+
+// C++ source of the program given by serialised decisions (from the
+// database, or a sample): a compilable translation unit with one kernel
+// `kernelSymbol(task)`. Throws (std::runtime_error / ScheduleError) naming
+// the problem for bad decisions.
+std::string programSource(const SearchTask& task, const std::string& decisionsJson, const schedule::HardwareParams& hw);
+std::string programSource(const SearchTask& task, const std::string& decisionsJson);
+// The naive (unscheduled) program's source, when no decisions exist yet.
+std::string naiveProgramSource(const SearchTask& task);
+
+}  // namespace tessel::search
