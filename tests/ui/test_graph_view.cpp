@@ -1,0 +1,472 @@
+// The graph view on real models of the zoo: the scene against the model's
+// graph and fusion plan (counted here independently of the view), search,
+// selection, the properties panel, latency colouring, export, superseded
+// layouts, and a large graph with the UI thread kept responsive.
+#include <QAbstractGraphicsShapeItem>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QGraphicsItem>
+#include <QGraphicsScene>
+#include <QGraphicsView>
+#include <QImage>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QWheelEvent>
+#include <QtTest>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "ui/graph_layout.h"
+#include "ui/graph_view.h"
+
+using namespace tessel;
+using ui::GraphView;
+
+namespace {
+
+using Model = std::shared_ptr<const frontend::PreparedModel>;
+
+Model prepare(const char* name) {
+  return std::make_shared<const frontend::PreparedModel>(frontend::prepareModel(name, "", "dp", "cpu"));
+}
+
+// The documented rule, computed from the plan and the tasks: one cluster per
+// non-empty group that a task stands for.
+std::set<int> expectedClusterGroups(const frontend::PreparedModel& m) {
+  std::set<int> groups;
+  for (const auto& t : m.tasks)
+    for (size_t g : t.groups)
+      if (!m.plan.groups.at(g).empty()) groups.insert(int(g));
+  return groups;
+}
+
+// Distinct producer -> consumer node pairs.
+std::set<std::pair<size_t, size_t>> expectedEdges(const graph::Graph& g) {
+  std::set<std::pair<size_t, size_t>> edges;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const std::string& in : g.nodes[i].inputs) {
+      int p = in.empty() ? -1 : g.producer(in);
+      if (p >= 0 && size_t(p) != i) edges.insert({size_t(p), i});
+    }
+  return edges;
+}
+
+int taskOfNode(const frontend::PreparedModel& m, size_t node) {
+  for (size_t t = 0; t < m.tasks.size(); ++t)
+    for (size_t g : m.tasks[t].groups)
+      for (size_t n : m.plan.groups[g])
+        if (n == node) return int(t);
+  return -1;
+}
+
+QList<QGraphicsItem*> itemsOfKind(QGraphicsScene* scene, const QString& kind) {
+  QList<QGraphicsItem*> out;
+  for (QGraphicsItem* item : scene->items())
+    if (item->data(GraphView::kItemKind).toString() == kind) out << item;
+  return out;
+}
+
+QString shapeOf(const graph::Graph& g, size_t node) {
+  QStringList dims;
+  for (int64_t d : g.value(g.nodes[node].outputs[0]).shape)
+    dims << QString::number(d);
+  return dims.join("x");
+}
+
+bool load(GraphView& view, const Model& model, int timeoutMs = 60000) {
+  QSignalSpy spy(&view, &GraphView::layoutFinished);
+  view.setModel(model);
+  return spy.wait(timeoutMs) && view.isLayoutReady();
+}
+
+}  // namespace
+
+class TestGraphView : public QObject {
+  Q_OBJECT
+
+ private:
+  Model resnet_;
+  std::unique_ptr<GraphView> view_;
+
+ private slots:
+  void initTestCase() {
+    resnet_ = prepare("resnet18");
+    QVERIFY(resnet_->graph.nodes.size() > 20);
+    view_ = std::make_unique<GraphView>();
+    view_->resize(1000, 800);
+    view_->show();
+    QVERIFY(load(*view_, resnet_));
+  }
+
+  void sceneMatchesTheGraph() {
+    const auto& m = *resnet_;
+    QCOMPARE(view_->nodeItemCount(), int(m.graph.nodes.size()));
+    QCOMPARE(itemsOfKind(view_->scene(), "node").size(), int(m.graph.nodes.size()));
+    std::set<int> expected = expectedClusterGroups(m);
+    QVERIFY(!expected.empty());
+    QCOMPARE(view_->clusterItemCount(), int(expected.size()));
+    std::set<int> shown;
+    for (QGraphicsItem* item : itemsOfKind(view_->scene(), "cluster"))
+      shown.insert(item->data(GraphView::kItemIndex).toInt());
+    QCOMPARE(shown, expected);
+    // Single-node kernels are clusters too, views are not.
+    QVERIFY(std::any_of(expected.begin(), expected.end(), [&](int g) { return m.plan.groups[size_t(g)].size() == 1; }));
+    const int edges = int(expectedEdges(m.graph).size());
+    QCOMPARE(view_->edgeItemCount(), edges);
+    QCOMPARE(itemsOfKind(view_->scene(), "edge").size(), edges);
+  }
+
+  void nodesLieInTheirClustersAndDoNotOverlap() {
+    const auto& m = *resnet_;
+    for (int group : expectedClusterGroups(m)) {
+      QGraphicsItem* cluster = view_->clusterItem(group);
+      QVERIFY(cluster);
+      QRectF box = cluster->sceneBoundingRect();
+      for (size_t n : m.plan.groups[size_t(group)]) {
+        QRectF node = view_->nodeItem(int(n))->sceneBoundingRect().adjusted(2, 2, -2, -2);
+        QVERIFY2(box.contains(node), qPrintable(QString("node %1 outside cluster %2").arg(n).arg(group)));
+      }
+    }
+    std::vector<QRectF> rects;
+    for (size_t n = 0; n < m.graph.nodes.size(); ++n)
+      rects.push_back(view_->nodeItem(int(n))->sceneBoundingRect().adjusted(2, 2, -2, -2));
+    for (size_t a = 0; a < rects.size(); ++a)
+      for (size_t b = a + 1; b < rects.size(); ++b)
+        QVERIFY2(!rects[a].intersects(rects[b]), qPrintable(QString("nodes %1 and %2 overlap").arg(a).arg(b)));
+    // Edges go downwards (rankdir TB): a producer is above its consumer.
+    for (auto [from, to] : expectedEdges(m.graph))
+      QVERIFY(view_->nodeItem(int(from))->sceneBoundingRect().center().y() <
+              view_->nodeItem(int(to))->sceneBoundingRect().center().y());
+  }
+
+  void findSelectsAndCounts() {
+    const auto& m = *resnet_;
+    int expected = 0;
+    for (const auto& n : m.graph.nodes)
+      if (QString::fromStdString(n.name).contains("conv", Qt::CaseInsensitive) ||
+          QString::fromStdString(n.op).contains("conv", Qt::CaseInsensitive))
+        ++expected;
+    QVERIFY(expected > 0);
+    QCOMPARE(view_->find("CONV"), expected);
+    QList<QGraphicsItem*> selected = view_->scene()->selectedItems();
+    QCOMPARE(selected.size(), 1);
+    QCOMPARE(selected[0]->data(GraphView::kItemKind).toString(), QString("node"));
+    const auto& hit = m.graph.nodes[size_t(selected[0]->data(GraphView::kItemIndex).toInt())];
+    QVERIFY(QString::fromStdString(hit.op + hit.name).contains("conv", Qt::CaseInsensitive));
+    // Centred on it.
+    QVERIFY(view_->view()
+                ->mapToScene(view_->view()->viewport()->rect())
+                .boundingRect()
+                .contains(selected[0]->sceneBoundingRect().center()));
+
+    // By exact name: that node first, even where other names contain it.
+    const size_t target = m.graph.nodes.size() / 2;
+    QVERIFY(view_->find(QString::fromStdString(m.graph.nodes[target].name)) >= 1);
+    selected = view_->scene()->selectedItems();
+    QCOMPARE(selected.size(), 1);
+    QCOMPARE(selected[0]->data(GraphView::kItemIndex).toInt(), int(target));
+
+    QCOMPARE(view_->find("no-such-node-anywhere"), 0);
+  }
+
+  void searchBoxEnterGoesToTheNextMatch() {
+    QLineEdit* box = view_->searchBox();
+    box->setText("relu");
+    QTest::keyClick(box, Qt::Key_Return);
+    QList<QGraphicsItem*> selected = view_->scene()->selectedItems();
+    QCOMPARE(selected.size(), 1);
+    const int first = selected[0]->data(GraphView::kItemIndex).toInt();
+    QTest::keyClick(box, Qt::Key_Return);
+    selected = view_->scene()->selectedItems();
+    QCOMPARE(selected.size(), 1);
+    const int second = selected[0]->data(GraphView::kItemIndex).toInt();
+    QVERIFY(first != second);
+    QVERIFY(second > first);  // matches in graph order
+  }
+
+  void selectingANodeFillsThePanel() {
+    const auto& m = *resnet_;
+    size_t conv = 0;
+    while (m.graph.nodes[conv].op != "Conv")
+      ++conv;
+    QVERIFY(conv < m.graph.nodes.size());
+    const int task = taskOfNode(m, conv);
+    QVERIFY(task >= 0);
+    QSignalSpy nodeSpy(view_.get(), &GraphView::nodeSelected);
+    QSignalSpy taskSpy(view_.get(), &GraphView::taskSelected);
+    view_->find(QString::fromStdString(m.graph.nodes[conv].name));
+    QCOMPARE(nodeSpy.size(), 1);
+    QCOMPARE(nodeSpy[0][0].toInt(), int(conv));
+    QCOMPARE(taskSpy.size(), 1);
+    QCOMPARE(taskSpy[0][0].toInt(), task);
+    const QString text = view_->propertiesPanel()->text();
+    QVERIFY2(text.contains("Conv"), qPrintable(text));
+    QVERIFY2(text.contains(shapeOf(m.graph, conv)), qPrintable(text));  // output shape
+    for (const std::string& in : m.graph.nodes[conv].inputs)            // input shapes (weights included)
+      if (!in.empty()) {
+        QStringList dims;
+        for (int64_t d : m.graph.value(in).shape)
+          dims << QString::number(d);
+        QVERIFY2(text.contains(dims.join("x")), qPrintable(text));
+      }
+    QVERIFY2(text.contains(QString::fromStdString(m.tasks[size_t(task)].name)), qPrintable(text));
+    QVERIFY2(text.contains("not measured"), qPrintable(text));
+  }
+
+  void clickingANodeSelectsIt() {
+    const auto& m = *resnet_;
+    const int node = int(m.graph.nodes.size()) - 3;
+    QGraphicsItem* item = view_->nodeItem(node);
+    view_->view()->resetTransform();
+    view_->view()->centerOn(item);
+    QSignalSpy nodeSpy(view_.get(), &GraphView::nodeSelected);
+    QPoint at = view_->view()->mapFromScene(item->sceneBoundingRect().center());
+    QTest::mouseClick(view_->view()->viewport(), Qt::LeftButton, {}, at);
+    QCOMPARE(nodeSpy.size(), 1);
+    QCOMPARE(nodeSpy[0][0].toInt(), node);
+    QVERIFY(item->isSelected());
+  }
+
+  void selectTaskSelectsItsClusters() {
+    const auto& m = *resnet_;
+    // A task standing for several partitions.
+    int task = -1;
+    for (size_t t = 0; t < m.tasks.size() && task < 0; ++t)
+      if (m.tasks[t].groups.size() > 1) task = int(t);
+    QVERIFY(task >= 0);
+    view_->scene()->clearSelection();
+    QSignalSpy taskSpy(view_.get(), &GraphView::taskSelected);
+    view_->selectTask(task);
+    QCOMPARE(taskSpy.size(), 0);  // no echo to the caller
+    std::set<QGraphicsItem*> expected;
+    for (size_t g : m.tasks[size_t(task)].groups)
+      expected.insert(view_->clusterItem(int(g)));
+    QList<QGraphicsItem*> selectedList = view_->scene()->selectedItems();
+    std::set<QGraphicsItem*> selected(selectedList.begin(), selectedList.end());
+    QCOMPARE(selected.size(), expected.size());
+    QVERIFY(selected == expected);
+    // Another task: the selection moves.
+    const int other = task == 0 ? 1 : 0;
+    view_->selectTask(other);
+    for (QGraphicsItem* item : expected)
+      QVERIFY(!item->isSelected());
+  }
+
+  void sharesColourTheClusters() {
+    const auto& m = *resnet_;
+    const int n = int(m.tasks.size());
+    QVERIFY(n >= 3);
+    const int first = *expectedClusterGroups(m).begin();
+    const QColor before = view_->clusterColour(first);
+    QVector<double> shares(n);
+    for (int t = 0; t < n; ++t)
+      shares[t] = 0.01 * (t + 1);
+    const int top = n / 2;
+    shares[top] = 0.5;
+    const int unmeasured = n - 1;
+    shares[unmeasured] = std::numeric_limits<double>::quiet_NaN();
+    view_->setTaskShares(shares);
+
+    auto taskOfGroup = [&](int g) {
+      for (int t = 0; t < n; ++t)
+        for (size_t tg : m.tasks[size_t(t)].groups)
+          if (int(tg) == g) return t;
+      return -1;
+    };
+    int reddest = -1;
+    double reddestGreen = 1e9;
+    bool changed = false;
+    for (int g : expectedClusterGroups(m)) {
+      QColor c = view_->clusterColour(g);
+      QVERIFY(c.isValid());
+      // The brush is what the item paints with.
+      auto* shape = dynamic_cast<QAbstractGraphicsShapeItem*>(view_->clusterItem(g));
+      QVERIFY(shape);
+      QCOMPARE(shape->brush().color(), c);
+      const int t = taskOfGroup(g);
+      if (t == unmeasured) continue;
+      if (g == first && c != before) changed = true;
+      QVERIFY(c.red() >= c.green());  // white to red: red dominates
+      if (c.greenF() < reddestGreen) {
+        reddestGreen = c.greenF();
+        reddest = t;
+      }
+    }
+    QVERIFY(changed || taskOfGroup(first) == unmeasured);
+    QCOMPARE(reddest, top);
+    // Lower shares are whiter.
+    QColor low = view_->clusterColour(int(m.tasks[0].groups[0]));
+    QVERIFY(low.green() > view_->clusterColour(int(m.tasks[size_t(top)].groups[0])).green());
+    // The unmeasured task keeps its pastel.
+    const int g = int(m.tasks[size_t(unmeasured)].groups[0]);
+    QCOMPARE(view_->clusterColour(g).name(),
+             QColor(QString::fromStdString(ui::defaultClusterColour(size_t(g)))).name());
+    // Tooltip and panel show the share.
+    QVERIFY(view_->clusterItem(int(m.tasks[size_t(top)].groups[0]))->toolTip().contains("50.0 %"));
+    size_t node = m.plan.groups[m.tasks[size_t(top)].groups[0]][0];
+    view_->find(QString::fromStdString(m.graph.nodes[node].name));
+    QVERIFY2(view_->propertiesPanel()->text().contains("50.0 %"), qPrintable(view_->propertiesPanel()->text()));
+  }
+
+  void exportsPngAndSvg() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QString error;
+    const QString png = dir.filePath("graph.png");
+    QVERIFY2(view_->exportImage(png, &error), qPrintable(error));
+    QImage image(png);
+    QVERIFY(!image.isNull());
+    const QRectF scene = view_->scene()->sceneRect();
+    QCOMPARE(image.width(), int(std::ceil(scene.width() * 2)));  // resnet18 fits at 2x
+    QVERIFY(image.height() > 2000);
+    // Not blank: the clusters' colours are in it.
+    std::set<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 7)
+      for (int x = 0; x < image.width(); x += 7)
+        colours.insert(image.pixel(x, y));
+    QVERIFY(colours.size() > 10);
+
+    const QString svgPath = dir.filePath("graph.svg");
+    QVERIFY2(view_->exportImage(svgPath, &error), qPrintable(error));
+    QFile file(svgPath);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QString svg = QString::fromUtf8(file.readAll());
+    QVERIFY(svg.startsWith("<?xml") || svg.contains("<svg"));
+    const auto& m = *resnet_;
+    for (int g : expectedClusterGroups(m))
+      QVERIFY2(svg.contains(view_->clusterColour(g).name(), Qt::CaseInsensitive),
+               qPrintable(view_->clusterColour(g).name()));
+    QVERIFY(svg.contains(QString::fromStdString(m.graph.nodes[0].name)));  // tooltips name the nodes
+  }
+
+  void exportFailuresNameThePath() {
+    QString error;
+    const QString bad = "/nonexistent-dir-for-tessel/graph.png";
+    QVERIFY(!view_->exportImage(bad, &error));
+    QVERIFY2(error.contains(bad), qPrintable(error));
+    error.clear();
+    const QString badSvg = "/nonexistent-dir-for-tessel/graph.svg";
+    QVERIFY(!view_->exportImage(badSvg, &error));
+    QVERIFY2(error.contains(badSvg), qPrintable(error));
+    QTemporaryDir dir;
+    const QString odd = dir.filePath("graph.bmpx");
+    QVERIFY(!view_->exportImage(odd, &error));
+    QVERIFY2(error.contains(odd), qPrintable(error));
+  }
+
+  void zoomAndFit() {
+    view_->view()->resetTransform();
+    QCOMPARE(view_->zoom(), 1.0);
+    view_->zoomBy(2.0);
+    QCOMPARE(view_->zoom(), 2.0);
+    view_->zoomBy(0.25);
+    QCOMPARE(view_->zoom(), 0.5);
+    view_->fitToView();
+    QRectF visible = view_->view()->mapToScene(view_->view()->viewport()->rect()).boundingRect();
+    QVERIFY(visible.adjusted(-2, -2, 2, 2).contains(view_->scene()->sceneRect()));
+    // Ctrl+wheel zooms in around the cursor.
+    const double before = view_->zoom();
+    QPoint centre = view_->view()->viewport()->rect().center();
+    QWheelEvent wheel(QPointF(centre), QPointF(view_->view()->viewport()->mapToGlobal(centre)), QPoint(),
+                      QPoint(0, 120), Qt::NoButton, Qt::ControlModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(view_->view()->viewport(), &wheel);
+    QVERIFY(view_->zoom() > before * 1.1);
+  }
+
+  void aLaterModelSupersedesARunningLayout() {
+    GraphView view;
+    view.resize(800, 600);
+    Model big = prepare("vit_huge_encoder");
+    Model small = prepare("tiny_cnn");
+    QSignalSpy finished(&view, &GraphView::layoutFinished);
+    view.setModel(big);
+    view.setModel(small);  // the big layout is still running
+    QVERIFY(finished.wait(60000));
+    QTest::qWait(500);  // the big one ends too, and must be dropped
+    QCOMPARE(finished.size(), 1);
+    QCOMPARE(view.model(), small.get());
+    QCOMPARE(view.nodeItemCount(), int(small->graph.nodes.size()));
+    view.clear();
+    QVERIFY(!view.isLayoutReady());
+    QCOMPARE(view.nodeItemCount(), 0);
+    QCOMPARE(view.scene()->items().size(), 0);
+  }
+
+  void emptyModel() {
+    auto empty = std::make_shared<frontend::PreparedModel>();
+    empty->name = "empty";
+    GraphView view;
+    QVERIFY(load(view, empty));
+    QCOMPARE(view.nodeItemCount(), 0);
+    QCOMPARE(view.find("x"), 0);
+  }
+
+  void bertBase() {
+    Model bert = prepare("bert_base");
+    GraphView view;
+    view.resize(1200, 900);
+    QVERIFY(load(view, bert));
+    QCOMPARE(view.nodeItemCount(), int(bert->graph.nodes.size()));
+    QCOMPARE(view.clusterItemCount(), int(expectedClusterGroups(*bert).size()));
+    QVERIFY(view.find("MatMul") > 12 * 4);
+  }
+
+  // The zoo's largest graph (929 nodes after folding; bert_base has 357):
+  // laid out quickly, the UI thread never blocked while it runs.
+  void largeGraphKeepsTheUiResponsive() {
+    Model big = prepare("vit_huge_encoder");
+    GraphView view;
+    view.resize(1200, 900);
+    view.show();
+    QElapsedTimer clock;
+    clock.start();
+    std::vector<qint64> ticks;
+    QTimer timer;
+    timer.setInterval(10);
+    connect(&timer, &QTimer::timeout, [&] { ticks.push_back(clock.nsecsElapsed()); });
+    double layoutSeconds = -1, sceneSeconds = -1;
+    qint64 finishedAt = 0;
+    connect(&view, &GraphView::layoutFinished, [&](double l, double s) {
+      layoutSeconds = l;
+      sceneSeconds = s;
+      finishedAt = clock.nsecsElapsed();
+    });
+    timer.start();
+    ticks.push_back(clock.nsecsElapsed());
+    view.setModel(big);
+    QTRY_VERIFY_WITH_TIMEOUT(layoutSeconds >= 0, 60000);
+    timer.stop();
+    const double total = double(finishedAt) / 1e9;
+    QVERIFY(view.nodeItemCount() > 900);
+    QCOMPARE(view.nodeItemCount(), int(big->graph.nodes.size()));
+    QVERIFY(total < 60);
+    // Gaps between ticks before the scene build started (it runs on the UI
+    // thread by design and is measured on its own).
+    const qint64 sceneStart = finishedAt - qint64(sceneSeconds * 1e9);
+    qint64 worst = 0;
+    for (size_t i = 1; i < ticks.size() && ticks[i - 1] < sceneStart; ++i)
+      worst = std::max(worst, std::min(ticks[i], sceneStart) - ticks[i - 1]);
+    qInfo(
+        "vit_huge_encoder: %d nodes, %d edges, %d clusters; layout %.3f s, scene %.3f s, %.3f s in all; %zu ticks, "
+        "worst UI gap %.1f ms",
+        view.nodeItemCount(), view.edgeItemCount(), view.clusterItemCount(), layoutSeconds, sceneSeconds, total,
+        ticks.size(), worst / 1e6);
+    QVERIFY2(worst < 100'000'000, qPrintable(QString("UI thread blocked %1 ms").arg(worst / 1e6)));
+    QVERIFY2(sceneSeconds < 0.3, qPrintable(QString("scene build %1 s").arg(sceneSeconds)));
+    // Drawing it all at a far zoom (level of detail) and near works.
+    view.fitToView();
+    QImage far(600, 800, QImage::Format_ARGB32_Premultiplied);
+    QPainter p(&far);
+    view.view()->render(&p);
+    p.end();
+    QVERIFY(!far.isNull());
+  }
+};
+
+QTEST_MAIN(TestGraphView)
+#include "test_graph_view.moc"

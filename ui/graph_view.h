@@ -1,0 +1,121 @@
+// The studio's graph view: the model's computation graph laid out by
+// Graphviz dot on a worker thread, drawn in a QGraphicsScene with the fusion
+// partitions as coloured clusters (see graph_layout.h for which groups are
+// clusters); zoom, pan, fit, search, colouring by latency share, PNG/SVG
+// export, and a properties panel for the selected node.
+#pragma once
+
+#include <QColor>
+#include <QPointer>
+#include <QString>
+#include <QVector>
+#include <QWidget>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "frontend/model_loader.h"
+#include "ui/node_properties_panel.h"
+
+class QGraphicsItem;
+class QGraphicsScene;
+class QGraphicsView;
+class QLabel;
+class QLineEdit;
+
+namespace tessel::ui {
+
+struct GraphLayout;
+
+class GraphView : public QWidget {
+  Q_OBJECT
+
+ public:
+  // QGraphicsItem::data keys of the scene's items: kind ("node", "edge",
+  // "cluster") and index (node index; group index for clusters).
+  static constexpr int kItemKind = 0;
+  static constexpr int kItemIndex = 1;
+
+  explicit GraphView(QWidget* parent = nullptr);
+  ~GraphView() override;
+
+  // Shows a model: the layout runs on a worker thread (QtConcurrent), the
+  // scene is built on the UI thread when it is done; emits layoutFinished.
+  // A model set while a layout runs supersedes it. nullptr clears.
+  void setModel(std::shared_ptr<const frontend::PreparedModel> model);
+  void clear();
+  bool isLayoutReady() const { return ready_; }
+  const frontend::PreparedModel* model() const { return ready_ ? model_.get() : nullptr; }
+  QGraphicsScene* scene() const { return scene_; }
+  QGraphicsView* view() const { return view_; }
+  QLineEdit* searchBox() const { return search_; }
+  int nodeItemCount() const;                    // one item per graph node
+  int clusterItemCount() const;                 // one item per partition cluster
+  int edgeItemCount() const;                    // one per distinct (producer, consumer) pair
+  QGraphicsItem* nodeItem(int node) const;      // nullptr if none
+  QGraphicsItem* clusterItem(int group) const;  // nullptr if the group is no cluster
+  QColor clusterColour(int group) const;        // its fill (invalid if none)
+
+  // Colours partitions by their task's share of the measured end-to-end
+  // latency (index = task in model->tasks, value in [0, 1], NaN = not
+  // measured yet): white to red relative to the largest share, with a legend
+  // and tooltips; unmeasured partitions keep their pastel.
+  void setTaskShares(const QVector<double>& shares);
+  double taskShare(int task) const;  // NaN if unknown
+  // Highlights (selects and centres on) the clusters of a task; does not
+  // emit taskSelected (the caller knows).
+  void selectTask(int task);
+  // Search by node name or op (case-insensitive substring; an exact name
+  // comes first): selects and centres on the first match, returns the number
+  // of matches. The search box does the same, Enter again for the next match.
+  int find(const QString& text);
+  int findNext();  // the next match of the last find (-1 if none)
+  void fitToView();
+  void zoomBy(double factor);
+  double zoom() const;
+  // .png (the scene at 2x, at most 16384 px a side) or .svg (Graphviz's own
+  // rendering, clusters in their current colours); false + *error naming
+  // the problem.
+  bool exportImage(const QString& path, QString* error);
+  // A widget the main window docks separately (owned by this view until it
+  // is given a parent).
+  NodePropertiesPanel* propertiesPanel() const { return panel_; }
+
+ signals:
+  void layoutFinished(double layoutSeconds, double sceneSeconds);
+  void layoutFailed(const QString& message);
+  void nodeSelected(int node);
+  void taskSelected(int task);  // clicking a node or cluster of a task
+
+ private:
+  void buildScene(const GraphLayout& layout);
+  void showStatus(const QString& text);
+  void applyClusterColours();
+  void onSelectionChanged();
+  void selectNode(int node);
+  void exportWithDialog();
+  int taskOfNode(int node) const;
+
+  QGraphicsScene* scene_;
+  QGraphicsView* view_;
+  QLineEdit* search_;
+  QLabel* matchLabel_;
+  QLabel* legend_;
+  QPointer<NodePropertiesPanel> panel_;
+
+  std::shared_ptr<const frontend::PreparedModel> model_;
+  int generation_ = 0;  // of setModel calls: a finished layout of an older one is dropped
+  bool ready_ = false;
+  bool quietSelection_ = false;                 // selection changes made by the view itself emit nothing
+  std::vector<QGraphicsItem*> nodeItems_;       // by node
+  std::map<int, QGraphicsItem*> clusterItems_;  // by group
+  int edgeCount_ = 0;
+  std::vector<int> taskOfGroup_;  // -1: none
+  std::vector<int> groupOfNode_;  // -1: none
+  QVector<double> shares_;
+  QString lastQuery_;
+  std::vector<int> matches_;
+  int matchIndex_ = -1;
+};
+
+}  // namespace tessel::ui

@@ -1,0 +1,435 @@
+#include "ui/plots_panel.h"
+
+#include <qcustomplot.h>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "ui/rank_correlation.h"
+
+namespace tessel::ui {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Up to this many points the scatter draws discs; beyond, single pixels
+// (discs of 100k points would hide the density and cost a lot to draw).
+constexpr int kDiscPointLimit = 5000;
+// Step lines with more rounds than this get no markers.
+constexpr int kMarkerPointLimit = 200;
+// The all-tasks best plot gets a legend only while it stays readable.
+constexpr int kLegendTaskLimit = 10;
+
+// Tableau 10: distinct on white, and in the same order for every plot.
+QColor taskColor(int task) {
+  static const QColor colors[] = {
+      QColor(31, 119, 180), QColor(255, 127, 14),  QColor(44, 160, 44),   QColor(214, 39, 40),  QColor(148, 103, 189),
+      QColor(140, 86, 75),  QColor(227, 119, 194), QColor(127, 127, 127), QColor(188, 189, 34), QColor(23, 190, 207)};
+  return colors[task % 10];
+}
+
+QCustomPlot* makePlot(QWidget* parent, const QString& xLabel, const QString& yLabel) {
+  auto* plot = new QCustomPlot(parent);
+  plot->setMinimumSize(160, 120);
+  plot->xAxis->setLabel(xLabel);
+  plot->yAxis->setLabel(yLabel);
+  QFont font = plot->font();
+  font.setPointSizeF(font.pointSizeF() * 0.85);
+  plot->xAxis->setLabelFont(font);
+  plot->yAxis->setLabelFont(font);
+  plot->xAxis->setTickLabelFont(font);
+  plot->yAxis->setTickLabelFont(font);
+  plot->legend->setFont(font);
+  plot->legend->setIconSize(14, 8);
+  plot->legend->setRowSpacing(-2);
+  // Drawing into the widget's buffer only: nothing here needs OpenGL, and
+  // the offscreen platform (tests, screenshots) has none.
+  plot->setNotAntialiasedElements(QCP::aeAll);
+  plot->setAntialiasedElements(QCP::aePlottables | QCP::aeItems);
+  return plot;
+}
+
+QCPTextElement* addTitle(QCustomPlot* plot, const QString& text) {
+  plot->plotLayout()->insertRow(0);
+  QFont font = plot->font();
+  font.setBold(true);
+  font.setPointSizeF(font.pointSizeF() * 0.9);
+  auto* title = new QCPTextElement(plot, text, font);
+  plot->plotLayout()->addElement(0, 0, title);
+  return title;
+}
+
+}  // namespace
+
+PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->setSpacing(2);
+
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(new QLabel(tr("Task:"), this));
+  taskCombo_ = new QComboBox(this);
+  taskCombo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  taskCombo_->setToolTip(tr("The task shown by the best-latency plot and the scatter"));
+  bar->addWidget(taskCombo_);
+  logCheck_ = new QCheckBox(tr("Log scale"), this);
+  logCheck_->setToolTip(tr("Logarithmic latency axis on the best-latency plot"));
+  logCheck_->setChecked(true);
+  bar->addWidget(logCheck_);
+  bar->addStretch(1);
+  layout->addLayout(bar);
+
+  splitter_ = new QSplitter(Qt::Horizontal, this);
+  splitter_->setChildrenCollapsible(false);
+  layout->addWidget(splitter_, 1);
+
+  bestPlot_ = makePlot(splitter_, tr("trials"), tr("best latency (ms)"));
+  bestTitle_ = addTitle(bestPlot_, tr("Best latency"));
+  bestPlot_->legend->setVisible(false);
+  bestPlot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+
+  estimatePlot_ = makePlot(splitter_, tr("wall time (s)"), tr("estimated end-to-end latency (ms)"));
+  addTitle(estimatePlot_, tr("Estimated end-to-end latency"));
+  estimateGraph_ = estimatePlot_->addGraph();
+  estimateGraph_->setName(tr("estimate"));
+  estimateGraph_->setLineStyle(QCPGraph::lsStepLeft);
+  estimateGraph_->setPen(QPen(QColor(31, 119, 180), 1.5));
+
+  scatterPlot_ = makePlot(splitter_, tr("predicted score (÷ task max)"), tr("measured throughput (÷ task best)"));
+  scatterTitle_ = addTitle(scatterPlot_, QString());
+  diagonalGraph_ = scatterPlot_->addGraph();
+  diagonalGraph_->setName(tr("y = x (perfect)"));
+  diagonalGraph_->setData({0.0, 1.0}, {0.0, 1.0}, true);
+  diagonalGraph_->setPen(QPen(QColor(120, 120, 120), 1, Qt::DashLine));
+  scatterGraph_ = scatterPlot_->addGraph();
+  scatterGraph_->setName(tr("measured programs"));
+  scatterGraph_->setLineStyle(QCPGraph::lsNone);
+  scatterGraph_->setPen(QPen(QColor(31, 119, 180, 150)));
+  // Antialiased scatters of 100k points cost several times more to draw
+  // and look no better at this size.
+  scatterGraph_->setAntialiased(false);
+  scatterGraph_->setAntialiasedScatters(false);
+  for (QCPAxis* axis : {scatterPlot_->xAxis, scatterPlot_->yAxis})
+    axis->setRange(0, 1.05);
+  scatterPlot_->legend->setVisible(true);
+  scatterPlot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+
+  splitter_->setSizes({1000, 1000, 1000});
+
+  timer_.setSingleShot(true);
+  connect(&timer_, &QTimer::timeout, this, [this] { runUpdateCycle(true); });
+  // activated: only the user's picks, not selectTask's own updates.
+  connect(taskCombo_, &QComboBox::activated, this, [this](int index) {
+    const int task = taskCombo_->itemData(index).toInt();
+    selectTask(task);
+    emit taskSelected(task);
+  });
+  connect(logCheck_, &QCheckBox::toggled, this, &PlotsPanel::setBestLogScale);
+
+  setTasks({});
+  setBestLogScale(true);
+  replotNow();
+}
+
+PlotsPanel::~PlotsPanel() = default;
+
+void PlotsPanel::setTasks(const QStringList& taskNames) {
+  taskNames_ = taskNames;
+  selected_ = -1;
+  updateTaskSelector();
+  clear();
+}
+
+void PlotsPanel::clear() {
+  taskData_.assign(static_cast<size_t>(taskNames_.size()), TaskData{{}, {}, kInf, -kInf, kInf});
+  estimateTime_.clear();
+  estimateMs_.clear();
+  programTask_.clear();
+  programPredicted_.clear();
+  programSeconds_.clear();
+  invalidateAll();
+}
+
+void PlotsPanel::invalidateAll() {
+  scatterStale_ = true;
+  markDirty(true, true, true);
+}
+
+void PlotsPanel::markDirty(bool best, bool estimate, bool scatter, int delayMs) {
+  bestDirty_ |= best;
+  estimateDirty_ |= estimate;
+  scatterDirty_ |= scatter;
+  if (!(best || estimate || scatter)) return;
+  // Not restarted by every change: a steady stream must still redraw.
+  if (!timer_.isActive() || delayMs < timer_.remainingTime()) timer_.start(delayMs);
+}
+
+void PlotsPanel::addRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, double elapsedSeconds) {
+  bool best = false, scatter = false;
+  if (validTask(task) && std::isfinite(bestSeconds) && bestSeconds > 0) {
+    TaskData& data = taskData_[static_cast<size_t>(task)];
+    data.trials.append(taskTrials);
+    data.bestMs.append(bestSeconds * 1e3);
+    best = shown(task);
+    if (bestSeconds < data.bestSeconds) {
+      data.bestSeconds = bestSeconds;
+      // A new best rescales the task's measured throughputs.
+      if (shown(task) && data.maxPredicted > -kInf) {
+        scatterStale_ = true;
+        scatter = true;
+      }
+    }
+  }
+  bool estimate = false;
+  if (std::isfinite(estimateSeconds) && std::isfinite(elapsedSeconds)) {
+    estimateTime_.append(elapsedSeconds);
+    estimateMs_.append(estimateSeconds * 1e3);
+    estimate = true;
+  }
+  markDirty(best, estimate, scatter);
+}
+
+void PlotsPanel::addProgram(int task, double predicted, double measured) {
+  if (!std::isfinite(predicted) || !std::isfinite(measured) || measured <= 0) return;
+  TaskData& data = taskData_[static_cast<size_t>(task)];
+  data.maxPredicted = std::max(data.maxPredicted, predicted);
+  data.minPredicted = std::min(data.minPredicted, predicted);
+  data.bestSeconds = std::min(data.bestSeconds, measured);
+  programTask_.push_back(task);
+  programPredicted_.push_back(predicted);
+  programSeconds_.push_back(measured);
+}
+
+void PlotsPanel::addPrograms(int task, const QVector<double>& predicted, const QVector<double>& measuredSeconds) {
+  if (!validTask(task)) return;
+  const qsizetype n = std::min(predicted.size(), measuredSeconds.size());
+  for (qsizetype i = 0; i < n; ++i)
+    addProgram(task, predicted[i], measuredSeconds[i]);
+  if (n > 0 && shown(task)) {
+    scatterStale_ = true;
+    markDirty(false, false, true);
+  }
+}
+
+void PlotsPanel::addProgramsBulk(const QVector<int>& task, const QVector<double>& predicted,
+                                 const QVector<double>& measuredSeconds) {
+  const qsizetype n = std::min({task.size(), predicted.size(), measuredSeconds.size()});
+  const size_t total = programTask_.size() + static_cast<size_t>(n);
+  programTask_.reserve(total);
+  programPredicted_.reserve(total);
+  programSeconds_.reserve(total);
+  for (qsizetype i = 0; i < n; ++i)
+    if (validTask(task[i])) addProgram(task[i], predicted[i], measuredSeconds[i]);
+  // A task's best may have changed anywhere: rebuild the whole scatter.
+  if (n > 0) {
+    scatterStale_ = true;
+    markDirty(false, false, true);
+  }
+}
+
+void PlotsPanel::selectTask(int task) {
+  if (!validTask(task)) task = -1;
+  if (task == selected_) return;
+  selected_ = task;
+  {
+    const QSignalBlocker block(taskCombo_);
+    taskCombo_->setCurrentIndex(task + 1);
+  }
+  scatterStale_ = true;
+  // A user action: draw at the next turn of the event loop, not in 250 ms.
+  markDirty(true, false, true, 0);
+}
+
+void PlotsPanel::setBestLogScale(bool on) {
+  {
+    const QSignalBlocker block(logCheck_);
+    logCheck_->setChecked(on);
+  }
+  QCPAxis* axis = bestPlot_->yAxis;
+  const auto type = on ? QCPAxis::stLogarithmic : QCPAxis::stLinear;
+  if (axis->scaleType() == type) return;
+  axis->setScaleType(type);
+  if (on)
+    axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
+  else
+    axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  axis->setNumberFormat(on ? "gb" : "g");
+  markDirty(true, false, false, 0);
+}
+
+bool PlotsPanel::bestLogScale() const {
+  return bestPlot_->yAxis->scaleType() == QCPAxis::stLogarithmic;
+}
+
+void PlotsPanel::replotNow() {
+  timer_.stop();
+  runUpdateCycle(false);
+}
+
+void PlotsPanel::runUpdateCycle(bool queued) {
+  if (!(bestDirty_ || estimateDirty_ || scatterDirty_)) return;
+  // Queued: the drawing itself waits for the event loop, where QCustomPlot
+  // merges it with any other replot request of the same plot.
+  const auto priority = queued ? QCustomPlot::rpQueuedReplot : QCustomPlot::rpRefreshHint;
+  if (bestDirty_) {
+    rebuildBestPlot();
+    bestPlot_->replot(priority);
+  }
+  if (estimateDirty_) {
+    rebuildEstimatePlot();
+    estimatePlot_->replot(priority);
+  }
+  if (scatterDirty_) {
+    rebuildScatterPlot();
+    scatterPlot_->replot(priority);
+  }
+  bestDirty_ = estimateDirty_ = scatterDirty_ = false;
+  ++replotCount_;
+}
+
+void PlotsPanel::rebuildBestPlot() {
+  bestPlot_->clearGraphs();
+  std::vector<int> tasks;
+  if (selected_ >= 0) {
+    tasks.push_back(selected_);
+  } else {
+    for (int t = 0; t < taskNames_.size(); ++t)
+      if (!taskData_[static_cast<size_t>(t)].trials.isEmpty()) tasks.push_back(t);
+  }
+  double maxTrials = 0, minMs = kInf, maxMs = 0;
+  for (int t : tasks) {
+    const TaskData& data = taskData_[static_cast<size_t>(t)];
+    QCPGraph* graph = bestPlot_->addGraph();
+    graph->setName(taskNames_[t]);
+    // The best so far holds from one round to the next.
+    graph->setLineStyle(QCPGraph::lsStepLeft);
+    graph->setPen(QPen(taskColor(t), 1.5));
+    // Markers on a few rounds show where measurements were; on many, they
+    // only cost drawing time.
+    if (selected_ >= 0 && data.trials.size() <= kMarkerPointLimit)
+      graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
+    graph->setData(data.trials, data.bestMs);
+    for (qsizetype i = 0; i < data.trials.size(); ++i) {
+      maxTrials = std::max(maxTrials, data.trials[i]);
+      minMs = std::min(minMs, data.bestMs[i]);
+      maxMs = std::max(maxMs, data.bestMs[i]);
+    }
+  }
+  bestPlot_->legend->setVisible(selected_ < 0 && !tasks.empty() && static_cast<int>(tasks.size()) <= kLegendTaskLimit);
+  bestTitle_->setText(selected_ >= 0 ? tr("Best latency: %1").arg(taskNames_[selected_])
+                                     : tr("Best latency: all tasks"));
+  bestPlot_->xAxis->setRange(0, std::max(1.0, maxTrials * 1.03));
+  if (maxMs <= 0) {
+    bestPlot_->yAxis->setRange(bestLogScale() ? 0.01 : 0, 1);
+  } else if (bestLogScale()) {
+    // Whole decades read best on a log axis; at least one around the data.
+    bestPlot_->yAxis->setRange(std::pow(10, std::floor(std::log10(minMs))),
+                               std::pow(10, std::ceil(std::log10(maxMs * 1.0001))));
+  } else {
+    bestPlot_->yAxis->setRange(0, maxMs * 1.05);
+  }
+}
+
+void PlotsPanel::rebuildEstimatePlot() {
+  estimateGraph_->setData(estimateTime_, estimateMs_);
+  estimateGraph_->setScatterStyle(estimateTime_.size() <= kMarkerPointLimit
+                                      ? QCPScatterStyle(QCPScatterStyle::ssCircle, 3)
+                                      : QCPScatterStyle(QCPScatterStyle::ssNone));
+  double maxT = 0, maxMs = 0;
+  for (qsizetype i = 0; i < estimateTime_.size(); ++i) {
+    maxT = std::max(maxT, estimateTime_[i]);
+    maxMs = std::max(maxMs, estimateMs_[i]);
+  }
+  estimatePlot_->xAxis->setRange(0, maxT > 0 ? maxT * 1.03 : 1);
+  estimatePlot_->yAxis->setRange(0, maxMs > 0 ? maxMs * 1.05 : 1);
+}
+
+void PlotsPanel::refreshScatterCache() const {
+  if (!scatterStale_) return;
+  scatterStale_ = false;
+  std::vector<std::pair<double, double>> points;
+  points.reserve(programTask_.size());
+  for (size_t i = 0; i < programTask_.size(); ++i) {
+    const int task = programTask_[i];
+    if (!shown(task)) continue;
+    const TaskData& data = taskData_[static_cast<size_t>(task)];
+    const double p = programPredicted_[i];
+    double x;
+    if (data.minPredicted > 0) {
+      x = p / data.maxPredicted;
+    } else {
+      const double range = data.maxPredicted - data.minPredicted;
+      x = range > 0 ? (p - data.minPredicted) / range : 1.0;
+    }
+    points.emplace_back(x, data.bestSeconds / programSeconds_[i]);
+  }
+  // QCPGraph draws (and samples adaptively) sorted keys only.
+  std::sort(points.begin(), points.end());
+  scatterX_.resize(points.size());
+  scatterY_.resize(points.size());
+  for (size_t i = 0; i < points.size(); ++i) {
+    scatterX_[i] = points[i].first;
+    scatterY_[i] = points[i].second;
+  }
+  rho_ = points.size() < 2 ? kNaN : spearmanRankCorrelation(scatterX_, scatterY_);
+}
+
+void PlotsPanel::rebuildScatterPlot() {
+  refreshScatterCache();
+  QVector<QCPGraphData> data(static_cast<qsizetype>(scatterX_.size()));
+  for (size_t i = 0; i < scatterX_.size(); ++i)
+    data[static_cast<qsizetype>(i)] = QCPGraphData(scatterX_[i], scatterY_[i]);
+  scatterGraph_->data()->set(data, true);
+  if (scatterX_.size() <= static_cast<size_t>(kDiscPointLimit))
+    scatterGraph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 4));
+  else
+    scatterGraph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDot));
+  scatterTitle_->setText(scatterSummary());
+}
+
+double PlotsPanel::rankCorrelation() const {
+  refreshScatterCache();
+  return rho_;
+}
+
+int PlotsPanel::scatterPointCount() const {
+  refreshScatterCache();
+  return static_cast<int>(scatterX_.size());
+}
+
+QString PlotsPanel::scatterSummary() const {
+  const double rho = rankCorrelation();
+  const QString value = std::isnan(rho) ? QStringLiteral("–") : QString::number(rho, 'f', 2);
+  return tr("Spearman ρ = %1 (n = %2)").arg(value).arg(scatterPointCount());
+}
+
+void PlotsPanel::updateTaskSelector() {
+  const QSignalBlocker block(taskCombo_);
+  taskCombo_->clear();
+  taskCombo_->addItem(tr("All tasks"), -1);
+  for (int t = 0; t < taskNames_.size(); ++t)
+    taskCombo_->addItem(QStringLiteral("%1: %2").arg(t).arg(taskNames_[t]), t);
+  taskCombo_->setCurrentIndex(selected_ + 1);
+}
+
+void PlotsPanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  // Side by side in a wide dock, stacked in a tall one.
+  const auto orientation = width() >= height() ? Qt::Horizontal : Qt::Vertical;
+  if (splitter_->orientation() != orientation) {
+    splitter_->setOrientation(orientation);
+    splitter_->setSizes({1000, 1000, 1000});
+  }
+}
+
+}  // namespace tessel::ui

@@ -1,0 +1,150 @@
+// The studio's live plots (QCustomPlot):
+//  - best latency (ms) against trials: the selected task, or every task
+//    when none is selected, as step lines (log y by default);
+//  - estimated end-to-end latency (ms) against wall time (s);
+//  - the cost model's predicted score against measured throughput, with
+//    the diagonal and Spearman's rho.
+//
+// Scatter semantics. The cost model predicts a score proportional to
+// throughput (higher = faster). Both axes are normalised per task so that
+// 1 is the task's best and tasks are comparable when all are shown:
+//   x = predicted / (the task's largest predicted score)
+//   y = (the task's best seconds) / (measured seconds)
+// where the task's best is the least of its measured seconds and of the
+// best latencies reported by addRound, so y is in (0, 1]. y = x is a
+// perfect prediction and is drawn as a line. A task whose scores are not
+// all positive (e.g. a ranking model's raw outputs) gets min-max scaling to
+// [0, 1] instead, which keeps its ranking. Because the best improves as
+// tuning goes on, y is computed when the plot is rebuilt, not on insertion.
+// Programs with a non-finite (failed) or non-positive measurement or a
+// non-finite prediction are left out.
+//
+// Updates are batched: data calls only record the data and mark plots dirty;
+// a single-shot timer (kReplotIntervalMs) rebuilds and replots the dirty
+// ones with QCustomPlot::rpQueuedReplot. The timer is started when the first
+// change arrives and is not restarted by later ones, so a steady stream of
+// updates still redraws about 4 times a second instead of never. The
+// contents of the QCustomPlot graphs are those of the last replot;
+// rankCorrelation() and scatterPointCount() are always current.
+#pragma once
+
+#include <QStringList>
+#include <QTimer>
+#include <QVector>
+#include <QWidget>
+#include <vector>
+
+class QCheckBox;
+class QComboBox;
+class QCustomPlot;
+class QCPGraph;
+class QCPTextElement;
+class QSplitter;
+
+namespace tessel::ui {
+
+class PlotsPanel : public QWidget {
+  Q_OBJECT
+ public:
+  static constexpr int kReplotIntervalMs = 250;
+
+  explicit PlotsPanel(QWidget* parent = nullptr);
+  ~PlotsPanel() override;
+
+  void setTasks(const QStringList& taskNames);  // clears everything, selects all tasks (-1)
+  QStringList tasks() const { return taskNames_; }
+  void clear();  // drops the data, keeps the tasks and the selection
+
+  // After each measured round: the best latency (seconds, NaN = none yet) of
+  // `task` after taskTrials trials; the estimated end-to-end latency
+  // (seconds, NaN while a task has none) at elapsedSeconds since the start.
+  void addRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, double elapsedSeconds);
+  // A measured batch: predicted scores (higher = faster) and measured
+  // seconds (NaN = failed, left out of the scatter).
+  void addPrograms(int task, const QVector<double>& predicted, const QVector<double>& measuredSeconds);
+  // The whole history at once (reopening a session), one entry per record.
+  void addProgramsBulk(const QVector<int>& task, const QVector<double>& predicted,
+                       const QVector<double>& measuredSeconds);
+
+  // The best-vs-trials plot and the scatter show this task; -1 = all tasks.
+  void selectTask(int task);
+  int selectedTask() const { return selected_; }
+
+  // Log y axis on the best-vs-trials plot (default on: tuning improves
+  // latency by orders of magnitude, and tasks differ as much).
+  void setBestLogScale(bool on);
+  bool bestLogScale() const;
+
+  // Rebuilds and replots the dirty plots at once (tests, benchmarks).
+  void replotNow();
+  // Marks every plot dirty, so the next update cycle rebuilds all of them.
+  void invalidateAll();
+  // Batched update cycles that replotted at least one plot.
+  int replotCount() const { return replotCount_; }
+
+  QCustomPlot* bestPlot() const { return bestPlot_; }
+  QCustomPlot* estimatePlot() const { return estimatePlot_; }
+  QCustomPlot* scatterPlot() const { return scatterPlot_; }
+  QCPGraph* scatterGraph() const { return scatterGraph_; }
+
+  // Spearman's rho of the points the scatter shows (NaN if fewer than 2).
+  double rankCorrelation() const;
+  int scatterPointCount() const;
+  // "Spearman ρ = 0.71 (n = 1234)", the scatter's title.
+  QString scatterSummary() const;
+
+ signals:
+  // The user picked a task in the panel's own selector (-1 = all tasks).
+  void taskSelected(int task);
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
+ private:
+  struct TaskData {
+    QVector<double> trials, bestMs;  // rounds with a finite best
+    double bestSeconds;              // least of measured and reported bests
+    double maxPredicted, minPredicted;
+  };
+
+  void markDirty(bool best, bool estimate, bool scatter, int delayMs = kReplotIntervalMs);
+  void addProgram(int task, double predicted, double measured);
+  void runUpdateCycle(bool queued);
+  void rebuildBestPlot();
+  void rebuildEstimatePlot();
+  void rebuildScatterPlot();
+  void refreshScatterCache() const;
+  void updateTaskSelector();
+  bool validTask(int task) const { return task >= 0 && task < taskNames_.size(); }
+  bool shown(int task) const { return selected_ < 0 || selected_ == task; }
+
+  QStringList taskNames_;
+  std::vector<TaskData> taskData_;
+  QVector<double> estimateTime_, estimateMs_;
+  std::vector<int> programTask_;
+  std::vector<double> programPredicted_, programSeconds_;
+  int selected_ = -1;
+
+  bool bestDirty_ = false, estimateDirty_ = false, scatterDirty_ = false;
+  int replotCount_ = 0;
+  QTimer timer_;
+
+  // The scatter's points (sorted by x) and rho, rebuilt lazily.
+  mutable bool scatterStale_ = true;
+  mutable std::vector<double> scatterX_, scatterY_;
+  mutable double rho_ = 0;
+
+  QSplitter* splitter_ = nullptr;
+  QComboBox* taskCombo_ = nullptr;
+  QCheckBox* logCheck_ = nullptr;
+  QCustomPlot* bestPlot_ = nullptr;
+  QCustomPlot* estimatePlot_ = nullptr;
+  QCustomPlot* scatterPlot_ = nullptr;
+  QCPGraph* estimateGraph_ = nullptr;
+  QCPGraph* scatterGraph_ = nullptr;
+  QCPGraph* diagonalGraph_ = nullptr;
+  QCPTextElement* bestTitle_ = nullptr;
+  QCPTextElement* scatterTitle_ = nullptr;
+};
+
+}  // namespace tessel::ui
