@@ -5,19 +5,28 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QFutureWatcher>
 #include <QKeySequence>
 #include <QLabel>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QStyle>
+#include <QTableView>
 #include <QToolBar>
+#include <QtConcurrent/QtConcurrentRun>
 #include <cmath>
 
+#include "frontend/model_loader.h"
 #include "ui/app_icon.h"
+#include "ui/code_view.h"
+#include "ui/graph_view.h"
 #include "ui/log_panel.h"
-#include "ui/placeholder_panel.h"
+#include "ui/node_properties_panel.h"
+#include "ui/plots_panel.h"
+#include "ui/search_space_view.h"
 #include "ui/tasks_panel.h"
 #include "ui/tuning_session.h"
 
@@ -25,7 +34,9 @@ namespace tessel::ui {
 namespace {
 
 // Bump when the docks change in a way an old saved state should not restore.
-constexpr int kStateVersion = 1;
+constexpr int kStateVersion = 2;
+// The target the studio tunes for (the CUDA path is CLI-only for now).
+constexpr const char* kTarget = "cpu";
 
 QSettings layoutSettings() {
   return QSettings(MainWindow::kSettingsOrganization, MainWindow::kSettingsApplication);
@@ -46,6 +57,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   updateTitle();
   connect(session_, &TuningSession::logMessage, log_, &LogPanel::appendMessage);
   connect(session_, &TuningSession::roundFinished, this, &MainWindow::onRound);
+  connect(session_, &TuningSession::programsMeasured, plots_, &PlotsPanel::addPrograms);
+  connect(tasks_, &TasksPanel::taskSelected, this, &MainWindow::selectTask);
+  connect(graph_, &GraphView::taskSelected, this, &MainWindow::selectTask);
+  connect(plots_, &PlotsPanel::taskSelected, this, &MainWindow::selectTask);
+  connect(space_, &SearchSpaceView::programSelected, this, [this](const QString& title, const QString& decisions) {
+    code_->showProgram(selectedTask_, title, decisions);
+  });
+  connect(graph_, &GraphView::layoutFinished, this, [this](double layout, double scene) {
+    log_->appendMessage(tr("Graph laid out in %1 s (scene %2 s)").arg(layout, 0, 'f', 3).arg(scene, 0, 'f', 3));
+  });
+  connect(graph_, &GraphView::layoutFailed, this,
+          [this](const QString& message) { showError(tr("Graph layout failed"), message); });
+  connect(space_, &SearchSpaceView::failed, log_, &LogPanel::appendMessage);
+  connect(code_, &CodeView::failed, log_, &LogPanel::appendMessage);
   connect(session_, &TuningSession::finished, this, &MainWindow::onFinished);
   connect(startAction_, &QAction::triggered, this, &MainWindow::startTuning);
   connect(pauseAction_, &QAction::triggered, this, &MainWindow::togglePause);
@@ -115,36 +140,30 @@ void MainWindow::createToolBar() {
 
 void MainWindow::createDocks() {
   if (!session_) session_ = new TuningSession(this);
-  auto* graphPanel =
-      new PlaceholderPanel(tr("Computation graph"),
-                           tr("The model's operators and tensors laid out by Graphviz, fused partitions as coloured "
-                              "clusters; zoom, pan, search and properties of the selected operator."));
-  auto* plotsPanel = new PlaceholderPanel(
-      tr("Live plots"), tr("Best latency against trials per task, estimated end-to-end latency against time, and "
-                           "the cost model's predicted against measured scores."));
+  graph_ = new GraphView(this);
+  plots_ = new PlotsPanel(this);
   tasks_ = new TasksPanel(this);
   tasks_->follow(session_);
-  auto* tasksPanel = tasks_;
-  auto* spacePanel = new PlaceholderPanel(
-      tr("Search space"), tr("The selected task's sketches as loop nests, the tunable parameters and their domains, "
-                             "sampled annotations and the best program."));
-  auto* codePanel = new PlaceholderPanel(tr("Generated code"), tr("The C++ or CUDA C kernel of the selected program."));
+  space_ = new SearchSpaceView(this);
+  code_ = new CodeView(this);
   log_ = new LogPanel(this);
 
-  QDockWidget* graph = addPanel(tr("Graph"), "graphDock", graphPanel, Qt::LeftDockWidgetArea);
-  QDockWidget* plots = addPanel(tr("Plots"), "plotsDock", plotsPanel, Qt::LeftDockWidgetArea);
-  QDockWidget* tasks = addPanel(tr("Tasks"), "tasksDock", tasksPanel, Qt::RightDockWidgetArea);
-  QDockWidget* space = addPanel(tr("Search space"), "searchSpaceDock", spacePanel, Qt::RightDockWidgetArea);
-  QDockWidget* code = addPanel(tr("Code"), "codeDock", codePanel, Qt::RightDockWidgetArea);
+  QDockWidget* graph = addPanel(tr("Graph"), "graphDock", graph_, Qt::LeftDockWidgetArea);
+  QDockWidget* plots = addPanel(tr("Plots"), "plotsDock", plots_, Qt::LeftDockWidgetArea);
+  QDockWidget* tasks = addPanel(tr("Tasks"), "tasksDock", tasks_, Qt::RightDockWidgetArea);
+  QDockWidget* space = addPanel(tr("Search space"), "searchSpaceDock", space_, Qt::RightDockWidgetArea);
+  QDockWidget* code = addPanel(tr("Code"), "codeDock", code_, Qt::RightDockWidgetArea);
+  QDockWidget* props = addPanel(tr("Properties"), "propertiesDock", graph_->propertiesPanel(), Qt::RightDockWidgetArea);
   QDockWidget* log = addPanel(tr("Log"), "logDock", log_, Qt::BottomDockWidgetArea);
 
-  // Graph above the plots on the left; tasks above the search space and the
-  // code (tabbed) on the right; the log along the bottom.
+  // Graph above the plots on the left; tasks above the search space, code
+  // and node properties (tabbed) on the right; the log along the bottom.
   tabifyDockWidget(space, code);
+  tabifyDockWidget(code, props);
   space->raise();
   resizeDocks({graph, tasks}, {760, 520}, Qt::Horizontal);
-  resizeDocks({graph, plots, tasks, space}, {380, 240, 260, 360}, Qt::Vertical);
-  resizeDocks({log}, {140}, Qt::Vertical);
+  resizeDocks({graph, plots, tasks, space}, {420, 260, 260, 420}, Qt::Vertical);
+  resizeDocks({log}, {110}, Qt::Vertical);
 }
 
 QDockWidget* MainWindow::addPanel(const QString& title, const QString& objectName, QWidget* panel,
@@ -190,6 +209,77 @@ void MainWindow::setModelPath(const QString& model) {
   log_->appendMessage(tr("Model: %1").arg(model));
   updateTitle();
   updateActions();
+  prepared_.reset();
+  graph_->clear();
+  space_->clear();
+  statusBar()->showMessage(tr("Preparing %1...").arg(model));
+  // Loading, folding and fusion take a while on big models: off the UI thread.
+  const int generation = ++preparing_;
+  const std::string path = model.toStdString();
+  auto future = QtConcurrent::run([path] {
+    std::pair<std::shared_ptr<const frontend::PreparedModel>, QString> out;
+    try {
+      out.first = std::make_shared<const frontend::PreparedModel>(frontend::prepareModel(path, "", "dp", kTarget));
+    } catch (const std::exception& e) {
+      out.second = QString::fromStdString(e.what());
+    }
+    return out;
+  });
+  auto* watcher = new QFutureWatcher<std::pair<std::shared_ptr<const frontend::PreparedModel>, QString>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
+    watcher->deleteLater();
+    if (generation != preparing_) return;  // a newer model was opened
+    auto [prepared, error] = watcher->result();
+    onModelPrepared(prepared, error);
+  });
+  watcher->setFuture(future);
+}
+
+void MainWindow::onModelPrepared(std::shared_ptr<const frontend::PreparedModel> model, const QString& error) {
+  if (!model) {
+    statusBar()->showMessage(tr("Cannot open %1").arg(model_));
+    showError(tr("Cannot open the model"), tr("%1: %2").arg(model_, error));
+    emit modelFailed(error);
+    return;
+  }
+  prepared_ = model;
+  QVector<TaskInfo> infos;
+  QStringList names;
+  for (const fusion::GraphTask& t : model->tasks) {
+    infos.push_back({QString::fromStdString(t.key), QString::fromStdString(t.name), double(t.weight), t.flops});
+    names << QString::fromStdString(t.name);
+  }
+  tasks_->model()->setTasks(infos);
+  plots_->setTasks(names);
+  graph_->setModel(model);
+  log_->appendMessage(tr("%1: %2 nodes, %3 tasks, %4 GFLOP")
+                          .arg(QString::fromStdString(model->name))
+                          .arg(model->nodes)
+                          .arg(model->tasks.size())
+                          .arg(model->flops / 1e9, 0, 'f', 3));
+  statusBar()->showMessage(tr("%1 tasks; press Start to tune").arg(model->tasks.size()));
+  if (!model->tasks.empty()) selectTask(0);
+  emit modelReady();
+}
+
+void MainWindow::selectTask(int task) {
+  if (!prepared_ || task < 0 || task >= int(prepared_->tasks.size())) return;
+  selectedTask_ = fusion::toSearchTask(prepared_->tasks[size_t(task)], kTarget);
+  graph_->selectTask(task);
+  plots_->selectTask(task);
+  const double bestMs =
+      tasks_->model()->data(tasks_->model()->index(task, TasksModel::BestMs), Qt::UserRole).toDouble();
+  // The best program's decisions come with the session's records; until
+  // then the space's samples are shown.
+  space_->showTask(selectedTask_, QString(), bestMs > 0 ? bestMs / 1e3 : std::nan(""));
+}
+
+void MainWindow::showError(const QString& title, const QString& message) {
+  log_->appendMessage(tr("%1: %2").arg(title, message));
+  auto* box = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);
+  box->setObjectName(QStringLiteral("errorDialog"));
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();  // window-modal, returns at once
 }
 
 void MainWindow::setDatabasePath(const QString& database) {
@@ -215,6 +305,7 @@ void MainWindow::startTuning() {
           ? QDir(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation)).filePath("tessel/tessel.db")
           : database_;
   request.trials = trialBudget_;
+  tuningClock_.start();
   log_->appendMessage(tr("Tuning %1: %2 trials into %3").arg(model_).arg(trialBudget_).arg(request.database));
   session_->start(request);
   statusBar()->showMessage(tr("Preparing %1...").arg(model_));
@@ -226,18 +317,24 @@ void MainWindow::togglePause() {
     session_->resume();
   else
     session_->pause();
-  log_->appendMessage(session_->isPaused() ? tr("Paused after the round in flight") : tr("Resumed"));
+  log_->appendMessage(session_->isPaused() ? tr("Paused (the round in flight is tuned again on resume)")
+                                           : tr("Resumed"));
   updateActions();
 }
 
 void MainWindow::stopTuning() {
   session_->stop();
-  log_->appendMessage(tr("Stopping after the round in flight"));
+  log_->appendMessage(tr("Stopping"));
 }
 
 void MainWindow::onRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, int totalTrials) {
-  Q_UNUSED(taskTrials);
-  Q_UNUSED(bestSeconds);
+  plots_->addRound(task, taskTrials, bestSeconds, estimateSeconds, tuningClock_.elapsed() / 1e3);
+  QVector<double> shares;
+  for (int i = 0; i < tasks_->model()->rowCount(); ++i) {
+    const double share = tasks_->model()->data(tasks_->model()->index(i, TasksModel::Share), Qt::UserRole).toDouble();
+    shares.push_back(std::isfinite(estimateSeconds) ? share : std::nan(""));
+  }
+  graph_->setTaskShares(shares);
   statusBar()->showMessage(std::isfinite(estimateSeconds)
                                ? tr("%1 of %2 trials; task %3; estimated end-to-end %4 ms")
                                      .arg(totalTrials)

@@ -3,8 +3,12 @@
 #pragma once
 
 #include <QByteArray>
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QString>
+#include <memory>
+
+#include "search/search_task.h"
 
 class QAction;
 class QCloseEvent;
@@ -12,9 +16,17 @@ class QDockWidget;
 class QLabel;
 class QToolBar;
 
+namespace tessel::frontend {
+struct PreparedModel;
+}
+
 namespace tessel::ui {
 
+class CodeView;
+class GraphView;
 class LogPanel;
+class PlotsPanel;
+class SearchSpaceView;
 class TasksPanel;
 class TuningSession;
 
@@ -31,9 +43,9 @@ class MainWindow : public QMainWindow {
 
   explicit MainWindow(QWidget* parent = nullptr);
 
-  // The model (zoo name or file) and the tuning database the window shows.
-  // Loading them is not implemented yet: they are shown in the title, the
-  // status bar and the log.
+  // The model (zoo name or file): prepared (loaded, folded, fused, cut into
+  // tasks) on a worker thread, then shown in the graph, tasks and plots;
+  // modelReady or modelFailed (with an error dialog) follows.
   void setModelPath(const QString& model);
   void setDatabasePath(const QString& database);
   QString modelPath() const { return model_; }
@@ -42,6 +54,16 @@ class MainWindow : public QMainWindow {
   LogPanel* logPanel() const { return log_; }
   TasksPanel* tasksPanel() const { return tasks_; }
   TuningSession* tuningSession() const { return session_; }
+  GraphView* graphView() const { return graph_; }
+  PlotsPanel* plotsPanel() const { return plots_; }
+  SearchSpaceView* searchSpaceView() const { return space_; }
+  CodeView* codeView() const { return code_; }
+  // The prepared model (null until modelReady).
+  std::shared_ptr<const frontend::PreparedModel> preparedModel() const { return prepared_; }
+  // Drives the views from a task (index into the model's tasks).
+  void selectTask(int task);
+  // Shows an error in a window-modal dialog (never blocks the caller) and the log.
+  void showError(const QString& title, const QString& message);
   // Trials of the next tuning (the toolbar's budget).
   void setTrialBudget(int trials) { trialBudget_ = trials; }
   int trialBudget() const { return trialBudget_; }
@@ -54,6 +76,11 @@ class MainWindow : public QMainWindow {
   // Window geometry and dock/toolbar state, in QSettings. restoreLayout()
   // returns false (and keeps the default layout) when nothing valid is saved.
   void saveLayout() const;
+ signals:
+  void modelReady();
+  void modelFailed(const QString& message);
+
+ public:
   bool restoreLayout();
   void resetLayout();
 
@@ -72,12 +99,21 @@ class MainWindow : public QMainWindow {
 
   void onRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, int totalTrials);
   void onFinished(bool ok, const QString& message);
+  void onModelPrepared(std::shared_ptr<const frontend::PreparedModel> model, const QString& error);
   void updateActions();
 
   QString model_;
   QString database_;
   int trialBudget_ = 256;
   TasksPanel* tasks_ = nullptr;
+  GraphView* graph_ = nullptr;
+  PlotsPanel* plots_ = nullptr;
+  SearchSpaceView* space_ = nullptr;
+  CodeView* code_ = nullptr;
+  std::shared_ptr<const frontend::PreparedModel> prepared_;
+  search::SearchTask selectedTask_;
+  int preparing_ = 0;  // generation of the latest setModelPath
+  QElapsedTimer tuningClock_;
   TuningSession* session_ = nullptr;
   QByteArray defaultState_;
 

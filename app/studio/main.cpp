@@ -14,7 +14,9 @@
 #include <cstdio>
 
 #include "ui/app_icon.h"
+#include "ui/graph_view.h"
 #include "ui/main_window.h"
+#include "ui/tuning_session.h"
 
 namespace {
 
@@ -83,8 +85,14 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption screenshotOption(
       QStringLiteral("screenshot"), QStringLiteral("Render the main window to FILE.png and exit (no display needed)."),
       QStringLiteral("FILE.png"));
+  const QCommandLineOption tuneOption(
+      QStringLiteral("tune"),
+      QStringLiteral("Start tuning MODEL with this many trials once it is open (with --screenshot: the window is "
+                     "grabbed when the tuning ends)."),
+      QStringLiteral("TRIALS"));
   parser.addOption(dbOption);
   parser.addOption(screenshotOption);
+  parser.addOption(tuneOption);
   parser.process(app);  // exits on --help, --version and unknown options
 
   const QStringList positional = parser.positionalArguments();
@@ -110,21 +118,49 @@ int main(int argc, char* argv[]) {
     return 1;
   }
 
+  int tuneTrials = 0;
+  if (parser.isSet(tuneOption)) {
+    bool ok = false;
+    tuneTrials = parser.value(tuneOption).toInt(&ok);
+    if (!ok || tuneTrials <= 0 || positional.isEmpty()) {
+      printError(QStringLiteral("--tune needs a MODEL and a positive number of trials"));
+      return 1;
+    }
+  }
+
   MainWindow window;
-  if (!positional.isEmpty()) window.setModelPath(positional.first());
   if (parser.isSet(dbOption)) window.setDatabasePath(parser.value(dbOption));
+  if (tuneTrials > 0) {
+    window.setTrialBudget(tuneTrials);
+    QObject::connect(&window, &MainWindow::modelReady, &window, &MainWindow::startTuning);
+  }
 
   if (screenshot) {
     // The default layout, not the user's saved one, and nothing saved on exit:
-    // screenshots are reproducible and leave the settings alone.
+    // screenshots are reproducible and leave the settings alone. The window
+    // is grabbed once what it shows is ready: the graph laid out (and the
+    // tuning ended, with --tune), or the model failed to open.
+    auto grab = [&window, &screenshotPath] {
+      QTimer::singleShot(kScreenshotDelayMs, &window, [&window, &screenshotPath] {
+        const QString error = writeScreenshot(window, screenshotPath);
+        if (!error.isEmpty()) printError(error);
+        QCoreApplication::exit(error.isEmpty() ? 0 : 1);
+      });
+    };
+    if (positional.isEmpty()) {
+      grab();
+    } else if (tuneTrials > 0) {
+      QObject::connect(window.tuningSession(), &tessel::ui::TuningSession::finished, &window, grab);
+    } else {
+      QObject::connect(window.graphView(), &tessel::ui::GraphView::layoutFinished, &window, grab);
+      QObject::connect(window.graphView(), &tessel::ui::GraphView::layoutFailed, &window, grab);
+    }
+    QObject::connect(&window, &MainWindow::modelFailed, &window, grab);
     window.show();
-    QTimer::singleShot(kScreenshotDelayMs, &window, [&window, &screenshotPath] {
-      const QString error = writeScreenshot(window, screenshotPath);
-      if (!error.isEmpty()) printError(error);
-      QCoreApplication::exit(error.isEmpty() ? 0 : 1);
-    });
+    if (!positional.isEmpty()) window.setModelPath(positional.first());
     return app.exec();
   }
+  if (!positional.isEmpty()) window.setModelPath(positional.first());
 
   window.restoreLayout();
   window.show();
