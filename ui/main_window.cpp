@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -10,7 +11,9 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProgressBar>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QStyle>
@@ -131,6 +134,39 @@ void MainWindow::createToolBar() {
   toolBar_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
   toolBar_->addAction(openModelAction_);
   toolBar_->addSeparator();
+  // Target, fusion, cost model and budget of the next tuning; kept in QSettings.
+  QSettings settings = layoutSettings();
+  targetBox_ = new QComboBox(this);
+  targetBox_->setObjectName(QStringLiteral("targetBox"));
+  targetBox_->addItem(QStringLiteral("cpu"));
+  targetBox_->setToolTip(tr("Target (CUDA tuning is on the command line: tessel tune --target cuda)"));
+  fusionBox_ = new QComboBox(this);
+  fusionBox_->setObjectName(QStringLiteral("fusionBox"));
+  fusionBox_->addItems({QStringLiteral("dp"), QStringLiteral("rule"), QStringLiteral("none")});
+  fusionBox_->setToolTip(tr("Operator fusion: AutoGTCO's DP, TVM's rules, or none"));
+  fusionBox_->setCurrentText(settings.value("tuning/fusion", "dp").toString());
+  costModelBox_ = new QComboBox(this);
+  costModelBox_->setObjectName(QStringLiteral("costModelBox"));
+  costModelBox_->addItems({QStringLiteral("xgb"), QStringLiteral("random")});
+  costModelBox_->setToolTip(tr("Cost model that guides the search"));
+  costModelBox_->setCurrentText(settings.value("tuning/costModel", "xgb").toString());
+  budgetBox_ = new QSpinBox(this);
+  budgetBox_->setObjectName(QStringLiteral("budgetBox"));
+  budgetBox_->setRange(16, 1000000);
+  budgetBox_->setSingleStep(64);
+  budgetBox_->setSuffix(tr(" trials"));
+  budgetBox_->setToolTip(tr("Trial budget of the whole model"));
+  trialBudget_ = settings.value("tuning/trials", 256).toInt();
+  budgetBox_->setValue(trialBudget_);
+  connect(budgetBox_, &QSpinBox::valueChanged, this, [this](int v) { trialBudget_ = v; });
+  connect(fusionBox_, &QComboBox::currentTextChanged, this, [this] {
+    if (!model_.isEmpty() && !session_->isRunning()) setModelPath(model_);  // re-fuse
+  });
+  toolBar_->addWidget(targetBox_);
+  toolBar_->addWidget(fusionBox_);
+  toolBar_->addWidget(costModelBox_);
+  toolBar_->addWidget(budgetBox_);
+  toolBar_->addSeparator();
   toolBar_->addAction(startAction_);
   toolBar_->addAction(pauseAction_);
   toolBar_->addAction(stopAction_);
@@ -179,6 +215,9 @@ QDockWidget* MainWindow::addPanel(const QString& title, const QString& objectNam
 void MainWindow::createMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(openModelAction_);
+  recentMenu_ = file->addMenu(tr("Open &recent"));
+  recentMenu_->setObjectName(QStringLiteral("recentMenu"));
+  updateRecentMenu();
   file->addAction(exportAction_);
   file->addSeparator();
   file->addAction(quitAction_);
@@ -197,6 +236,16 @@ void MainWindow::createMenus() {
 }
 
 void MainWindow::createStatusBar() {
+  progress_ = new QProgressBar(this);
+  progress_->setObjectName(QStringLiteral("tuningProgress"));
+  progress_->setMaximumWidth(220);
+  progress_->setFormat(tr("%v / %m trials"));
+  progress_->setValue(0);
+  progress_->hide();
+  rateLabel_ = new QLabel(this);
+  rateLabel_->setObjectName(QStringLiteral("rateLabel"));
+  statusBar()->addPermanentWidget(progress_);
+  statusBar()->addPermanentWidget(rateLabel_);
   modelLabel_ = new QLabel(this);
   databaseLabel_ = new QLabel(this);
   statusBar()->addPermanentWidget(modelLabel_);
@@ -209,6 +258,7 @@ void MainWindow::setModelPath(const QString& model) {
   log_->appendMessage(tr("Model: %1").arg(model));
   updateTitle();
   updateActions();
+  rememberModel(model);
   prepared_.reset();
   graph_->clear();
   space_->clear();
@@ -216,10 +266,11 @@ void MainWindow::setModelPath(const QString& model) {
   // Loading, folding and fusion take a while on big models: off the UI thread.
   const int generation = ++preparing_;
   const std::string path = model.toStdString();
-  auto future = QtConcurrent::run([path] {
+  const std::string fusion = fusionBox_->currentText().toStdString();
+  auto future = QtConcurrent::run([path, fusion] {
     std::pair<std::shared_ptr<const frontend::PreparedModel>, QString> out;
     try {
-      out.first = std::make_shared<const frontend::PreparedModel>(frontend::prepareModel(path, "", "dp", kTarget));
+      out.first = std::make_shared<const frontend::PreparedModel>(frontend::prepareModel(path, "", fusion, kTarget));
     } catch (const std::exception& e) {
       out.second = QString::fromStdString(e.what());
     }
@@ -305,7 +356,19 @@ void MainWindow::startTuning() {
           ? QDir(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation)).filePath("tessel/tessel.db")
           : database_;
   request.trials = trialBudget_;
+  request.fusion = fusionBox_->currentText();
+  request.costModel = costModelBox_->currentText();
   tuningClock_.start();
+  progress_->setRange(0, trialBudget_);
+  progress_->setValue(0);
+  progress_->show();
+  rateLabel_->clear();
+  if (persistent_) {
+    QSettings settings = layoutSettings();
+    settings.setValue("tuning/trials", trialBudget_);
+    settings.setValue("tuning/fusion", request.fusion);
+    settings.setValue("tuning/costModel", request.costModel);
+  }
   log_->appendMessage(tr("Tuning %1: %2 trials into %3").arg(model_).arg(trialBudget_).arg(request.database));
   session_->start(request);
   statusBar()->showMessage(tr("Preparing %1...").arg(model_));
@@ -328,7 +391,15 @@ void MainWindow::stopTuning() {
 }
 
 void MainWindow::onRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, int totalTrials) {
-  plots_->addRound(task, taskTrials, bestSeconds, estimateSeconds, tuningClock_.elapsed() / 1e3);
+  const double elapsed = tuningClock_.elapsed() / 1e3;
+  plots_->addRound(task, taskTrials, bestSeconds, estimateSeconds, elapsed);
+  progress_->setValue(std::min(totalTrials, progress_->maximum()));
+  if (elapsed > 0 && totalTrials > 0) {
+    const double rate = totalTrials / elapsed;
+    const int left = int(std::max(0.0, (trialBudget_ - totalTrials) / rate));
+    rateLabel_->setText(
+        tr("%1 trials/s, %2:%3 left").arg(rate, 0, 'f', 2).arg(left / 60).arg(left % 60, 2, 10, QLatin1Char('0')));
+  }
   QVector<double> shares;
   for (int i = 0; i < tasks_->model()->rowCount(); ++i) {
     const double share = tasks_->model()->data(tasks_->model()->index(i, TasksModel::Share), Qt::UserRole).toDouble();
@@ -345,6 +416,7 @@ void MainWindow::onRound(int task, int taskTrials, double bestSeconds, double es
 }
 
 void MainWindow::onFinished(bool ok, const QString& message) {
+  progress_->hide();
   statusBar()->showMessage(ok ? message : tr("Tuning failed: %1").arg(message));
   if (!ok) log_->appendMessage(tr("Tuning failed: %1").arg(message));
   updateActions();
@@ -362,6 +434,38 @@ void MainWindow::openModel() {
       QFileDialog::getOpenFileName(this, tr("Open model"), QDir::homePath(),
                                    tr("Models (*.onnx *.pt);;ONNX (*.onnx);;TorchScript (*.pt);;All files (*)"));
   if (!file.isEmpty()) setModelPath(file);
+}
+
+QStringList MainWindow::recentModels() const {
+  return layoutSettings().value(kRecentModelsKey).toStringList();
+}
+
+void MainWindow::rememberModel(const QString& model) {
+  QStringList recent = recentModels();
+  recent.removeAll(model);
+  recent.prepend(model);
+  while (recent.size() > 8)
+    recent.removeLast();
+  if (!persistent_) return;
+  layoutSettings().setValue(kRecentModelsKey, recent);
+  updateRecentMenu();
+}
+
+void MainWindow::updateRecentMenu() {
+  if (!recentMenu_) return;
+  recentMenu_->clear();
+  const QStringList recent = recentModels();
+  for (int i = 0; i < recent.size(); ++i) {
+    QAction* a = recentMenu_->addAction(tr("&%1 %2").arg(i + 1).arg(recent[i]));
+    const QString model = recent[i];
+    connect(a, &QAction::triggered, this, [this, model] { setModelPath(model); });
+  }
+  recentMenu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::setTrialBudget(int trials) {
+  trialBudget_ = trials;
+  if (budgetBox_) budgetBox_->setValue(trials);
 }
 
 void MainWindow::saveLayout() const {
@@ -386,7 +490,7 @@ void MainWindow::resetLayout() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  saveLayout();
+  if (persistent_) saveLayout();
   event->accept();
 }
 

@@ -12,6 +12,10 @@
 
 class QAction;
 class QCloseEvent;
+class QComboBox;
+class QMenu;
+class QProgressBar;
+class QSpinBox;
 class QDockWidget;
 class QLabel;
 class QToolBar;
@@ -65,8 +69,14 @@ class MainWindow : public QMainWindow {
   // Shows an error in a window-modal dialog (never blocks the caller) and the log.
   void showError(const QString& title, const QString& message);
   // Trials of the next tuning (the toolbar's budget).
-  void setTrialBudget(int trials) { trialBudget_ = trials; }
+  void setTrialBudget(int trials);
   int trialBudget() const { return trialBudget_; }
+  // Models opened before, newest first (QSettings "recentModels", at most 8).
+  QStringList recentModels() const;
+  static constexpr const char* kRecentModelsKey = "recentModels";
+  // false: nothing is written to QSettings (screenshots leave them alone).
+  void setPersistent(bool persistent) { persistent_ = persistent; }
+  QProgressBar* progressBar() const { return progress_; }
 
   // Start, pause/resume and stop of the toolbar.
   void startTuning();
@@ -96,6 +106,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* addPanel(const QString& title, const QString& objectName, QWidget* panel, Qt::DockWidgetArea area);
   void openModel();
   void updateTitle();
+  void rememberModel(const QString& model);
+  void updateRecentMenu();
 
   void onRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, int totalTrials);
   void onFinished(bool ok, const QString& message);
@@ -105,6 +117,7 @@ class MainWindow : public QMainWindow {
   QString model_;
   QString database_;
   int trialBudget_ = 256;
+  bool persistent_ = true;
   TasksPanel* tasks_ = nullptr;
   GraphView* graph_ = nullptr;
   PlotsPanel* plots_ = nullptr;
@@ -127,6 +140,13 @@ class MainWindow : public QMainWindow {
   QToolBar* toolBar_ = nullptr;
   LogPanel* log_ = nullptr;
   QLabel* modelLabel_ = nullptr;
+  QLabel* rateLabel_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QSpinBox* budgetBox_ = nullptr;
+  QComboBox* fusionBox_ = nullptr;
+  QComboBox* costModelBox_ = nullptr;
+  QComboBox* targetBox_ = nullptr;
+  QMenu* recentMenu_ = nullptr;
   QLabel* databaseLabel_ = nullptr;
   QList<QDockWidget*> docks_;
 };

@@ -140,6 +140,7 @@ int main(int argc, char* argv[]) {
     // screenshots are reproducible and leave the settings alone. The window
     // is grabbed once what it shows is ready: the graph laid out (and the
     // tuning ended, with --tune), or the model failed to open.
+    window.setPersistent(false);
     auto grab = [&window, &screenshotPath] {
       QTimer::singleShot(kScreenshotDelayMs, &window, [&window, &screenshotPath] {
         const QString error = writeScreenshot(window, screenshotPath);

@@ -288,6 +288,7 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.graphView()->nodeItemCount(), int(model->graph.nodes.size()));
     QCOMPARE(window.graphView()->clusterItemCount(), int(tessel::ui::clusterGroups(*model).size()));
     QCOMPARE(window.tasksPanel()->model()->rowCount(), int(model->tasks.size()));
+    QCOMPARE(window.recentModels().value(0), QString("resnet18"));  // File > Open recent
 
     QSignalSpy spaceReady(window.searchSpaceView(), &tessel::ui::SearchSpaceView::ready);
     QSignalSpy codeReady(window.codeView(), &tessel::ui::CodeView::ready);
@@ -350,6 +351,8 @@ class TestMainWindow : public QObject {
     QSignalSpy done(window.tuningSession(), &tessel::ui::TuningSession::finished);
     start->trigger();
     QVERIFY(!start->isEnabled());
+    QCOMPARE(window.progressBar()->maximum(), 80);
+    QVERIFY(window.progressBar()->isVisibleTo(&window));
     QVERIFY(window.findChild<QAction*>("actionStop")->isEnabled());
     QVERIFY(done.wait(240000));
     QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
