@@ -456,24 +456,35 @@ std::vector<SessionRow> Database::sessions() const {
     while (st.step())
       out.push_back(readSession(st));
   }
-  Statement agg = conn_->prepare("SELECT count(*), count(cost), min(cost) FROM records WHERE session_id = ?");
-  for (SessionRow& s : out) {
-    agg.reset();
-    agg.bind(1, s.id);
-    if (agg.step()) {
-      s.records = agg.getInt(0);
-      s.validRecords = agg.getInt(1);
-      s.bestCost = agg.getDouble(2);
-    }
-    if (s.kind == "task") {
-      if (auto t = taskById(s.taskId)) s.subject = t->key;
-    } else {
-      Statement m = conn_->prepare("SELECT name FROM models WHERE id = ?");
-      m.bind(1, s.modelId);
-      if (m.step()) s.subject = m.getText(0);
-    }
-  }
+  for (SessionRow& s : out)
+    summarize(s);
   return out;
+}
+
+std::optional<SessionRow> Database::session(int64_t id) const {
+  Statement st = conn_->prepare(std::string("SELECT ") + kSessionColumns + " WHERE id = ?");
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  SessionRow s = readSession(st);
+  summarize(s);
+  return s;
+}
+
+void Database::summarize(SessionRow& s) const {
+  Statement agg = conn_->prepare("SELECT count(*), count(cost), min(cost) FROM records WHERE session_id = ?");
+  agg.bind(1, s.id);
+  if (agg.step()) {
+    s.records = agg.getInt(0);
+    s.validRecords = agg.getInt(1);
+    s.bestCost = s.validRecords ? agg.getDouble(2) : std::numeric_limits<double>::quiet_NaN();
+  }
+  if (s.kind == "task") {
+    if (auto t = taskById(s.taskId)) s.subject = t->key;
+  } else {
+    Statement m = conn_->prepare("SELECT name FROM models WHERE id = ?");
+    m.bind(1, s.modelId);
+    if (m.step()) s.subject = m.getText(0);
+  }
 }
 
 void Database::addRecords(const std::vector<RecordRow>& records) {
@@ -509,6 +520,15 @@ std::vector<RecordRow> Database::records(int64_t taskId, std::optional<int64_t> 
   Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +
                                 " WHERE task_id = ? AND (? < 0 OR session_id = ?) ORDER BY id");
   st.bind(1, taskId).bind(2, sessionId.value_or(-1)).bind(3, sessionId.value_or(-1));
+  std::vector<RecordRow> out;
+  while (st.step())
+    out.push_back(readRecord(st));
+  return out;
+}
+
+std::vector<RecordRow> Database::sessionRecords(int64_t sessionId) const {
+  Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns + " WHERE session_id = ? ORDER BY id");
+  st.bind(1, sessionId);
   std::vector<RecordRow> out;
   while (st.step())
     out.push_back(readRecord(st));

@@ -107,11 +107,15 @@ class Database {
   // The newest session of a task (or model), whatever its status.
   std::optional<SessionRow> lastSession(int64_t taskId, int64_t modelId) const;
   std::vector<SessionRow> sessions() const;
+  // One session with its summary (records, best, subject), if it exists.
+  std::optional<SessionRow> session(int64_t id) const;
 
   // One transaction for the whole batch: it is stored entirely or not at all.
   void addRecords(const std::vector<RecordRow>& records);
   // Records of a task (all sessions, or one), oldest first.
   std::vector<RecordRow> records(int64_t taskId, std::optional<int64_t> sessionId = {}) const;
+  // Records of one session, whatever their task, oldest first.
+  std::vector<RecordRow> sessionRecords(int64_t sessionId) const;
   std::vector<RecordRow> allRecords() const;
 
   void saveCostModel(int64_t taskId, int64_t sessionId, const std::string& name, int64_t trainedOn,
@@ -126,6 +130,7 @@ class Database {
  private:
   Database(std::unique_ptr<Connection> c, OpenMode mode, int lockFd);
   void createOrMigrate();
+  void summarize(SessionRow& s) const;  // fills records, validRecords, bestCost, subject
 
   std::unique_ptr<Connection> conn_;
   OpenMode mode_;

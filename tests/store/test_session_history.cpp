@@ -1,0 +1,162 @@
+// A session's history rebuilt from a real database: rounds, the end-to-end
+// estimate, the programs of the scatter, each task's best, the objective
+// curve that sessions are compared by, and stored timestamps.
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+
+#include "store/database.h"
+#include "store/session_history.h"
+
+using namespace tessel;
+using store::Database;
+
+namespace {
+
+store::TaskRow taskNamed(const std::string& key) {
+  store::TaskRow t;
+  t.key = key;
+  t.op = "fused_" + key;
+  t.shape = {4};
+  t.compute = "out[i] = in[i]";
+  t.flops = 1e6;
+  return t;
+}
+
+// A record of `seconds` (NaN: a failed one) with a distinct program.
+store::RecordRow record(int64_t task, int64_t session, double seconds, double predicted) {
+  static int program = 0;
+  store::RecordRow r;
+  r.taskId = task;
+  r.sessionId = session;
+  r.steps = "[[\"SP\",0,0,[" + std::to_string(++program) + "]]]";
+  r.decisions = "{\"sketch\":0,\"choices\":{\"p\":" + std::to_string(program) + "}}";
+  if (std::isfinite(seconds)) {
+    r.costs = {seconds};
+  } else {
+    r.errorCode = 4;
+    r.errorMessage = "runtime error";
+  }
+  r.predicted = predicted;
+  r.costModel = "xgb";
+  return r;
+}
+
+bool same(double a, double b) {
+  return std::fabs(a - b) <= 1e-12 * std::max(1.0, std::fabs(b));
+}
+
+}  // namespace
+
+class TestSessionHistory : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void modelSessionReplaysRoundsAndEstimate() {
+    QTemporaryDir dir;
+    auto db = Database::open(dir.filePath("h.db").toStdString(), store::OpenMode::ReadWrite);
+    const int64_t a = db->ensureTask(taskNamed("a")), b = db->ensureTask(taskNamed("b"));
+    const int64_t model = db->ensureModel("m", "m");
+    db->setModelTask(model, a, 2);
+    db->setModelTask(model, b, 1);
+    const int64_t s = db->beginSession("model", 0, model, R"({"command":"tune","fusion":"rule"})", 6);
+    const double nan = std::nan("");
+    // Batches as a task scheduler stores them: a, b, a, b.
+    db->addRecords({record(a, s, 3e-3, 0.1), record(a, s, nan, 0.2), record(a, s, 2e-3, 0.3)});
+    db->addRecords({record(b, s, 5e-3, 0.4)});
+    db->addRecords({record(a, s, 1e-3, 0.9)});
+    db->addRecords({record(b, s, nan, nan)});
+    // Another session's records are not this one's.
+    const int64_t other = db->beginSession("model", 0, model, "{}", 1);
+    db->addRecords({record(a, other, 1e-6, 1)});
+
+    const store::SessionHistory h = store::loadSessionHistory(*db, s);
+    QCOMPARE(h.session.id, s);
+    QCOMPARE(h.fusion, std::string("rule"));
+    QCOMPARE(h.tasks.size(), size_t(2));
+    QCOMPARE(h.tasks[0].task.key, std::string("a"));
+    QCOMPARE(h.tasks[0].weight, 2.0);
+    QCOMPARE(h.tasks[1].weight, 1.0);
+    QCOMPARE(h.tasks[0].trials, 4);
+    QCOMPARE(h.tasks[1].trials, 2);
+    QVERIFY(h.tasks[0].best && same(h.tasks[0].best->medianCost(), 1e-3));
+    QVERIFY(h.tasks[1].best && same(h.tasks[1].best->medianCost(), 5e-3));
+    QCOMPARE(h.taskIndex("b"), 1);
+    QCOMPARE(h.taskIndex("c"), -1);
+
+    QCOMPARE(h.rounds.size(), size_t(4));
+    const int taskOf[] = {0, 1, 0, 1}, taskTrials[] = {3, 1, 4, 2}, total[] = {3, 4, 5, 6};
+    const double bestOf[] = {2e-3, 5e-3, 1e-3, 5e-3};
+    for (size_t i = 0; i < 4; ++i) {
+      QCOMPARE(int(h.rounds[i].task), taskOf[i]);
+      QCOMPARE(h.rounds[i].taskTrials, taskTrials[i]);
+      QCOMPARE(h.rounds[i].totalTrials, total[i]);
+      QVERIFY(same(h.rounds[i].bestSeconds, bestOf[i]));
+      QVERIFY(h.rounds[i].elapsedSeconds >= 0 && h.rounds[i].elapsedSeconds < 60);
+      if (i) QVERIFY(h.rounds[i].elapsedSeconds >= h.rounds[i - 1].elapsedSeconds);
+    }
+    // No estimate until every task has a valid program; then 2 x a + b.
+    QVERIFY(std::isnan(h.rounds[0].estimateSeconds));
+    QVERIFY(same(h.rounds[1].estimateSeconds, 2 * 2e-3 + 5e-3));
+    QVERIFY(same(h.rounds[2].estimateSeconds, 2 * 1e-3 + 5e-3));
+    QVERIFY(same(h.rounds[3].estimateSeconds, 2 * 1e-3 + 5e-3));
+
+    QCOMPARE(h.programs.size(), size_t(6));
+    QVERIFY(std::isnan(h.programs[1].seconds));
+    QVERIFY(same(h.programs[4].seconds, 1e-3));
+    QCOMPARE(h.programs[4].predicted, 0.9);
+    QVERIFY(std::isnan(h.programs[5].predicted));
+
+    const auto curve = h.objectiveCurve();
+    QCOMPARE(curve.size(), size_t(2));
+    QCOMPARE(curve[0].first, 4);
+    QVERIFY(same(curve[0].second, 9e-3));
+    QCOMPARE(curve[1].first, 5);
+    QVERIFY(same(curve[1].second, 7e-3));
+  }
+
+  void taskSessionCurveIsItsBest() {
+    QTemporaryDir dir;
+    auto db = Database::open(dir.filePath("h.db").toStdString(), store::OpenMode::ReadWrite);
+    const int64_t t = db->ensureTask(taskNamed("t"));
+    const int64_t s = db->beginSession("task", t, 0, "{}", 3);
+    db->addRecords({record(t, s, 4e-3, 1), record(t, s, 6e-3, 1)});
+    db->addRecords({record(t, s, 3e-3, 1)});
+    const store::SessionHistory h = store::loadSessionHistory(*db, s);
+    QCOMPARE(h.session.subject, std::string("t"));
+    QCOMPARE(h.tasks.size(), size_t(1));
+    QCOMPARE(h.tasks[0].weight, 1.0);
+    // Consecutive records of one task are one round, whatever the batches.
+    QCOMPARE(h.rounds.size(), size_t(1));
+    QCOMPARE(h.rounds[0].taskTrials, 3);
+    const auto curve = h.objectiveCurve();
+    QCOMPARE(curve.size(), size_t(1));
+    QCOMPARE(curve[0].first, 3);
+    QVERIFY(same(curve[0].second, 3e-3));
+  }
+
+  void emptyAndMissingSessions() {
+    QTemporaryDir dir;
+    auto db = Database::open(dir.filePath("h.db").toStdString(), store::OpenMode::ReadWrite);
+    const int64_t t = db->ensureTask(taskNamed("t"));
+    const int64_t s = db->beginSession("task", t, 0, "not json", 3);
+    const store::SessionHistory h = store::loadSessionHistory(*db, s);
+    QVERIFY(h.tasks.empty() && h.rounds.empty() && h.objectiveCurve().empty());
+    QVERIFY(std::isnan(h.session.bestCost));
+    try {
+      store::loadSessionHistory(*db, 999);
+      QFAIL("a missing session must throw");
+    } catch (const store::StoreError& e) {
+      QVERIFY2(std::string(e.what()).find("no session 999") != std::string::npos, e.what());
+    }
+  }
+
+  void storedTimestampsAreRead() {
+    QCOMPARE(store::secondsBetween("2026-11-23T18:00:00.000Z", "2026-11-23T18:01:30.500Z"), 90.5);
+    QCOMPARE(store::secondsBetween("2026-12-31T23:59:59.000Z", "2027-01-01T00:00:01.250Z"), 2.25);
+    QVERIFY(std::isnan(store::secondsBetween("yesterday", "2026-11-23T18:00:00.000Z")));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSessionHistory)
+#include "test_session_history.moc"
