@@ -57,16 +57,19 @@ void CodeView::setTitle(const QString& title, const QString& note) {
   titleLabel_->setText(note.isEmpty() ? title : title + QStringLiteral(" — ") + note);
 }
 
-void CodeView::showProgram(const search::SearchTask& task, const QString& title, const QString& decisionsJson) {
+void CodeView::showProgram(const search::SearchTask& task, const QString& title, const QString& decisionsJson,
+                           const QString& stepsJson) {
   const quint64 gen = ++generation_;
   ready_ = false;
   setTitle(title, tr("generating…"));
   editor_->setPlainText(QString());
   copy_->setEnabled(false);
   // Lowering and printing a large fused kernel takes a while: off the UI thread.
-  auto work = [task, json = decisionsJson.toStdString()]() -> Generated {
+  auto work = [task, json = decisionsJson.toStdString(), steps = stepsJson.toStdString()]() -> Generated {
     try {
-      std::string src = json.empty() ? search::naiveProgramSource(task) : search::programSource(task, json);
+      std::string src = !steps.empty() ? search::storedProgramSource(task, steps)
+                        : json.empty() ? search::naiveProgramSource(task)
+                                       : search::programSource(task, json);
       return {QString::fromStdString(src), {}};
     } catch (const std::exception& e) {
       return {{}, QString::fromUtf8(e.what())};

@@ -22,9 +22,12 @@ class CodeView : public QWidget {
  public:
   explicit CodeView(QWidget* parent = nullptr);
 
-  // Generates the source (on a worker thread) and shows it. Empty decisions
-  // = the naive program. A newer call (or showText) supersedes a pending one.
-  void showProgram(const search::SearchTask& task, const QString& title, const QString& decisionsJson);
+  // Generates the source (on a worker thread) and shows it: the stored
+  // program's steps when given (replayed exactly), else the decisions; both
+  // empty = the naive program. A newer call (or showText) supersedes a
+  // pending one.
+  void showProgram(const search::SearchTask& task, const QString& title, const QString& decisionsJson,
+                   const QString& stepsJson = {});
   void showText(const QString& title, const QString& code);  // shows given code
   void clear();
 

@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFutureWatcher>
 #include <QKeySequence>
 #include <QLabel>
@@ -19,17 +20,23 @@
 #include <QStyle>
 #include <QTableView>
 #include <QToolBar>
+#include <QToolButton>
 #include <QtConcurrent/QtConcurrentRun>
 #include <cmath>
 
 #include "frontend/model_loader.h"
+#include "graph/zoo.h"
+#include "store/database.h"
+#include "store/session_history.h"
 #include "ui/app_icon.h"
 #include "ui/code_view.h"
+#include "ui/export_dialog.h"
 #include "ui/graph_view.h"
 #include "ui/log_panel.h"
 #include "ui/node_properties_panel.h"
 #include "ui/plots_panel.h"
 #include "ui/search_space_view.h"
+#include "ui/sessions_dialog.h"
 #include "ui/tasks_panel.h"
 #include "ui/tuning_session.h"
 
@@ -44,6 +51,8 @@ constexpr const char* kTarget = "cpu";
 QSettings layoutSettings() {
   return QSettings(MainWindow::kSettingsOrganization, MainWindow::kSettingsApplication);
 }
+
+using HistoryPtr = std::shared_ptr<const store::SessionHistory>;
 
 }  // namespace
 
@@ -64,9 +73,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(tasks_, &TasksPanel::taskSelected, this, &MainWindow::selectTask);
   connect(graph_, &GraphView::taskSelected, this, &MainWindow::selectTask);
   connect(plots_, &PlotsPanel::taskSelected, this, &MainWindow::selectTask);
-  connect(space_, &SearchSpaceView::programSelected, this, [this](const QString& title, const QString& decisions) {
-    code_->showProgram(selectedTask_, title, decisions);
+  connect(session_, &TuningSession::bestProgramFound, this, &MainWindow::onBestProgram);
+  connect(session_, &TuningSession::sessionStarted, this, [this](qint64 id, bool resumed) {
+    resumable_ = id;  // Start after a stop goes on with this session
+    log_->appendMessage(resumed ? tr("Resuming session %1").arg(id) : tr("Recording into session %1").arg(id));
   });
+  connect(space_, &SearchSpaceView::programSelected, this,
+          [this](const QString& title, const QString& decisions, const QString& steps) {
+            code_->showProgram(selectedTask_, title, decisions, steps);
+          });
   connect(graph_, &GraphView::layoutFinished, this, [this](double layout, double scene) {
     log_->appendMessage(tr("Graph laid out in %1 s (scene %2 s)").arg(layout, 0, 'f', 3).arg(scene, 0, 'f', 3));
   });
@@ -92,7 +107,29 @@ void MainWindow::createActions() {
   openModelAction_->setStatusTip(tr("Open a model: a zoo name, an ONNX or a TorchScript file"));
   connect(openModelAction_, &QAction::triggered, this, &MainWindow::openModel);
 
-  // Tuning and export come with the tuning session adapter: disabled until then.
+  openDatabaseAction_ = new QAction(s->standardIcon(QStyle::SP_DriveHDIcon), tr("Open &database..."), this);
+  openDatabaseAction_->setObjectName(QStringLiteral("actionOpenDatabase"));
+  openDatabaseAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+  openDatabaseAction_->setStatusTip(tr("Use a tuning database (SQLite) and browse its sessions"));
+  connect(openDatabaseAction_, &QAction::triggered, this, &MainWindow::openDatabase);
+
+  sessionsAction_ = new QAction(s->standardIcon(QStyle::SP_FileDialogDetailedView), tr("&Sessions..."), this);
+  sessionsAction_->setObjectName(QStringLiteral("actionSessions"));
+  sessionsAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+  sessionsAction_->setStatusTip(tr("Browse, compare and reopen the sessions of the database"));
+  connect(sessionsAction_, &QAction::triggered, this, &MainWindow::showSessions);
+
+  // The built-in zoo, from the File menu and the toolbar.
+  zooMenu_ = new QMenu(tr("Open from &zoo"), this);
+  zooMenu_->setObjectName(QStringLiteral("zooMenu"));
+  for (const graph::ZooEntry& e : graph::zooModels()) {
+    const QString name = QString::fromStdString(e.name);
+    QAction* a = zooMenu_->addAction(name);
+    a->setStatusTip(QString::fromStdString(e.description));
+    connect(a, &QAction::triggered, this, [this, name] { setModelPath(name); });
+  }
+
+  // Tuning needs a model: disabled until one is open.
   startAction_ = new QAction(s->standardIcon(QStyle::SP_MediaPlay), tr("&Start"), this);
   startAction_->setObjectName(QStringLiteral("actionStart"));
   startAction_->setShortcut(Qt::Key_F5);
@@ -114,8 +151,9 @@ void MainWindow::createActions() {
   exportAction_ = new QAction(s->standardIcon(QStyle::SP_DialogSaveButton), tr("&Export..."), this);
   exportAction_->setObjectName(QStringLiteral("actionExport"));
   exportAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-  exportAction_->setStatusTip(tr("Export the tuned kernels"));
+  exportAction_->setStatusTip(tr("Export the tuned kernels or the records of the database"));
   exportAction_->setEnabled(false);
+  connect(exportAction_, &QAction::triggered, this, &MainWindow::showExport);
 
   resetLayoutAction_ = new QAction(tr("&Reset layout"), this);
   resetLayoutAction_->setObjectName(QStringLiteral("actionResetLayout"));
@@ -133,6 +171,14 @@ void MainWindow::createToolBar() {
   toolBar_->setObjectName(QStringLiteral("mainToolBar"));
   toolBar_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
   toolBar_->addAction(openModelAction_);
+  auto* zoo = new QToolButton(this);
+  zoo->setObjectName(QStringLiteral("zooButton"));
+  zoo->setText(tr("Zoo"));
+  zoo->setToolTip(tr("Open a model of the built-in zoo"));
+  zoo->setMenu(zooMenu_);
+  zoo->setPopupMode(QToolButton::InstantPopup);
+  toolBar_->addWidget(zoo);
+  toolBar_->addAction(sessionsAction_);
   toolBar_->addSeparator();
   // Target, fusion, cost model and budget of the next tuning; kept in QSettings.
   QSettings settings = layoutSettings();
@@ -215,9 +261,13 @@ QDockWidget* MainWindow::addPanel(const QString& title, const QString& objectNam
 void MainWindow::createMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(openModelAction_);
+  file->addMenu(zooMenu_);
   recentMenu_ = file->addMenu(tr("Open &recent"));
   recentMenu_->setObjectName(QStringLiteral("recentMenu"));
   updateRecentMenu();
+  file->addSeparator();
+  file->addAction(openDatabaseAction_);
+  file->addAction(sessionsAction_);
   file->addAction(exportAction_);
   file->addSeparator();
   file->addAction(quitAction_);
@@ -256,12 +306,20 @@ void MainWindow::createStatusBar() {
 void MainWindow::setModelPath(const QString& model) {
   model_ = model;
   log_->appendMessage(tr("Model: %1").arg(model));
+  // Another model (or fusion): a reopened session no longer applies, unless
+  // this is its model being opened for it.
+  if (!pendingHistory_ || QString::fromStdString(pendingHistory_->session.subject) != model) pendingHistory_.reset();
+  resumable_ = 0;
   updateTitle();
   updateActions();
   rememberModel(model);
   prepared_.reset();
+  searchTasks_.clear();
+  best_.clear();
+  selected_ = -1;
   graph_->clear();
   space_->clear();
+  code_->clear();
   statusBar()->showMessage(tr("Preparing %1...").arg(model));
   // Loading, folding and fusion take a while on big models: off the UI thread.
   const int generation = ++preparing_;
@@ -299,7 +357,9 @@ void MainWindow::onModelPrepared(std::shared_ptr<const frontend::PreparedModel> 
   for (const fusion::GraphTask& t : model->tasks) {
     infos.push_back({QString::fromStdString(t.key), QString::fromStdString(t.name), double(t.weight), t.flops});
     names << QString::fromStdString(t.name);
+    searchTasks_.push_back(fusion::toSearchTask(t, kTarget));
   }
+  best_ = QVector<BestProgram>(int(searchTasks_.size()));
   tasks_->model()->setTasks(infos);
   plots_->setTasks(names);
   graph_->setModel(model);
@@ -311,18 +371,25 @@ void MainWindow::onModelPrepared(std::shared_ptr<const frontend::PreparedModel> 
   statusBar()->showMessage(tr("%1 tasks; press Start to tune").arg(model->tasks.size()));
   if (!model->tasks.empty()) selectTask(0);
   emit modelReady();
+  if (HistoryPtr h = std::exchange(pendingHistory_, nullptr)) applyHistory(*h);
 }
 
 void MainWindow::selectTask(int task) {
-  if (!prepared_ || task < 0 || task >= int(prepared_->tasks.size())) return;
-  selectedTask_ = fusion::toSearchTask(prepared_->tasks[size_t(task)], kTarget);
-  graph_->selectTask(task);
+  if (task < 0 || task >= int(searchTasks_.size())) return;
+  selected_ = task;
+  selectedTask_ = searchTasks_[size_t(task)];
+  if (prepared_) graph_->selectTask(task);
   plots_->selectTask(task);
-  const double bestMs =
-      tasks_->model()->data(tasks_->model()->index(task, TasksModel::BestMs), Qt::UserRole).toDouble();
-  // The best program's decisions come with the session's records; until
-  // then the space's samples are shown.
-  space_->showTask(selectedTask_, QString(), bestMs > 0 ? bestMs / 1e3 : std::nan(""));
+  // The best program so far (from the tuning or a reopened session), else
+  // the space's samples.
+  const BestProgram b = best_.value(task);
+  space_->showTask(selectedTask_, b.decisions, b.seconds > 0 ? b.seconds : std::nan(""), b.steps);
+}
+
+void MainWindow::onBestProgram(int task, const QString& decisions, const QString& steps, double seconds) {
+  if (task < 0 || task >= best_.size()) return;
+  best_[task] = {decisions, steps, seconds};
+  if (task == selected_) space_->setBest(decisions, seconds, steps);
 }
 
 void MainWindow::showError(const QString& title, const QString& message) {
@@ -333,15 +400,217 @@ void MainWindow::showError(const QString& title, const QString& message) {
   box->open();  // window-modal, returns at once
 }
 
-void MainWindow::setDatabasePath(const QString& database) {
+bool MainWindow::setDatabasePath(const QString& database) {
+  // A new file is created by the first tuning; an existing one must be a
+  // database Tessel can read (checked read-only: nothing is written to it).
+  QString summary;
+  if (QFileInfo::exists(database)) {
+    try {
+      auto db = store::Database::open(database.toStdString(), store::OpenMode::ReadOnly);
+      const store::Stats st = db->stats();
+      summary = tr(" (%1 sessions, %2 records)").arg(st.sessions).arg(st.records);
+    } catch (const std::exception& e) {
+      showError(tr("Cannot open the database"), QString::fromStdString(e.what()));
+      return false;
+    }
+  }
   database_ = database;
-  log_->appendMessage(tr("Database: %1").arg(database));
+  resumable_ = 0;
+  log_->appendMessage(tr("Database: %1%2").arg(database, summary));
   updateTitle();
+  updateActions();
+  return true;
+}
+
+QString MainWindow::effectiveDatabase() const {
+  return database_.isEmpty() ? QString::fromStdString(store::defaultDatabasePath()) : database_;
+}
+
+void MainWindow::openDatabase() {
+  const QString file =
+      QFileDialog::getOpenFileName(this, tr("Open tuning database"), QFileInfo(effectiveDatabase()).path(),
+                                   tr("Tessel databases (*.db *.sqlite);;All files (*)"));
+  if (!file.isEmpty() && setDatabasePath(file)) showSessions();
+}
+
+SessionsDialog* MainWindow::showSessions() {
+  auto* dialog = new SessionsDialog(effectiveDatabase(), this);
+  if (!dialog->load()) {
+    showError(tr("Cannot open the database"), dialog->errorMessage());
+    delete dialog;
+    return nullptr;
+  }
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &SessionsDialog::reopenRequested, this, &MainWindow::reopenSession);
+  dialog->open();  // window-modal, returns at once
+  return dialog;
+}
+
+ExportDialog* MainWindow::showExport() {
+  auto* dialog = new ExportDialog(effectiveDatabase(), this);
+  ExportDialog::TaskDefinitions tasks;
+  for (const search::SearchTask& t : searchTasks_)
+    tasks.emplace_back(t.key, t.dag);
+  dialog->setModelTasks(prepared_ ? model_ : QString(), tasks, selected_);
+  if (!prepared_ && selected_ >= 0) dialog->setScope(ExportDialog::SelectedTaskScope);  // a task session
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &ExportDialog::exported, this, [this](bool ok, const QString& message) {
+    log_->appendMessage(message);
+    statusBar()->showMessage(ok ? tr("Exported") : tr("Export failed"));
+  });
+  dialog->open();
+  return dialog;
+}
+
+void MainWindow::reopenSession(qint64 session) {
+  const std::string path = effectiveDatabase().toStdString();
+  statusBar()->showMessage(tr("Reading session %1...").arg(session));
+  auto future = QtConcurrent::run([path, session]() -> std::pair<HistoryPtr, QString> {
+    try {
+      auto db = store::Database::open(path, store::OpenMode::ReadOnly);
+      return {std::make_shared<const store::SessionHistory>(store::loadSessionHistory(*db, session)), {}};
+    } catch (const std::exception& e) {
+      return {nullptr, QString::fromStdString(e.what())};
+    }
+  });
+  auto* watcher = new QFutureWatcher<std::pair<HistoryPtr, QString>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, session] {
+    watcher->deleteLater();
+    auto [history, error] = watcher->result();
+    if (!history) {
+      showError(tr("Cannot reopen session %1").arg(session), error);
+      emit sessionFailed(error);
+      return;
+    }
+    if (session_->isRunning()) {
+      showError(tr("Cannot reopen session %1").arg(session), tr("a tuning is running: stop it first"));
+      emit sessionFailed(tr("a tuning is running"));
+      return;
+    }
+    const store::SessionRow& row = history->session;
+    if (row.kind == "model") {
+      // The session's model, fused as it was tuned, then its history.
+      const QString model = QString::fromStdString(row.subject);
+      const QString fusion = QString::fromStdString(history->fusion.empty() ? "dp" : history->fusion);
+      if (prepared_ && model_ == model && QString::fromStdString(prepared_->fusion) == fusion) {
+        applyHistory(*history);
+        return;
+      }
+      pendingHistory_ = history;
+      {
+        const QSignalBlocker quiet(fusionBox_);  // no re-fuse of the current model
+        fusionBox_->setCurrentText(fusion);
+      }
+      setModelPath(model);
+      return;
+    }
+    // A session of one operator (tessel tune-op): its task alone, no graph.
+    search::SearchTask task;
+    const store::TaskRow& t = history->tasks.empty() ? store::TaskRow{} : history->tasks.front().task;
+    try {
+      if (history->tasks.empty()) throw std::runtime_error("the session has no record");
+      task = search::makeOperatorTask(t.op, t.shape, t.target, t.layout);
+      if (task.key != t.key) throw std::runtime_error("the definition of " + t.op + " changed since it was tuned");
+    } catch (const std::exception& e) {
+      const QString message = QString::fromStdString(e.what());
+      showError(tr("Cannot reopen session %1").arg(session), message);
+      emit sessionFailed(message);
+      return;
+    }
+    ++preparing_;  // a model still being prepared is not wanted any more
+    pendingHistory_.reset();
+    model_.clear();
+    prepared_.reset();
+    graph_->clear();
+    searchTasks_ = {task};
+    best_ = QVector<BestProgram>(1);
+    const QString name = QString::fromStdString(t.op);
+    tasks_->model()->setTasks({{QString::fromStdString(t.key), name, 1.0, t.flops}});
+    plots_->setTasks({name});
+    updateTitle();
+    applyHistory(*history);
+  });
+  watcher->setFuture(future);
+}
+
+void MainWindow::applyHistory(const store::SessionHistory& h) {
+  // The session's tasks where the open model has them (by workload key).
+  QVector<int> index;
+  int missing = 0;
+  for (const store::SessionTask& t : h.tasks) {
+    int found = -1;
+    for (size_t i = 0; i < searchTasks_.size(); ++i)
+      if (searchTasks_[i].key == t.task.key) found = int(i);
+    index << found;
+    missing += found < 0;
+  }
+  // Fresh tasks panel and plots, then the history as a live tuning reported it.
+  QVector<TaskInfo> infos;
+  for (int i = 0; i < tasks_->model()->rowCount(); ++i)
+    infos << tasks_->model()->task(i);
+  tasks_->model()->setTasks(infos);
+  plots_->clear();
+  best_ = QVector<BestProgram>(int(searchTasks_.size()));
+  for (const store::SessionRound& r : h.rounds) {
+    const int task = index[int(r.task)];
+    if (task < 0) continue;
+    tasks_->model()->updateTask(task, r.taskTrials, r.bestSeconds);
+    plots_->addRound(task, r.taskTrials, r.bestSeconds, r.estimateSeconds, r.elapsedSeconds);
+  }
+  QVector<int> programTask;
+  QVector<double> predicted, measured;
+  for (const store::SessionProgram& p : h.programs) {
+    if (index[int(p.task)] < 0) continue;
+    programTask << index[int(p.task)];
+    predicted << p.predicted;
+    measured << p.seconds;
+  }
+  plots_->addProgramsBulk(programTask, predicted, measured);
+  for (size_t i = 0; i < h.tasks.size(); ++i)
+    if (index[int(i)] >= 0 && h.tasks[i].best) {
+      const store::RecordRow& b = *h.tasks[i].best;
+      best_[index[int(i)]] = {QString::fromStdString(b.decisions), QString::fromStdString(b.steps), b.medianCost()};
+    }
+  const double estimate = h.rounds.empty() ? std::nan("") : h.rounds.back().estimateSeconds;
+  refreshShares(estimate);
+
+  resumable_ = h.session.kind == "model" ? h.session.id : 0;
+  resumedTrials_ = int(h.programs.size());
+  elapsedOffset_ = h.rounds.empty() ? 0 : std::max(0.0, h.rounds.back().elapsedSeconds);
+  const QString subject = QString::fromStdString(h.session.subject);
+  log_->appendMessage(tr("Reopened session %1 (%2, %3): %4 trials, %5 tasks")
+                          .arg(h.session.id)
+                          .arg(subject, QString::fromStdString(h.session.status))
+                          .arg(h.programs.size())
+                          .arg(h.tasks.size()));
+  if (missing)
+    log_->appendMessage(tr("%1 of the session's tasks are not tasks of %2 as it is fused now; they are not shown")
+                            .arg(missing)
+                            .arg(subject));
+  statusBar()->showMessage(std::isfinite(estimate)
+                               ? tr("Session %1: %2 trials, estimated end-to-end %3 ms")
+                                     .arg(h.session.id)
+                                     .arg(h.programs.size())
+                                     .arg(estimate * 1e3, 0, 'f', 3)
+                               : tr("Session %1: %2 trials").arg(h.session.id).arg(h.programs.size()));
+  updateActions();
+  selectTask(selected_ >= 0 ? selected_ : 0);
+  emit sessionReopened(h.session.id);
+}
+
+void MainWindow::refreshShares(double estimateSeconds) {
+  QVector<double> shares;
+  for (int i = 0; i < tasks_->model()->rowCount(); ++i) {
+    const double share = tasks_->model()->data(tasks_->model()->index(i, TasksModel::Share), Qt::UserRole).toDouble();
+    shares.push_back(std::isfinite(estimateSeconds) ? share : std::nan(""));
+  }
+  graph_->setTaskShares(shares);
 }
 
 void MainWindow::updateActions() {
   const bool running = session_->isRunning();
   startAction_->setEnabled(!running && !model_.isEmpty());
+  exportAction_->setEnabled(QFileInfo::exists(effectiveDatabase()));
   pauseAction_->setEnabled(running);
   pauseAction_->setText(session_->isPaused() ? tr("&Resume") : tr("&Pause"));
   stopAction_->setEnabled(running);
@@ -351,13 +620,20 @@ void MainWindow::startTuning() {
   if (model_.isEmpty() || session_->isRunning()) return;
   TuningRequest request;
   request.model = model_;
-  request.database =
-      database_.isEmpty()
-          ? QDir(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation)).filePath("tessel/tessel.db")
-          : database_;
+  request.database = effectiveDatabase();
   request.trials = trialBudget_;
   request.fusion = fusionBox_->currentText();
   request.costModel = costModelBox_->currentText();
+  // After a reopened (or stopped) session of this model, Start goes on with
+  // it: the budget is trials to add, and its curves continue.
+  if (resumable_) {
+    request.resumeSession = resumable_;
+    request.trials = resumedTrials_ + trialBudget_;
+  } else {
+    resumedTrials_ = 0;
+    elapsedOffset_ = 0;
+    plots_->clear();
+  }
   tuningClock_.start();
   progress_->setRange(0, trialBudget_);
   progress_->setValue(0);
@@ -370,6 +646,12 @@ void MainWindow::startTuning() {
     settings.setValue("tuning/costModel", request.costModel);
   }
   log_->appendMessage(tr("Tuning %1: %2 trials into %3").arg(model_).arg(trialBudget_).arg(request.database));
+  if (!resumable_) {
+    QVector<TaskInfo> infos;  // a new session starts from no trials
+    for (int i = 0; i < tasks_->model()->rowCount(); ++i)
+      infos << tasks_->model()->task(i);
+    tasks_->model()->setTasks(infos);
+  }
   session_->start(request);
   statusBar()->showMessage(tr("Preparing %1...").arg(model_));
   updateActions();
@@ -392,7 +674,7 @@ void MainWindow::stopTuning() {
 
 void MainWindow::onRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, int totalTrials) {
   const double elapsed = tuningClock_.elapsed() / 1e3;
-  plots_->addRound(task, taskTrials, bestSeconds, estimateSeconds, elapsed);
+  plots_->addRound(task, taskTrials, bestSeconds, estimateSeconds, elapsedOffset_ + elapsed);
   progress_->setValue(std::min(totalTrials, progress_->maximum()));
   if (elapsed > 0 && totalTrials > 0) {
     const double rate = totalTrials / elapsed;
@@ -400,12 +682,7 @@ void MainWindow::onRound(int task, int taskTrials, double bestSeconds, double es
     rateLabel_->setText(
         tr("%1 trials/s, %2:%3 left").arg(rate, 0, 'f', 2).arg(left / 60).arg(left % 60, 2, 10, QLatin1Char('0')));
   }
-  QVector<double> shares;
-  for (int i = 0; i < tasks_->model()->rowCount(); ++i) {
-    const double share = tasks_->model()->data(tasks_->model()->index(i, TasksModel::Share), Qt::UserRole).toDouble();
-    shares.push_back(std::isfinite(estimateSeconds) ? share : std::nan(""));
-  }
-  graph_->setTaskShares(shares);
+  refreshShares(estimateSeconds);
   statusBar()->showMessage(std::isfinite(estimateSeconds)
                                ? tr("%1 of %2 trials; task %3; estimated end-to-end %4 ms")
                                      .arg(totalTrials)
@@ -418,7 +695,7 @@ void MainWindow::onRound(int task, int taskTrials, double bestSeconds, double es
 void MainWindow::onFinished(bool ok, const QString& message) {
   progress_->hide();
   statusBar()->showMessage(ok ? message : tr("Tuning failed: %1").arg(message));
-  if (!ok) log_->appendMessage(tr("Tuning failed: %1").arg(message));
+  if (!ok) showError(tr("Tuning failed"), message);
   updateActions();
 }
 

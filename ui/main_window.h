@@ -6,7 +6,9 @@
 #include <QElapsedTimer>
 #include <QMainWindow>
 #include <QString>
+#include <QVector>
 #include <memory>
+#include <optional>
 
 #include "search/search_task.h"
 
@@ -23,10 +25,15 @@ class QToolBar;
 namespace tessel::frontend {
 struct PreparedModel;
 }
+namespace tessel::store {
+struct SessionHistory;
+}
 
 namespace tessel::ui {
 
 class CodeView;
+class ExportDialog;
+class SessionsDialog;
 class GraphView;
 class LogPanel;
 class PlotsPanel;
@@ -51,9 +58,15 @@ class MainWindow : public QMainWindow {
   // tasks) on a worker thread, then shown in the graph, tasks and plots;
   // modelReady or modelFailed (with an error dialog) follows.
   void setModelPath(const QString& model);
-  void setDatabasePath(const QString& database);
+  // The database tuning writes to and sessions are read from. An existing
+  // file that is not a readable Tessel database is refused with an error
+  // dialog naming the problem (false), and left as it was.
+  bool setDatabasePath(const QString& database);
   QString modelPath() const { return model_; }
   QString databasePath() const { return database_; }
+  // The database in use: the one set, else the CLI's default ($TESSEL_DB,
+  // else ~/.local/share/tessel/tessel.db).
+  QString effectiveDatabase() const;
 
   LogPanel* logPanel() const { return log_; }
   TasksPanel* tasksPanel() const { return tasks_; }
@@ -66,6 +79,24 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const frontend::PreparedModel> preparedModel() const { return prepared_; }
   // Drives the views from a task (index into the model's tasks).
   void selectTask(int task);
+  int selectedTask() const { return selected_; }
+  // The sessions of the database in a dialog (window-modal, returns at
+  // once); null, with an error dialog, if the database cannot be read.
+  SessionsDialog* showSessions();
+  // The export dialog over the database, for the open model and task.
+  ExportDialog* showExport();
+  // Reads a session on a worker thread and shows it: its model (opened
+  // with the session's fusion), tasks, curves, scatter and best programs.
+  // sessionReopened or an error dialog follows. Start then resumes it.
+  void reopenSession(qint64 session);
+  // The session Start resumes (0: Start begins a new one).
+  qint64 resumableSession() const { return resumable_; }
+  // A task's best program known to the studio (from the tuning or a reopened session).
+  struct BestProgram {
+    QString decisions, steps;
+    double seconds = 0;  // 0: none
+  };
+  BestProgram bestProgram(int task) const { return best_.value(task); }
   // Shows an error in a window-modal dialog (never blocks the caller) and the log.
   void showError(const QString& title, const QString& message);
   // Trials of the next tuning (the toolbar's budget).
@@ -89,6 +120,8 @@ class MainWindow : public QMainWindow {
  signals:
   void modelReady();
   void modelFailed(const QString& message);
+  void sessionReopened(qint64 session);
+  void sessionFailed(const QString& message);
 
  public:
   bool restoreLayout();
@@ -105,6 +138,9 @@ class MainWindow : public QMainWindow {
   void createStatusBar();
   QDockWidget* addPanel(const QString& title, const QString& objectName, QWidget* panel, Qt::DockWidgetArea area);
   void openModel();
+  void openDatabase();
+  void applyHistory(const store::SessionHistory& history);
+  void refreshShares(double estimateSeconds);
   void updateTitle();
   void rememberModel(const QString& model);
   void updateRecentMenu();
@@ -112,6 +148,7 @@ class MainWindow : public QMainWindow {
   void onRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, int totalTrials);
   void onFinished(bool ok, const QString& message);
   void onModelPrepared(std::shared_ptr<const frontend::PreparedModel> model, const QString& error);
+  void onBestProgram(int task, const QString& decisions, const QString& steps, double seconds);
   void updateActions();
 
   QString model_;
@@ -125,12 +162,21 @@ class MainWindow : public QMainWindow {
   CodeView* code_ = nullptr;
   std::shared_ptr<const frontend::PreparedModel> prepared_;
   search::SearchTask selectedTask_;
-  int preparing_ = 0;  // generation of the latest setModelPath
+  int selected_ = -1;
+  std::vector<search::SearchTask> searchTasks_;                  // of the open model, or of a reopened task session
+  QVector<BestProgram> best_;                                    // per task
+  std::shared_ptr<const store::SessionHistory> pendingHistory_;  // shown once its model is open
+  qint64 resumable_ = 0;
+  double elapsedOffset_ = 0;  // seconds of the resumed session before this tuning
+  int resumedTrials_ = 0;     // trials of the resumed session before this tuning
+  int preparing_ = 0;         // generation of the latest setModelPath
   QElapsedTimer tuningClock_;
   TuningSession* session_ = nullptr;
   QByteArray defaultState_;
 
   QAction* openModelAction_ = nullptr;
+  QAction* openDatabaseAction_ = nullptr;
+  QAction* sessionsAction_ = nullptr;
   QAction* startAction_ = nullptr;
   QAction* pauseAction_ = nullptr;
   QAction* stopAction_ = nullptr;
@@ -147,6 +193,7 @@ class MainWindow : public QMainWindow {
   QComboBox* costModelBox_ = nullptr;
   QComboBox* targetBox_ = nullptr;
   QMenu* recentMenu_ = nullptr;
+  QMenu* zooMenu_ = nullptr;
   QLabel* databaseLabel_ = nullptr;
   QList<QDockWidget*> docks_;
 };

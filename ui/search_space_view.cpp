@@ -75,7 +75,8 @@ QString SearchSpaceView::formatCount(double n) {
   return s;
 }
 
-void SearchSpaceView::showTask(const search::SearchTask& task, const QString& bestDecisions, double bestSeconds) {
+void SearchSpaceView::showTask(const search::SearchTask& task, const QString& bestDecisions, double bestSeconds,
+                               const QString& bestSteps) {
   const quint64 gen = ++generation_;
   ready_ = false;
   summary_ = {};
@@ -83,6 +84,7 @@ void SearchSpaceView::showTask(const search::SearchTask& task, const QString& be
   lastPicked_ = nullptr;
   taskKey_ = QString::fromStdString(task.key);
   bestDecisions_ = bestDecisions;
+  bestSteps_ = bestSteps;
   bestSeconds_ = bestSeconds;
   tree_->clear();
   details_->clear();
@@ -112,10 +114,10 @@ void SearchSpaceView::showTask(const search::SearchTask& task, const QString& be
     summary_ = std::move(c.summary);
     populate();
     emit ready();
-    if (!bestDecisions_.isEmpty()) {
-      emit programSelected(bestText(bestSeconds_), bestDecisions_);
+    if (hasBest()) {
+      emit programSelected(bestText(bestSeconds_), bestDecisions_, bestSteps_);
     } else if (!summary_.sampleDecisions.empty()) {
-      emit programSelected(tr("Sample 1"), QString::fromStdString(summary_.sampleDecisions.front()));
+      emit programSelected(tr("Sample 1"), QString::fromStdString(summary_.sampleDecisions.front()), QString());
     }
   });
   watcher->setFuture(QtConcurrent::run(work));
@@ -183,7 +185,7 @@ void SearchSpaceView::populate() {
 
 void SearchSpaceView::updateBestItem() {
   if (!bestItem_) return;
-  if (bestDecisions_.isEmpty()) {
+  if (!hasBest()) {
     bestItem_->setText(0, tr("Best program: none yet"));
     bestItem_->setToolTip(0, tr("No program of this task has been measured"));
   } else {
@@ -191,10 +193,12 @@ void SearchSpaceView::updateBestItem() {
     bestItem_->setToolTip(0, tr("Click to show its code"));
   }
   bestItem_->setData(0, kDecisionsRole, bestDecisions_);
+  bestItem_->setData(0, kStepsRole, bestSteps_);
 }
 
-void SearchSpaceView::setBest(const QString& bestDecisions, double bestSeconds) {
+void SearchSpaceView::setBest(const QString& bestDecisions, double bestSeconds, const QString& bestSteps) {
   bestDecisions_ = bestDecisions;
+  bestSteps_ = bestSteps;
   bestSeconds_ = bestSeconds;
   updateBestItem();
 }
@@ -207,6 +211,7 @@ void SearchSpaceView::clear() {
   lastPicked_ = nullptr;
   taskKey_.clear();
   bestDecisions_.clear();
+  bestSteps_.clear();
   bestSeconds_ = std::nan("");
   tree_->clear();
   details_->clear();
@@ -216,7 +221,9 @@ void SearchSpaceView::onItemActivated(QTreeWidgetItem* item) {
   if (!item) return;
   QString kind = item->data(0, kKindRole).toString();
   QString decisions = item->data(0, kDecisionsRole).toString();
-  if ((kind != QLatin1String("sample") && kind != QLatin1String("best")) || decisions.isEmpty()) return;
+  QString steps = item->data(0, kStepsRole).toString();
+  if ((kind != QLatin1String("sample") && kind != QLatin1String("best")) || (decisions.isEmpty() && steps.isEmpty()))
+    return;
   // A double click (or a style that activates on single click) reports the
   // same pick twice: the code view needs it once.
   if (item == lastPicked_ && pickClock_.isValid() && pickClock_.elapsed() < QApplication::doubleClickInterval()) return;
@@ -224,7 +231,7 @@ void SearchSpaceView::onItemActivated(QTreeWidgetItem* item) {
   pickClock_.start();
   QString title =
       kind == QLatin1String("best") ? bestText(bestSeconds_) : item->text(0).section(QLatin1Char(':'), 0, 0);
-  emit programSelected(title, decisions);
+  emit programSelected(title, decisions, steps);
 }
 
 void SearchSpaceView::onCurrentChanged(QTreeWidgetItem* item) {

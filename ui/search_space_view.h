@@ -26,15 +26,20 @@ class SearchSpaceView : public QWidget {
   // (serialised) of a sample or of the best program.
   static constexpr int kKindRole = Qt::UserRole + 1;       // "space", "sketch", "loops", "parameters", ...
   static constexpr int kDecisionsRole = Qt::UserRole + 2;  // QString, on "sample" and "best" items
+  static constexpr int kStepsRole = Qt::UserRole + 3;      // QString, serialised steps of a stored best program
 
   explicit SearchSpaceView(QWidget* parent = nullptr);
 
   // Shows a task's space (computed on a worker thread via QtConcurrent; a
   // newer call supersedes an older one). bestDecisions: serialised decisions
-  // of the best program so far ("" = none yet), bestSeconds NaN if none.
-  void showTask(const search::SearchTask& task, const QString& bestDecisions, double bestSeconds);
+  // of the best program so far ("" = none yet), bestSeconds NaN if none,
+  // bestSteps its serialised steps when it comes from the database (the
+  // code view then replays them exactly).
+  void showTask(const search::SearchTask& task, const QString& bestDecisions, double bestSeconds,
+                const QString& bestSteps = {});
   // Updates the best program of the task shown without recomputing the space.
-  void setBest(const QString& bestDecisions, double bestSeconds);
+  void setBest(const QString& bestDecisions, double bestSeconds, const QString& bestSteps = {});
+  bool hasBest() const { return !bestDecisions_.isEmpty() || !bestSteps_.isEmpty(); }
   void clear();
   bool isReady() const { return ready_; }  // the latest showTask finished
   const search::SpaceSummary& summary() const { return summary_; }
@@ -49,7 +54,8 @@ class SearchSpaceView : public QWidget {
   // The user picked the best program or a sample (also emitted once with the
   // best program, or the first sample when there is no best, when a task is
   // shown): the code view shows it.
-  void programSelected(const QString& title, const QString& decisionsJson);
+  // stepsJson is set for a stored best program, "" otherwise.
+  void programSelected(const QString& title, const QString& decisionsJson, const QString& stepsJson);
   void failed(const QString& message);
 
  private:
@@ -62,7 +68,7 @@ class SearchSpaceView : public QWidget {
   QPlainTextEdit* details_;
   search::SpaceSummary summary_;
   QString taskKey_;
-  QString bestDecisions_;
+  QString bestDecisions_, bestSteps_;
   double bestSeconds_ = std::nan("");
   QTreeWidgetItem* bestItem_ = nullptr;
   QTreeWidgetItem* lastPicked_ = nullptr;  // only compared, never dereferenced

@@ -114,7 +114,14 @@ TasksPanel::TasksPanel(QWidget* parent)
 }
 
 void TasksPanel::follow(TuningSession* session) {
-  connect(session, &TuningSession::tasksReady, model_, &TasksModel::setTasks);
+  // The tasks of the model being tuned; when they are those shown (the
+  // studio opened the model, or a resumed session), their progress stays.
+  connect(session, &TuningSession::tasksReady, model_, [this](const QVector<TaskInfo>& tasks) {
+    bool same = tasks.size() == model_->rowCount();
+    for (int i = 0; same && i < tasks.size(); ++i)
+      same = tasks[i].key == model_->task(i).key;
+    if (!same) model_->setTasks(tasks);
+  });
   connect(session, &TuningSession::roundFinished, model_,
           [this](int task, int trials, double best, double, int) { model_->updateTask(task, trials, best); });
 }

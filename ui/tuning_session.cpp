@@ -2,6 +2,8 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QMetaObject>
 #include <cmath>
 #include <memory>
@@ -81,8 +83,28 @@ void TuningSession::run(TuningRequest request) {
     int64_t modelId = db->ensureModel(m.name, m.name);
     for (const auto& t : tasks)
       db->setModelTask(modelId, db->ensureTask(store::taskRowOf(t.task)), t.weight);
-    int64_t session = db->beginSession("model", 0, modelId, "{\"command\":\"studio\",\"fusion\":\"" + m.fusion + "\"}",
-                                       request.trials);
+    int64_t session = 0;
+    if (request.resumeSession) {
+      std::optional<store::SessionRow> s = db->session(request.resumeSession);
+      if (!s || s->kind != "model" || s->modelId != modelId)
+        throw std::runtime_error("session " + std::to_string(request.resumeSession) + " is not a session of " + m.name +
+                                 ": it cannot be resumed with this model");
+      session = s->id;
+      db->reopenSession(session, request.trials);
+    } else {
+      const QJsonObject config{{"command", "studio"},
+                               {"model", request.model},
+                               {"target", QString::fromStdString(target)},
+                               {"fusion", QString::fromStdString(m.fusion)},
+                               {"trials", request.trials},
+                               {"search", request.search},
+                               {"cost_model", request.costModel},
+                               {"batch", request.batch},
+                               {"population", request.population}};
+      session = db->beginSession("model", 0, modelId,
+                                 QJsonDocument(config).toJson(QJsonDocument::Compact).toStdString(), request.trials);
+    }
+    emit sessionStarted(session, request.resumeSession != 0);
 
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     search::ModelTuneOptions o;
@@ -97,22 +119,31 @@ void TuningSession::run(TuningRequest request) {
     if (worker.isEmpty()) worker = QDir(QCoreApplication::applicationDirPath()).filePath("tessel-worker");
     o.perTask.measurer.run.workerPath = worker.toStdString();
     std::vector<std::unique_ptr<store::TuningRecorder>> recorders(tasks.size());
-    int measuredTrials = 0;  // this thread only
+    int measuredTrials = 0;                            // this thread only
+    std::vector<double> best(tasks.size(), INFINITY);  // per task, to report new bests
     o.prepareTask = [&](size_t i, search::TuneOptions& to) {
       recorders[i] = std::make_unique<store::TuningRecorder>(*db, tasks[i].task, session);
       recorders[i]->attach(to);
+      for (const search::TuneRecord& r : to.previous)  // a resumed session's bests stand
+        if (r.result.ok()) best[i] = std::min(best[i], r.result.medianCost());
       auto stored = to.onRecords;
-      to.onRecords = [this, i, stored, &measuredTrials](const std::vector<search::TuneRecord>& batch) {
+      to.onRecords = [this, i, stored, &measuredTrials, &best](const std::vector<search::TuneRecord>& batch) {
         if (stored) stored(batch);
         measuredTrials += int(batch.size());
         QVector<double> predicted, measured;
+        const search::TuneRecord* newBest = nullptr;
         for (const auto& r : batch) {
           predicted.push_back(r.predicted);
           measured.push_back(r.result.ok() ? r.result.medianCost() : std::nan(""));
           if (!r.result.ok())
             emit logMessage(QString("task %1: %2").arg(i).arg(QString::fromStdString(r.result.message).left(200)));
+          else if (r.result.medianCost() < best[i])
+            best[i] = r.result.medianCost(), newBest = &r;
         }
         emit programsMeasured(int(i), predicted, measured);
+        if (newBest)
+          emit bestProgramFound(int(i), QString::fromStdString(newBest->decisions),
+                                QString::fromStdString(newBest->steps), best[i]);
       };
     };
     o.perTask.cancel = interrupt_;

@@ -23,7 +23,9 @@ struct TuningRequest {
   QString fusion = "dp";
   QString search = "evolutionary";
   QString costModel = "xgb";
-  int trials = 256;
+  int trials = 256;  // of the whole session, a resumed session's earlier trials included
+  // A model session of this model to continue (0: a new session).
+  qint64 resumeSession = 0;
   int batch = 16;
   int population = 512;
   QString workerPath;  // tessel-worker; empty: beside the running executable
@@ -57,6 +59,10 @@ class TuningSession : public QObject {
   void roundFinished(int task, int taskTrials, double bestSeconds, double estimateSeconds, int totalTrials);
   // The round's programs: the cost model's score and the measured seconds (NaN when it failed).
   void programsMeasured(int task, const QVector<double>& predicted, const QVector<double>& measuredSeconds);
+  // A task's new best program: its serialised decisions and steps, and its seconds.
+  void bestProgramFound(int task, const QString& decisions, const QString& steps, double seconds);
+  // The database session the tuning records into (new or resumed).
+  void sessionStarted(qint64 session, bool resumed);
   void logMessage(const QString& text);
   void finished(bool ok, const QString& message);
 

@@ -1,4 +1,4 @@
-// tessel-studio [MODEL] [--db FILE] [--screenshot FILE.png]
+// tessel-studio [MODEL] [--db FILE] [--reopen SESSION] [--tune TRIALS] [--screenshot FILE.png]
 //
 // Opens Tessel Studio. With --screenshot, renders the main window to a PNG
 // (for docs and tests) and exits: 0 when the file was written, 1 with a
@@ -90,7 +90,14 @@ int main(int argc, char* argv[]) {
       QStringLiteral("Start tuning MODEL with this many trials once it is open (with --screenshot: the window is "
                      "grabbed when the tuning ends)."),
       QStringLiteral("TRIALS"));
+  // Not "--session": QApplication takes that one for X11 session management.
+  const QCommandLineOption sessionOption(
+      QStringLiteral("reopen"),
+      QStringLiteral("Reopen this session of the database (tessel db sessions lists them): its model, curves and best "
+                     "programs; Start resumes it."),
+      QStringLiteral("SESSION"));
   parser.addOption(dbOption);
+  parser.addOption(sessionOption);
   parser.addOption(screenshotOption);
   parser.addOption(tuneOption);
   parser.process(app);  // exits on --help, --version and unknown options
@@ -118,12 +125,22 @@ int main(int argc, char* argv[]) {
     return 1;
   }
 
+  qint64 session = 0;
+  if (parser.isSet(sessionOption)) {
+    bool ok = false;
+    session = parser.value(sessionOption).toLongLong(&ok);
+    if (!ok || session <= 0 || !positional.isEmpty()) {
+      printError(QStringLiteral("--reopen needs a positive session id, and no MODEL (the session names its model)"));
+      return 1;
+    }
+  }
+
   int tuneTrials = 0;
   if (parser.isSet(tuneOption)) {
     bool ok = false;
     tuneTrials = parser.value(tuneOption).toInt(&ok);
-    if (!ok || tuneTrials <= 0 || positional.isEmpty()) {
-      printError(QStringLiteral("--tune needs a MODEL and a positive number of trials"));
+    if (!ok || tuneTrials <= 0 || (positional.isEmpty() && session == 0)) {
+      printError(QStringLiteral("--tune needs a MODEL (or --reopen) and a positive number of trials"));
       return 1;
     }
   }
@@ -132,7 +149,11 @@ int main(int argc, char* argv[]) {
   if (parser.isSet(dbOption)) window.setDatabasePath(parser.value(dbOption));
   if (tuneTrials > 0) {
     window.setTrialBudget(tuneTrials);
-    QObject::connect(&window, &MainWindow::modelReady, &window, &MainWindow::startTuning);
+    // A reopened session is resumed once it is shown; a model is tuned once open.
+    if (session > 0)
+      QObject::connect(&window, &MainWindow::sessionReopened, &window, &MainWindow::startTuning);
+    else
+      QObject::connect(&window, &MainWindow::modelReady, &window, &MainWindow::startTuning);
   }
 
   if (screenshot) {
@@ -148,10 +169,20 @@ int main(int argc, char* argv[]) {
         QCoreApplication::exit(error.isEmpty() ? 0 : 1);
       });
     };
-    if (positional.isEmpty()) {
-      grab();
-    } else if (tuneTrials > 0) {
+    if (tuneTrials > 0) {
       QObject::connect(window.tuningSession(), &tessel::ui::TuningSession::finished, &window, grab);
+      QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
+    } else if (session > 0) {
+      // The session's model is opened for it: grab once it is laid out.
+      QObject::connect(&window, &MainWindow::sessionReopened, &window, [&window, grab] {
+        if (!window.preparedModel() || window.graphView()->isLayoutReady())
+          grab();
+        else
+          QObject::connect(window.graphView(), &tessel::ui::GraphView::layoutFinished, &window, grab);
+      });
+      QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
+    } else if (positional.isEmpty()) {
+      grab();
     } else {
       QObject::connect(window.graphView(), &tessel::ui::GraphView::layoutFinished, &window, grab);
       QObject::connect(window.graphView(), &tessel::ui::GraphView::layoutFailed, &window, grab);
@@ -159,9 +190,11 @@ int main(int argc, char* argv[]) {
     QObject::connect(&window, &MainWindow::modelFailed, &window, grab);
     window.show();
     if (!positional.isEmpty()) window.setModelPath(positional.first());
+    if (session > 0) window.reopenSession(session);
     return app.exec();
   }
   if (!positional.isEmpty()) window.setModelPath(positional.first());
+  if (session > 0) window.reopenSession(session);
 
   window.restoreLayout();
   window.show();

@@ -81,7 +81,44 @@ std::string number(double v) {
   return os.str();
 }
 
+// The task as it was tuned: its definition from the options, or rebuilt
+// from its op and shape; throws when neither gives the stored workload key.
+search::SearchTask rebuildTask(const store::TaskRow& row, const KernelExportOptions& options) {
+  search::SearchTask task;
+  if (auto d = options.definitions.find(row.key); d != options.definitions.end()) {
+    task.dag = d->second;
+    task.key = row.key;
+  } else {
+    try {
+      task = search::makeOperatorTask(row.op, row.shape, row.target, row.layout);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("cannot rebuild task " + row.key + " (" + e.what() +
+                               "): export a model's tasks with --model");
+    }
+  }
+  if (task.key != row.key)
+    throw std::runtime_error("the definition of " + row.op + " changed since task " + row.key +
+                             " was tuned (it is now " + task.key + "): tune it again to export it");
+  return task;
+}
+
 }  // namespace
+
+KernelExportPlan planKernelExport(const store::Database& db, const std::vector<store::TaskRow>& tasks,
+                                  const KernelExportOptions& options) {
+  KernelExportPlan plan;
+  for (const store::TaskRow& row : tasks) {
+    try {
+      if (row.target != "cpu") throw std::runtime_error("only cpu kernels can be exported so far");
+      if (db.best(row.id).empty()) throw std::runtime_error("no valid record yet");
+      rebuildTask(row, options);
+      plan.tasks.push_back(row);
+    } catch (const std::exception& e) {
+      plan.skipped.emplace_back(row, e.what());
+    }
+  }
+  return plan;
+}
 
 ExportResult exportKernels(const store::Database& db, const std::vector<store::TaskRow>& tasks,
                            const std::string& outDir, const KernelExportOptions& options) {
@@ -112,21 +149,7 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
     std::vector<store::BestRow> best = db.best(row.id);
     if (best.empty()) throw std::runtime_error("task " + row.key + " has no valid record to export");
     const store::RecordRow& rec = best.front().record;
-    search::SearchTask task;
-    if (auto d = options.definitions.find(row.key); d != options.definitions.end()) {
-      task.dag = d->second;
-      task.key = row.key;
-    } else {
-      try {
-        task = search::makeOperatorTask(row.op, row.shape, row.target, row.layout);
-      } catch (const std::exception& e) {
-        throw std::runtime_error("cannot rebuild task " + row.key + " (" + e.what() +
-                                 "): export a model's tasks with --model");
-      }
-    }
-    if (task.key != row.key)
-      throw std::runtime_error("the definition of " + row.op + " changed since task " + row.key +
-                               " was tuned (it is now " + task.key + "): tune it again to export it");
+    const search::SearchTask task = rebuildTask(row, options);
     schedule::State state = schedule::replay(task.dag, schedule::deserializeSteps(rec.steps));
     lower::LoweredFunc f = lower::lowerState(state);
     std::vector<Argument> args = argumentsOf(task.dag, f);

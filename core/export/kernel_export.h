@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "store/database.h"
@@ -35,6 +36,17 @@ struct KernelExportOptions {
   bool compile = true;   // also build lib/libtessel_kernels.so here
   std::string compiler;  // default: $TESSEL_CXX, else c++
 };
+
+// Which tasks exportKernels can export: those with a valid record whose
+// definition is known (options.definitions) or can be rebuilt from op and
+// shape; each other one with the reason. For a caller that exports what it
+// can (the studio's dialog) rather than failing on the first (the CLI).
+struct KernelExportPlan {
+  std::vector<store::TaskRow> tasks;
+  std::vector<std::pair<store::TaskRow, std::string>> skipped;
+};
+KernelExportPlan planKernelExport(const store::Database& db, const std::vector<store::TaskRow>& tasks,
+                                  const KernelExportOptions& options = {});
 
 // Throws std::runtime_error naming the problem (a task without a valid
 // record, a definition that changed since tuning, a compiler failure).

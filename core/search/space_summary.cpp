@@ -331,6 +331,14 @@ std::string programSource(const SearchTask& task, const std::string& decisionsJs
   return programSource(task, decisionsJson, hostHardware(task.target));
 }
 
+std::string storedProgramSource(const SearchTask& task, const std::string& stepsJson) {
+  std::vector<schedule::Step> steps = schedule::deserializeSteps(stepsJson);
+  std::ostringstream os;
+  os << "// " << task.key << ", stored program\n"
+     << codegen::cppPrelude() << measure::programSource(task.dag, steps, kernelSymbol(task));
+  return os.str();
+}
+
 std::string naiveProgramSource(const SearchTask& task) {
   std::ostringstream os;
   os << "// " << task.key << ", naive program (not scheduled)\n"

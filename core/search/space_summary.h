@@ -64,6 +64,9 @@ std::string kernelSymbol(const SearchTask& task);
 // the problem for bad decisions.
 std::string programSource(const SearchTask& task, const std::string& decisionsJson, const schedule::HardwareParams& hw);
 std::string programSource(const SearchTask& task, const std::string& decisionsJson);
+// C++ source of a stored program, replayed from its serialised steps: the
+// exact program that was measured, whatever machine chose its decisions.
+std::string storedProgramSource(const SearchTask& task, const std::string& stepsJson);
 // The naive (unscheduled) program's source, when no decisions exist yet.
 std::string naiveProgramSource(const SearchTask& task);
 

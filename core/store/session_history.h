@@ -21,20 +21,20 @@ inline constexpr double kNoSeconds = std::numeric_limits<double>::quiet_NaN();
 
 struct SessionTask {
   TaskRow task;
-  double weight = 1;  // occurrences in the model (1 for a task session)
-  int trials = 0;     // records of this session
+  double weight = 1;              // occurrences in the model (1 for a task session)
+  int trials = 0;                 // records of this session
   std::optional<RecordRow> best;  // the fastest valid record of this session
 };
 
 // A round: a run of consecutive records of one task (a measured batch, or
 // several when one task was tuned on its own).
 struct SessionRound {
-  size_t task = 0;        // index into SessionHistory::tasks
-  int taskTrials = 0;     // the task's records so far
+  size_t task = 0;                      // index into SessionHistory::tasks
+  int taskTrials = 0;                   // the task's records so far
   double bestSeconds = kNoSeconds;      // the task's best so far (NaN: none valid yet)
   double estimateSeconds = kNoSeconds;  // sum of weight x best over the tasks (NaN while one has none)
-  int totalTrials = 0;    // records of the session so far
-  double elapsedSeconds = 0;  // from the session's start to the round's last record
+  int totalTrials = 0;                  // records of the session so far
+  double elapsedSeconds = 0;            // from the session's start to the round's last record
 };
 
 struct SessionProgram {

@@ -165,6 +165,26 @@ class TestSpaceSummary : public QObject {
       QVERIFY2(outcomes[i].ok, (s.samples[i] + ": " + outcomes[i].message).c_str());
   }
 
+  // A stored program (its serialised steps) gives the same kernel as the
+  // decisions it came from; garbage steps are an error, not a crash.
+  void storedProgramsReplayTheirSteps() {
+    search::SearchTask task = search::makeOperatorTask("matmul", {32, 24, 40}, "cpu");
+    HardwareParams hw = search::hostHardware("cpu");
+    std::vector<Sketch> sketches = generateSketches(task.dag, hw);
+    search::SpaceSummary s = search::summarizeSpace(task, hw, 3, 7);
+    QVERIFY(!s.sampleDecisions.empty());
+    for (const std::string& json : s.sampleDecisions) {
+      ProgramDecisions d = deserializeDecisions(json);
+      const std::string steps = serializeSteps(materialize(sketches[d.sketch], d, hw));
+      const std::string stored = search::storedProgramSource(task, steps);
+      const std::string fromDecisions = search::programSource(task, json, hw);
+      // Equal but for the first line, which says where the program came from.
+      QCOMPARE(stored.substr(stored.find('\n')), fromDecisions.substr(fromDecisions.find('\n')));
+    }
+    QVERIFY_THROWS_EXCEPTION(std::exception, search::storedProgramSource(task, "[[\"XX\"]]"));
+    QVERIFY_THROWS_EXCEPTION(std::exception, search::storedProgramSource(task, "not json"));
+  }
+
   void loopNestNamesFusedTiles() {
     search::SearchTask task = search::makeOperatorTask("conv2d_bias_relu", {1, 8, 10, 10, 8, 3, 3, 1, 1}, "cpu");
     search::SpaceSummary s = search::summarizeSpace(task, 1, 1);

@@ -335,6 +335,45 @@ class TestStore : public QObject {
     QCOMPARE(db->stats().costModels, int64_t(1));  // the trained xgb model is kept
   }
 
+  // The studio exports what it can: a task without a valid record and a
+  // fused subgraph whose definition is not given are left out, each with
+  // its reason; with the definition, the fused task is exportable.
+  void planLeavesOutWhatCannotBeExported() {
+    QTemporaryDir dir;
+    auto db = Database::open(dir.filePath("plan.db").toStdString(), OpenMode::ReadWrite);
+    search::SearchTask good = search::makeOperatorTask("matmul", {8, 8, 8}, "cpu");
+    search::SearchTask failing = search::makeOperatorTask("matmul", {16, 8, 8}, "cpu");
+    search::SearchTask fused = search::makeOperatorTask("relu", {64}, "cpu");
+    fused.op = "fused_relu_subgraph";  // a model's subgraph: op and shape cannot rebuild it
+    const int64_t s = db->beginSession("task", 0, 0, "{}", 3);
+    std::vector<store::RecordRow> records;
+    for (const search::SearchTask* t : {&good, &failing, &fused}) {
+      store::RecordRow r = sampleRecord(db->ensureTask(store::taskRowOf(*t)), s, 0, t != &failing);
+      r.steps = "[]";
+      records.push_back(r);
+    }
+    db->addRecords(records);
+    std::vector<store::TaskRow> rows = db->tasks();
+    QCOMPARE(rows.size(), size_t(3));
+
+    exporter::KernelExportPlan plan = exporter::planKernelExport(*db, rows);
+    QCOMPARE(plan.tasks.size(), size_t(1));
+    QCOMPARE(plan.tasks[0].key, good.key);
+    QCOMPARE(plan.skipped.size(), size_t(2));
+    for (const auto& [row, why] : plan.skipped) {
+      if (row.key == failing.key)
+        QVERIFY2(why.find("no valid record") != std::string::npos, why.c_str());
+      else
+        QVERIFY2(row.key == fused.key && why.find("cannot rebuild") != std::string::npos, why.c_str());
+    }
+
+    exporter::KernelExportOptions withDefinition;
+    withDefinition.definitions[fused.key] = fused.dag;
+    plan = exporter::planKernelExport(*db, rows, withDefinition);
+    QCOMPARE(plan.tasks.size(), size_t(2));
+    QCOMPARE(plan.skipped.size(), size_t(1));
+  }
+
   void exportBuildsWithCMakeAndComputesTheReference() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("export.db").toStdString();

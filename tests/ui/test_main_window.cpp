@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
+#include <QMenu>
 #include <QMessageBox>
 #include <QProcess>
 #include <QSet>
@@ -92,6 +93,8 @@ class TestMainWindow : public QObject {
     QVERIFY(QFileInfo(QStringLiteral(TESSEL_STUDIO_EXE)).isExecutable());
     // Every QSettings of this process lives in the temporary directory.
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, tmp_.filePath("settings"));
+    // The default database too (it does not exist: Export starts disabled).
+    qputenv("TESSEL_DB", tmp_.filePath("default.db").toUtf8());
     QVERIFY(QDir().mkpath(childConfigDir()));
   }
 
@@ -139,11 +142,9 @@ class TestMainWindow : public QObject {
     QVERIFY(toolBar);
     const QList<QAction*> onToolBar = toolBar->actions();
 
-    const QList<std::pair<QString, bool>> expected = {{"actionOpenModel", true},
-                                                      {"actionStart", false},
-                                                      {"actionPause", false},
-                                                      {"actionStop", false},
-                                                      {"actionExport", false}};
+    const QList<std::pair<QString, bool>> expected = {{"actionOpenModel", true}, {"actionSessions", true},
+                                                      {"actionStart", false},    {"actionPause", false},
+                                                      {"actionStop", false},     {"actionExport", false}};
     for (const auto& [name, enabled] : expected) {
       auto* action = window.findChild<QAction*>(name);
       QVERIFY2(action, qPrintable(name));
@@ -153,6 +154,18 @@ class TestMainWindow : public QObject {
       QCOMPARE(action->isEnabled(), enabled);
     }
     QCOMPARE(window.findChild<QAction*>("actionOpenModel")->shortcut(), QKeySequence(QKeySequence::Open));
+    // The zoo from the toolbar: every zoo model, and picking one opens it.
+    auto* zoo = window.findChild<QMenu*>("zooMenu");
+    QVERIFY(zoo);
+    QStringList zooNames;
+    for (QAction* a : zoo->actions())
+      zooNames << a->text();
+    QVERIFY2(zooNames.contains("resnet18") && zooNames.contains("bert_base") && zooNames.contains("tiny_cnn"),
+             qPrintable(zooNames.join(',')));
+    QSignalSpy ready(&window, &MainWindow::modelReady);
+    zoo->actions().at(zooNames.indexOf("tiny_cnn"))->trigger();
+    QVERIFY(ready.wait(60000));
+    QCOMPARE(window.modelPath(), QString("tiny_cnn"));
   }
 
   void hasIconAndStatusBar() {

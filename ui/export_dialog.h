@@ -1,0 +1,72 @@
+// Export from the tuning database (core/export) in a dialog: the tuned
+// kernels (sources, a compiled library, a header, manifest.json and a
+// CMakeLists.txt) or every record as CSV or JSON lines, of the open model,
+// the selected task or every task in the database. Tasks that cannot be
+// exported yet (no valid program, or the fused subgraph of a model that is
+// not open) are left out and listed. The export runs on a worker thread.
+#pragma once
+
+#include <QDialog>
+#include <QString>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "te/compute_dag.h"
+
+class QCheckBox;
+class QComboBox;
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+
+namespace tessel::ui {
+
+class ExportDialog : public QDialog {
+  Q_OBJECT
+
+ public:
+  enum Scope { ModelScope, SelectedTaskScope, DatabaseScope };
+  using TaskDefinitions = std::vector<std::pair<std::string, te::ComputeDAG>>;  // workload key, definition
+
+  explicit ExportDialog(const QString& database, QWidget* parent = nullptr);
+
+  // The open model's tasks and the selected one (-1: none): they enable the
+  // model and task scopes, and fused subgraphs can be rebuilt from them.
+  void setModelTasks(const QString& model, const TaskDefinitions& tasks, int selected);
+
+  void setScope(Scope scope);
+  void setFormat(const QString& format);  // kernels | csv | jsonl
+  void setOutputDirectory(const QString& dir);
+  void setCompile(bool compile);
+  // Runs the export on a worker thread; exported() follows.
+  void startExport();
+  bool isRunning() const { return running_; }
+  QString report() const;  // what the last export did, or why it failed
+
+  QComboBox* scopeBox() const { return scope_; }
+  QComboBox* formatBox() const { return format_; }
+  QLineEdit* outputEdit() const { return out_; }
+  QPushButton* exportButton() const { return export_; }
+
+ signals:
+  void exported(bool ok, const QString& message);
+
+ private:
+  void browse();
+  void updateControls();
+
+  QString database_;
+  QString model_;
+  TaskDefinitions tasks_;
+  int selected_ = -1;
+  bool running_ = false;
+  QComboBox* scope_;
+  QComboBox* format_;
+  QLineEdit* out_;
+  QCheckBox* compile_;
+  QPushButton* export_;
+  QPlainTextEdit* report_;
+};
+
+}  // namespace tessel::ui

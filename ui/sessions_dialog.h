@@ -1,0 +1,66 @@
+// The sessions of a tuning database: a sortable table (id, kind, subject,
+// status, start, duration, trials, valid programs, best latency) and, below
+// it, a plot that compares the selected sessions by their objective curves
+// (the estimated end-to-end latency of a model session, the best latency of
+// a task session, against trials). Reopen (or a double click) hands a
+// session to the main window. The curves are read on a worker thread with a
+// database connection of its own.
+#pragma once
+
+#include <QDialog>
+#include <QList>
+#include <QString>
+
+class QCustomPlot;
+class QLabel;
+class QPushButton;
+class QStandardItemModel;
+class QTableView;
+
+namespace tessel::ui {
+
+class SessionsDialog : public QDialog {
+  Q_OBJECT
+
+ public:
+  enum Column { Id, Kind, Subject, Status, Started, Duration, Trials, Valid, BestMs, ColumnCount };
+
+  explicit SessionsDialog(const QString& database, QWidget* parent = nullptr);
+
+  // Reads the sessions; false (errorMessage() names the problem) when the
+  // database cannot be opened. Nothing is written to it.
+  bool load();
+  QString errorMessage() const { return error_; }
+  QString database() const { return database_; }
+
+  // Selects these sessions in the table (the plot then compares them).
+  void selectSessions(const QList<qint64>& ids);
+  QList<qint64> selectedSessions() const;
+  // Curves drawn by the latest comparison (one per selected session that
+  // has a finite objective).
+  int comparedCurves() const;
+
+  QTableView* table() const { return table_; }
+  QStandardItemModel* sessionsModel() const { return model_; }
+  QCustomPlot* comparePlot() const { return plot_; }
+  QPushButton* reopenButton() const { return reopen_; }
+
+ signals:
+  void reopenRequested(qint64 session);
+  void comparisonReady();  // the plot shows the current selection
+
+ private:
+  void compareSelected();
+  void reopenSelected();
+
+  QString database_;
+  QString error_;
+  QStandardItemModel* model_;
+  QTableView* table_;
+  QCustomPlot* plot_;
+  QLabel* note_;
+  QPushButton* reopen_;
+  quint64 generation_ = 0;  // bumps on every comparison; stale results are dropped
+};
+
+}  // namespace tessel::ui
