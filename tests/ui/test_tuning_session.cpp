@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <QElapsedTimer>
+#include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -28,17 +29,21 @@ TuningRequest smallRequest(const QString& db, int trials) {
   return r;
 }
 
-int records(const QString& db) {
+// An integer a query on the database gives (-1 if it cannot be read).
+int scalar(const QString& db, const char* sql) {
   sqlite3* raw = nullptr;
   if (sqlite3_open_v2(db.toUtf8().constData(), &raw, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return -1;
   sqlite3_stmt* st = nullptr;
   int n = -1;
-  if (sqlite3_prepare_v2(raw, "SELECT count(*) FROM records", -1, &st, nullptr) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
+  if (sqlite3_prepare_v2(raw, sql, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
     n = sqlite3_column_int(st, 0);
   sqlite3_finalize(st);
   sqlite3_close(raw);
   return n;
+}
+
+int records(const QString& db) {
+  return scalar(db, "SELECT count(*) FROM records");
 }
 
 }  // namespace
@@ -86,6 +91,48 @@ class TestTuningSession : public QObject {
   // Pause and stop abandon the round in flight (compilers and the kernel
   // being measured are killed), so both take effect within a second, and
   // nothing of an abandoned round reaches the database.
+  // A kernel that crashes its worker: the crash is logged, stored as a
+  // runtime error record, and tuning goes on with a new worker.
+  void aCrashingKernelIsLoggedAndTuningGoesOn() {
+    QTemporaryDir dir;
+    // The first worker reads the start of its first request and dies of
+    // SIGSEGV, as a kernel that crashes does; the next ones are real.
+    const QString script = dir.filePath("crashing-worker.sh");
+    {
+      QFile f(script);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(QString("#!/bin/sh\n"
+                      "if [ ! -e '%1' ]; then\n"
+                      "  : > '%1'\n"
+                      "  eval \"head -c 4 <&$2 >/dev/null\"\n"
+                      "  kill -SEGV $$\n"
+                      "fi\n"
+                      "exec '%2' \"$@\"\n")
+                  .arg(dir.filePath("crashed"), TESSEL_WORKER_PATH)
+                  .toUtf8());
+      f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    }
+    const QString db = dir.filePath("crash.db");
+    TuningRequest request = smallRequest(db, 12);
+    request.workerPath = script;
+    TuningSession session;
+    QSignalSpy log(&session, &TuningSession::logMessage);
+    QSignalSpy done(&session, &TuningSession::finished);
+    QVERIFY(session.start(request));
+    QVERIFY(done.wait(240000));
+    QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
+    QVERIFY(QFile::exists(dir.filePath("crashed")));
+    QStringList lines;
+    for (const QList<QVariant>& m : log)
+      lines << m.at(0).toString();
+    const QString text = lines.join('\n');
+    QVERIFY2(text.contains("kernel crashed the worker") && text.contains("SIGSEGV"), qPrintable(text));
+    // One runtime error (code 4) stored; the other programs measured.
+    QCOMPARE(scalar(db, "SELECT count(*) FROM records WHERE error_code = 4 AND error_msg LIKE '%SIGSEGV%'"), 1);
+    QVERIFY(scalar(db, "SELECT count(cost) FROM records") >= 10);
+    QVERIFY(records(db) >= 12);
+  }
+
   void pauseResumeAndStop() {
     QTemporaryDir dir;
     const QString db = dir.filePath("control.db");
