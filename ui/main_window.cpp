@@ -76,6 +76,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(session_, &TuningSession::bestProgramFound, this, &MainWindow::onBestProgram);
   connect(session_, &TuningSession::sessionStarted, this, [this](qint64 id, bool resumed) {
     resumable_ = id;  // Start after a stop goes on with this session
+    updateActions();  // the database exists now: Export can read it
     log_->appendMessage(resumed ? tr("Resuming session %1").arg(id) : tr("Recording into session %1").arg(id));
   });
   connect(space_, &SearchSpaceView::programSelected, this,
@@ -675,6 +676,7 @@ void MainWindow::stopTuning() {
 void MainWindow::onRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, int totalTrials) {
   const double elapsed = tuningClock_.elapsed() / 1e3;
   plots_->addRound(task, taskTrials, bestSeconds, estimateSeconds, elapsedOffset_ + elapsed);
+  runTrials_ = totalTrials;
   progress_->setValue(std::min(totalTrials, progress_->maximum()));
   if (elapsed > 0 && totalTrials > 0) {
     const double rate = totalTrials / elapsed;
@@ -694,6 +696,10 @@ void MainWindow::onRound(int task, int taskTrials, double bestSeconds, double es
 
 void MainWindow::onFinished(bool ok, const QString& message) {
   progress_->hide();
+  // Start goes on with this session: its trials and time so far.
+  resumedTrials_ += runTrials_;
+  elapsedOffset_ += tuningClock_.elapsed() / 1e3;
+  runTrials_ = 0;
   statusBar()->showMessage(ok ? message : tr("Tuning failed: %1").arg(message));
   if (!ok) showError(tr("Tuning failed"), message);
   updateActions();

@@ -169,6 +169,7 @@ class MainWindow : public QMainWindow {
   qint64 resumable_ = 0;
   double elapsedOffset_ = 0;  // seconds of the resumed session before this tuning
   int resumedTrials_ = 0;     // trials of the resumed session before this tuning
+  int runTrials_ = 0;         // trials measured by the tuning in progress
   int preparing_ = 0;         // generation of the latest setModelPath
   QElapsedTimer tuningClock_;
   TuningSession* session_ = nullptr;

@@ -1,4 +1,5 @@
-// tessel-studio [MODEL] [--db FILE] [--reopen SESSION] [--tune TRIALS] [--screenshot FILE.png]
+// tessel-studio [MODEL] [--db FILE] [--reopen SESSION] [--tune TRIALS [--grab-after TRIALS]]
+//               [--screenshot FILE.png]
 //
 // Opens Tessel Studio. With --screenshot, renders the main window to a PNG
 // (for docs and tests) and exits: 0 when the file was written, 1 with a
@@ -12,6 +13,7 @@
 #include <QSaveFile>
 #include <QTimer>
 #include <cstdio>
+#include <memory>
 
 #include "ui/app_icon.h"
 #include "ui/graph_view.h"
@@ -96,7 +98,13 @@ int main(int argc, char* argv[]) {
       QStringLiteral("Reopen this session of the database (tessel db sessions lists them): its model, curves and best "
                      "programs; Start resumes it."),
       QStringLiteral("SESSION"));
+  const QCommandLineOption grabAfterOption(
+      QStringLiteral("grab-after"),
+      QStringLiteral("With --tune and --screenshot: grab the window once this many trials are measured, while the "
+                     "tuning goes on, then stop it and exit."),
+      QStringLiteral("TRIALS"));
   parser.addOption(dbOption);
+  parser.addOption(grabAfterOption);
   parser.addOption(sessionOption);
   parser.addOption(screenshotOption);
   parser.addOption(tuneOption);
@@ -145,6 +153,16 @@ int main(int argc, char* argv[]) {
     }
   }
 
+  int grabAfter = 0;
+  if (parser.isSet(grabAfterOption)) {
+    bool ok = false;
+    grabAfter = parser.value(grabAfterOption).toInt(&ok);
+    if (!ok || grabAfter <= 0 || tuneTrials <= 0 || !screenshot) {
+      printError(QStringLiteral("--grab-after needs a positive number of trials, --tune and --screenshot"));
+      return 1;
+    }
+  }
+
   MainWindow window;
   if (parser.isSet(dbOption)) window.setDatabasePath(parser.value(dbOption));
   if (tuneTrials > 0) {
@@ -169,7 +187,18 @@ int main(int argc, char* argv[]) {
         QCoreApplication::exit(error.isEmpty() ? 0 : 1);
       });
     };
-    if (tuneTrials > 0) {
+    if (grabAfter > 0) {
+      // Mid-run: the progress bar, trials/s and time left are on screen.
+      auto grabbed = std::make_shared<bool>(false);
+      QObject::connect(window.tuningSession(), &tessel::ui::TuningSession::roundFinished, &window,
+                       [grab, grabbed, grabAfter](int, int, double, double, int totalTrials) {
+                         if (totalTrials < grabAfter || *grabbed) return;
+                         *grabbed = true;
+                         grab();
+                       });
+      QObject::connect(window.tuningSession(), &tessel::ui::TuningSession::finished, &window, grab);
+      QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
+    } else if (tuneTrials > 0) {
       QObject::connect(window.tuningSession(), &tessel::ui::TuningSession::finished, &window, grab);
       QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
     } else if (session > 0) {

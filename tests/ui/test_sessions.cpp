@@ -274,6 +274,18 @@ class TestSessions : public QObject {
     // The plots went on from the reopened curves (no restart at zero).
     QVERIFY(estimate->dataCount() > 0);
     QVERIFY((estimate->data()->constEnd() - 1)->value <= liveEstimate_ * 1e3 + 1e-9);
+
+    // Start again goes on with the same session: 16 more trials.
+    const double lastTime = (estimate->data()->constEnd() - 1)->key;
+    window.startTuning();
+    QVERIFY(done.wait(300000));
+    QVERIFY2(done.at(1).at(0).toBool(), qPrintable(done.at(1).at(1).toString()));
+    QCOMPARE(scalar(db_, "SELECT count(*) FROM sessions").toInt(), sessions);
+    const int again =
+        scalar(db_, QString("SELECT count(*) FROM records WHERE session_id = %1").arg(modelSession_)).toInt();
+    QVERIFY2(again >= after + 16 && again < after + 32, qPrintable(QString("%1 -> %2").arg(after).arg(again)));
+    plots->replotNow();
+    QVERIFY((estimate->data()->constEnd() - 1)->key >= lastTime);  // time goes on too
   }
 
   void reopenedTaskSessionShowsItsOperator() {
