@@ -15,7 +15,6 @@
 #include <QProgressBar>
 #include <QSettings>
 #include <QSpinBox>
-#include <QStandardPaths>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTableView>
@@ -709,7 +708,9 @@ void MainWindow::updateTitle() {
   const QString app = tr("Tessel Studio");
   setWindowTitle(model_.isEmpty() ? app : tr("%1 - %2").arg(model_, app));
   modelLabel_->setText(model_.isEmpty() ? tr("No model") : tr("Model: %1").arg(model_));
-  databaseLabel_->setText(database_.isEmpty() ? tr("No database") : tr("Database: %1").arg(database_));
+  // Without --db the CLI's default is used: say which file that is.
+  databaseLabel_->setText(database_.isEmpty() ? tr("Database: %1 (default)").arg(effectiveDatabase())
+                                              : tr("Database: %1").arg(database_));
 }
 
 void MainWindow::openModel() {

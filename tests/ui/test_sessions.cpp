@@ -4,7 +4,9 @@
 // resumes it; the export dialog writes a library that was really compiled;
 // a corrupt database, an unsupported op and a database another process is
 // writing each end in an error dialog that names the problem.
+#ifdef TESSEL_HAVE_ONNX
 #include <onnx/onnx_pb.h>
+#endif
 #include <qcustomplot.h>
 #include <sqlite3.h>
 
@@ -382,6 +384,9 @@ class TestSessions : public QObject {
 
   // A model with an op Tessel does not support: the dialog names the op and node.
   void unsupportedOpShowsErrorDialog() {
+#ifndef TESSEL_HAVE_ONNX
+    QSKIP("built without ONNX import (libonnx-dev was not found): no .onnx model can be opened");
+#else
     onnx::ModelProto m;
     m.set_ir_version(8);
     m.add_opset_import()->set_version(13);
@@ -414,6 +419,7 @@ class TestSessions : public QObject {
     QVERIFY(box);
     QVERIFY2(box->text().contains("unsupported op 'Frobnicate' in node 'frob_1'"), qPrintable(box->text()));
     QVERIFY2(box->text().contains("unsupported.onnx"), qPrintable(box->text()));
+#endif
   }
 
   // Another process holds the database for writing: tuning fails at once
