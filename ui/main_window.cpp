@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -27,6 +28,7 @@
 #include "graph/zoo.h"
 #include "store/database.h"
 #include "store/session_history.h"
+#include "store/tuning_recorder.h"
 #include "ui/app_icon.h"
 #include "ui/code_view.h"
 #include "ui/export_dialog.h"
@@ -304,6 +306,10 @@ void MainWindow::createStatusBar() {
 }
 
 void MainWindow::setModelPath(const QString& model) {
+  if (session_->isRunning()) {
+    showError(tr("Cannot open %1").arg(model), tr("a tuning is running: stop it first"));
+    return;
+  }
   model_ = model;
   log_->appendMessage(tr("Model: %1").arg(model));
   // Another model (or fusion): a reopened session no longer applies, unless
@@ -346,6 +352,7 @@ void MainWindow::setModelPath(const QString& model) {
 
 void MainWindow::onModelPrepared(std::shared_ptr<const frontend::PreparedModel> model, const QString& error) {
   if (!model) {
+    pendingHistory_.reset();  // its model did not open
     statusBar()->showMessage(tr("Cannot open %1").arg(model_));
     showError(tr("Cannot open the model"), tr("%1: %2").arg(model_, error));
     emit modelFailed(error);
@@ -400,23 +407,32 @@ void MainWindow::showError(const QString& title, const QString& message) {
   box->open();  // window-modal, returns at once
 }
 
+QString MainWindow::checkDatabase(const QString& database) {
+  // A missing or empty file is made a database by the first tuning; an
+  // existing one must be one Tessel can read (opened read-only: nothing is
+  // written to it).
+  if (QFileInfo(database).size() == 0) return {};
+  try {
+    store::Database::open(database.toStdString(), store::OpenMode::ReadOnly);
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
 bool MainWindow::setDatabasePath(const QString& database) {
-  // A new file is created by the first tuning; an existing one must be a
-  // database Tessel can read (checked read-only: nothing is written to it).
-  QString summary;
-  if (QFileInfo::exists(database)) {
-    try {
-      auto db = store::Database::open(database.toStdString(), store::OpenMode::ReadOnly);
-      const store::Stats st = db->stats();
-      summary = tr(" (%1 sessions, %2 records)").arg(st.sessions).arg(st.records);
-    } catch (const std::exception& e) {
-      showError(tr("Cannot open the database"), QString::fromStdString(e.what()));
-      return false;
-    }
+  if (session_->isRunning()) {
+    showError(tr("Cannot change the database"), tr("a tuning is running: stop it first"));
+    return false;
+  }
+  if (const QString error = checkDatabase(database); !error.isEmpty()) {
+    showError(tr("Cannot open the database"), error);
+    return false;
   }
   database_ = database;
   resumable_ = 0;
-  log_->appendMessage(tr("Database: %1%2").arg(database, summary));
+  pendingHistory_.reset();
+  log_->appendMessage(tr("Database: %1").arg(database));
   updateTitle();
   updateActions();
   return true;
@@ -435,14 +451,14 @@ void MainWindow::openDatabase() {
 
 SessionsDialog* MainWindow::showSessions() {
   auto* dialog = new SessionsDialog(effectiveDatabase(), this);
-  if (!dialog->load()) {
-    showError(tr("Cannot open the database"), dialog->errorMessage());
-    delete dialog;
-    return nullptr;
-  }
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   connect(dialog, &SessionsDialog::reopenRequested, this, &MainWindow::reopenSession);
-  dialog->open();  // window-modal, returns at once
+  connect(dialog, &SessionsDialog::loadFailed, this, [this, dialog](const QString& message) {
+    dialog->close();
+    showError(tr("Cannot open the database"), message);
+  });
+  dialog->open();  // window-modal, returns at once; the sessions follow
+  dialog->load();
   return dialog;
 }
 
@@ -509,8 +525,7 @@ void MainWindow::reopenSession(qint64 session) {
     const store::TaskRow& t = history->tasks.empty() ? store::TaskRow{} : history->tasks.front().task;
     try {
       if (history->tasks.empty()) throw std::runtime_error("the session has no record");
-      task = search::makeOperatorTask(t.op, t.shape, t.target, t.layout);
-      if (task.key != t.key) throw std::runtime_error("the definition of " + t.op + " changed since it was tuned");
+      task = store::operatorTaskOf(t);
     } catch (const std::exception& e) {
       const QString message = QString::fromStdString(e.what());
       showError(tr("Cannot reopen session %1").arg(session), message);
@@ -522,6 +537,9 @@ void MainWindow::reopenSession(qint64 session) {
     model_.clear();
     prepared_.reset();
     graph_->clear();
+    space_->clear();
+    code_->clear();
+    selected_ = -1;
     searchTasks_ = {task};
     best_ = QVector<BestProgram>(1);
     const QString name = QString::fromStdString(t.op);
@@ -574,9 +592,11 @@ void MainWindow::applyHistory(const store::SessionHistory& h) {
   const double estimate = h.rounds.empty() ? std::nan("") : h.rounds.back().estimateSeconds;
   refreshShares(estimate);
 
-  resumable_ = h.session.kind == "model" ? h.session.id : 0;
+  // Start resumes a model session whose tasks are all those shown; one of
+  // another target, or fused otherwise than now, is shown only.
+  resumable_ = h.session.kind == "model" && h.target == kTarget && missing == 0 ? h.session.id : 0;
   resumedTrials_ = int(h.programs.size());
-  elapsedOffset_ = h.rounds.empty() ? 0 : std::max(0.0, h.rounds.back().elapsedSeconds);
+  sessionStart_ = QDateTime::fromString(QString::fromStdString(h.session.started), Qt::ISODateWithMs);
   const QString subject = QString::fromStdString(h.session.subject);
   log_->appendMessage(tr("Reopened session %1 (%2, %3): %4 trials, %5 tasks")
                           .arg(h.session.id)
@@ -610,6 +630,11 @@ void MainWindow::refreshShares(double estimateSeconds) {
 void MainWindow::updateActions() {
   const bool running = session_->isRunning();
   startAction_->setEnabled(!running && !model_.isEmpty());
+  // The tuning in flight belongs to the open model and database.
+  for (QAction* a : {openModelAction_, openDatabaseAction_})
+    a->setEnabled(!running);
+  zooMenu_->setEnabled(!running);
+  recentMenu_->setEnabled(!running && !recentModels().isEmpty());
   exportAction_->setEnabled(QFileInfo::exists(effectiveDatabase()));
   pauseAction_->setEnabled(running);
   pauseAction_->setText(session_->isPaused() ? tr("&Resume") : tr("&Pause"));
@@ -617,7 +642,8 @@ void MainWindow::updateActions() {
 }
 
 void MainWindow::startTuning() {
-  if (model_.isEmpty() || session_->isRunning()) return;
+  if (model_.isEmpty() || tuning_ || session_->isRunning()) return;
+  tuning_ = true;
   TuningRequest request;
   request.model = model_;
   request.database = effectiveDatabase();
@@ -631,7 +657,7 @@ void MainWindow::startTuning() {
     request.trials = resumedTrials_ + trialBudget_;
   } else {
     resumedTrials_ = 0;
-    elapsedOffset_ = 0;
+    sessionStart_ = QDateTime::currentDateTimeUtc();
     plots_->clear();
   }
   tuningClock_.start();
@@ -674,7 +700,11 @@ void MainWindow::stopTuning() {
 
 void MainWindow::onRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, int totalTrials) {
   const double elapsed = tuningClock_.elapsed() / 1e3;
-  plots_->addRound(task, taskTrials, bestSeconds, estimateSeconds, elapsedOffset_ + elapsed);
+  // The plots' time is wall time since the session started, as a reopened
+  // session's history has it, so resumed runs continue its curve.
+  const double sessionTime =
+      sessionStart_.isValid() ? sessionStart_.msecsTo(QDateTime::currentDateTimeUtc()) / 1e3 : elapsed;
+  plots_->addRound(task, taskTrials, bestSeconds, estimateSeconds, sessionTime);
   runTrials_ = totalTrials;
   progress_->setValue(std::min(totalTrials, progress_->maximum()));
   if (elapsed > 0 && totalTrials > 0) {
@@ -695,13 +725,16 @@ void MainWindow::onRound(int task, int taskTrials, double bestSeconds, double es
 
 void MainWindow::onFinished(bool ok, const QString& message) {
   progress_->hide();
-  // Start goes on with this session: its trials and time so far.
+  // Start goes on with this session and its trials so far; after a failure
+  // (the database busy, say) it begins a new one.
   resumedTrials_ += runTrials_;
-  elapsedOffset_ += tuningClock_.elapsed() / 1e3;
   runTrials_ = 0;
+  if (!ok) resumable_ = 0;
   statusBar()->showMessage(ok ? message : tr("Tuning failed: %1").arg(message));
   if (!ok) showError(tr("Tuning failed"), message);
+  tuning_ = false;
   updateActions();
+  emit tuningFinished(ok, message);
 }
 
 void MainWindow::updateTitle() {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QMainWindow>
 #include <QString>
@@ -64,6 +65,9 @@ class MainWindow : public QMainWindow {
   bool setDatabasePath(const QString& database);
   QString modelPath() const { return model_; }
   QString databasePath() const { return database_; }
+  // Why a file cannot be used as the database ("" if it can: missing, empty
+  // or a readable Tessel database).
+  static QString checkDatabase(const QString& database);
   // The database in use: the one set, else the CLI's default ($TESSEL_DB,
   // else ~/.local/share/tessel/tessel.db).
   QString effectiveDatabase() const;
@@ -81,7 +85,8 @@ class MainWindow : public QMainWindow {
   void selectTask(int task);
   int selectedTask() const { return selected_; }
   // The sessions of the database in a dialog (window-modal, returns at
-  // once); null, with an error dialog, if the database cannot be read.
+  // once; they are read on a worker thread). If the database cannot be
+  // read, the dialog closes and an error dialog names the problem.
   SessionsDialog* showSessions();
   // The export dialog over the database, for the open model and task.
   ExportDialog* showExport();
@@ -121,6 +126,8 @@ class MainWindow : public QMainWindow {
   void modelReady();
   void modelFailed(const QString& message);
   void sessionReopened(qint64 session);
+  // The window has taken in the end of a tuning (after every round it reported).
+  void tuningFinished(bool ok, const QString& message);
   void sessionFailed(const QString& message);
 
  public:
@@ -167,10 +174,11 @@ class MainWindow : public QMainWindow {
   QVector<BestProgram> best_;                                    // per task
   std::shared_ptr<const store::SessionHistory> pendingHistory_;  // shown once its model is open
   qint64 resumable_ = 0;
-  double elapsedOffset_ = 0;  // seconds of the resumed session before this tuning
-  int resumedTrials_ = 0;     // trials of the resumed session before this tuning
-  int runTrials_ = 0;         // trials measured by the tuning in progress
-  int preparing_ = 0;         // generation of the latest setModelPath
+  QDateTime sessionStart_;  // of the session being tuned or shown (UTC); the plots' time origin
+  int resumedTrials_ = 0;   // trials of the resumed session before this tuning
+  bool tuning_ = false;     // from startTuning to the window's handling of its end
+  int runTrials_ = 0;       // trials measured by the tuning in progress
+  int preparing_ = 0;       // generation of the latest setModelPath
   QElapsedTimer tuningClock_;
   TuningSession* session_ = nullptr;
   QByteArray defaultState_;

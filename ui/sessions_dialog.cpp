@@ -108,16 +108,34 @@ SessionsDialog::SessionsDialog(const QString& database, QWidget* parent) : QDial
   });
 }
 
-bool SessionsDialog::load() {
-  error_.clear();
-  std::vector<store::SessionRow> sessions;
-  try {
-    auto db = store::Database::open(database_.toStdString(), store::OpenMode::ReadOnly);
-    sessions = db->sessions();
-  } catch (const std::exception& e) {
-    error_ = QString::fromStdString(e.what());
-    return false;
-  }
+void SessionsDialog::load() {
+  loaded_ = false;
+  note_->setText(tr("Reading the sessions of %1...").arg(database_));
+  using Result = std::pair<std::vector<store::SessionRow>, QString>;
+  auto work = [path = database_.toStdString()]() -> Result {
+    try {
+      return {store::Database::open(path, store::OpenMode::ReadOnly)->sessions(), {}};
+    } catch (const std::exception& e) {
+      return {{}, QString::fromStdString(e.what())};
+    }
+  };
+  auto* watcher = new QFutureWatcher<Result>(this);
+  connect(watcher, &QFutureWatcher<Result>::finished, this, [this, watcher] {
+    watcher->deleteLater();
+    const auto [sessions, error] = watcher->result();
+    if (!error.isEmpty()) {
+      note_->setText(tr("Cannot read %1: %2").arg(database_, error));
+      emit loadFailed(error);
+      return;
+    }
+    fill(sessions);
+    loaded_ = true;
+    emit loaded();
+  });
+  watcher->setFuture(QtConcurrent::run(work));
+}
+
+void SessionsDialog::fill(const std::vector<store::SessionRow>& sessions) {
   model_->removeRows(0, model_->rowCount());
   for (const store::SessionRow& s : sessions) {
     const double duration = s.ended.empty() ? std::nan("") : store::secondsBetween(s.started, s.ended);
@@ -141,7 +159,6 @@ bool SessionsDialog::load() {
   note_->setText(sessions.empty()
                      ? tr("%1 has no session yet.").arg(database_)
                      : tr("%1 sessions in %2. Select sessions to compare them.").arg(sessions.size()).arg(database_));
-  return true;
 }
 
 void SessionsDialog::selectSessions(const QList<qint64>& ids) {

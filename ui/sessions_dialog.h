@@ -3,19 +3,24 @@
 // it, a plot that compares the selected sessions by their objective curves
 // (the estimated end-to-end latency of a model session, the best latency of
 // a task session, against trials). Reopen (or a double click) hands a
-// session to the main window. The curves are read on a worker thread with a
-// database connection of its own.
+// session to the main window. The sessions and their curves are read on a
+// worker thread with a database connection of its own.
 #pragma once
 
 #include <QDialog>
 #include <QList>
 #include <QString>
+#include <vector>
 
 class QCustomPlot;
 class QLabel;
 class QPushButton;
 class QStandardItemModel;
 class QTableView;
+
+namespace tessel::store {
+struct SessionRow;
+}
 
 namespace tessel::ui {
 
@@ -27,10 +32,10 @@ class SessionsDialog : public QDialog {
 
   explicit SessionsDialog(const QString& database, QWidget* parent = nullptr);
 
-  // Reads the sessions; false (errorMessage() names the problem) when the
-  // database cannot be opened. Nothing is written to it.
-  bool load();
-  QString errorMessage() const { return error_; }
+  // Reads the sessions on a worker thread: loaded() follows, or loadFailed()
+  // naming the problem when the database cannot be read. Nothing is written.
+  void load();
+  bool isLoaded() const { return loaded_; }
   QString database() const { return database_; }
 
   // Selects these sessions in the table (the plot then compares them).
@@ -47,14 +52,17 @@ class SessionsDialog : public QDialog {
 
  signals:
   void reopenRequested(qint64 session);
+  void loaded();
+  void loadFailed(const QString& message);
   void comparisonReady();  // the plot shows the current selection
 
  private:
+  void fill(const std::vector<store::SessionRow>& sessions);
   void compareSelected();
   void reopenSelected();
 
   QString database_;
-  QString error_;
+  bool loaded_ = false;
   QStandardItemModel* model_;
   QTableView* table_;
   QCustomPlot* plot_;

@@ -100,7 +100,8 @@ void TuningSession::run(TuningRequest request) {
                                {"search", request.search},
                                {"cost_model", request.costModel},
                                {"batch", request.batch},
-                               {"population", request.population}};
+                               {"population", request.population},
+                               {"tasks", qint64(tasks.size())}};
       session = db->beginSession("model", 0, modelId,
                                  QJsonDocument(config).toJson(QJsonDocument::Compact).toStdString(), request.trials);
     }

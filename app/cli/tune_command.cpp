@@ -113,7 +113,8 @@ int tuneCommand(const std::vector<std::string>& argv) {
     if (!resumed) {
       nlohmann::json config = {{"command", "tune"},       {"model", model},     {"target", target},
                                {"fusion", fusionName},    {"trials", o.trials}, {"search", search},
-                               {"cost_model", costModel}, {"seed", to.seed},    {"batch", to.batchSize}};
+                               {"cost_model", costModel}, {"seed", to.seed},    {"batch", to.batchSize},
+                               {"tasks", tasks.size()}};
       sessionId = db->beginSession("model", 0, modelId, config.dump(), o.trials);
     }
     o.prepareTask = [&](size_t i, search::TuneOptions& t) {

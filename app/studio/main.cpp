@@ -163,15 +163,38 @@ int main(int argc, char* argv[]) {
     }
   }
 
+  // A database that cannot be used stops here: nothing may go on in another one.
+  if (parser.isSet(dbOption)) {
+    const QString error = MainWindow::checkDatabase(parser.value(dbOption));
+    if (!error.isEmpty()) {
+      printError(QStringLiteral("cannot use --db %1: %2").arg(parser.value(dbOption), error));
+      return 1;
+    }
+  }
+
   MainWindow window;
   if (parser.isSet(dbOption)) window.setDatabasePath(parser.value(dbOption));
   if (tuneTrials > 0) {
     window.setTrialBudget(tuneTrials);
-    // A reopened session is resumed once it is shown; a model is tuned once open.
-    if (session > 0)
-      QObject::connect(&window, &MainWindow::sessionReopened, &window, &MainWindow::startTuning);
-    else
-      QObject::connect(&window, &MainWindow::modelReady, &window, &MainWindow::startTuning);
+    // A reopened session is resumed once it is shown (only a model's can be);
+    // a model is tuned once open. Once: later reopenings are the user's.
+    if (session > 0) {
+      QObject::connect(
+          &window, &MainWindow::sessionReopened, &window,
+          [&window, session] {
+            if (window.resumableSession() == session) {
+              window.startTuning();
+            } else {
+              printError(QStringLiteral("session %1 cannot be resumed here (an operator's session, or one of another "
+                                        "target or fusion): --tune needs a model session")
+                             .arg(session));
+              QCoreApplication::exit(1);
+            }
+          },
+          Qt::SingleShotConnection);
+    } else {
+      QObject::connect(&window, &MainWindow::modelReady, &window, &MainWindow::startTuning, Qt::SingleShotConnection);
+    }
   }
 
   if (screenshot) {
@@ -196,18 +219,20 @@ int main(int argc, char* argv[]) {
                          *grabbed = true;
                          grab();
                        });
-      QObject::connect(window.tuningSession(), &tessel::ui::TuningSession::finished, &window, grab);
+      QObject::connect(&window, &MainWindow::tuningFinished, &window, grab);
       QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
     } else if (tuneTrials > 0) {
-      QObject::connect(window.tuningSession(), &tessel::ui::TuningSession::finished, &window, grab);
+      QObject::connect(&window, &MainWindow::tuningFinished, &window, grab);
       QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
     } else if (session > 0) {
       // The session's model is opened for it: grab once it is laid out.
       QObject::connect(&window, &MainWindow::sessionReopened, &window, [&window, grab] {
-        if (!window.preparedModel() || window.graphView()->isLayoutReady())
+        if (!window.preparedModel() || window.graphView()->isLayoutReady()) {
           grab();
-        else
+        } else {
           QObject::connect(window.graphView(), &tessel::ui::GraphView::layoutFinished, &window, grab);
+          QObject::connect(window.graphView(), &tessel::ui::GraphView::layoutFailed, &window, grab);
+        }
       });
       QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
     } else if (positional.isEmpty()) {

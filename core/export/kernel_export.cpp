@@ -13,6 +13,7 @@
 #include "lower/loop_nest.h"
 #include "schedule/steps.h"
 #include "search/search_task.h"
+#include "store/tuning_recorder.h"
 #include "support/subprocess.h"
 
 namespace tessel::exporter {
@@ -82,24 +83,15 @@ std::string number(double v) {
 }
 
 // The task as it was tuned: its definition from the options, or rebuilt
-// from its op and shape; throws when neither gives the stored workload key.
+// from its op and shape (throws naming the problem).
 search::SearchTask rebuildTask(const store::TaskRow& row, const KernelExportOptions& options) {
-  search::SearchTask task;
   if (auto d = options.definitions.find(row.key); d != options.definitions.end()) {
+    search::SearchTask task;
     task.dag = d->second;
     task.key = row.key;
-  } else {
-    try {
-      task = search::makeOperatorTask(row.op, row.shape, row.target, row.layout);
-    } catch (const std::exception& e) {
-      throw std::runtime_error("cannot rebuild task " + row.key + " (" + e.what() +
-                               "): export a model's tasks with --model");
-    }
+    return task;
   }
-  if (task.key != row.key)
-    throw std::runtime_error("the definition of " + row.op + " changed since task " + row.key +
-                             " was tuned (it is now " + task.key + "): tune it again to export it");
-  return task;
+  return store::operatorTaskOf(row);
 }
 
 }  // namespace

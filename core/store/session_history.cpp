@@ -53,6 +53,7 @@ SessionHistory loadSessionHistory(const Database& db, int64_t sessionId) {
   if (config.is_object()) {
     h.fusion = config.value("fusion", "");
     h.target = config.value("target", h.target);
+    h.modelTasks = config.value("tasks", size_t(0));
   }
 
   std::map<int64_t, double> weights;  // task id -> occurrences in the model
@@ -93,7 +94,9 @@ SessionHistory loadSessionHistory(const Database& db, int64_t sessionId) {
     round.task = i;
     round.taskTrials = t.trials;
     round.bestSeconds = std::isfinite(best[i]) ? best[i] : kNoSeconds;
-    if (withBest == h.tasks.size()) {
+    // Every task of the model needs a program; sessions that did not record
+    // how many it has count those they measured.
+    if (withBest == h.tasks.size() && h.tasks.size() >= h.modelTasks) {
       double estimate = 0;
       for (size_t j = 0; j < h.tasks.size(); ++j)
         estimate += h.tasks[j].weight * best[j];

@@ -32,7 +32,7 @@ struct SessionRound {
   size_t task = 0;                      // index into SessionHistory::tasks
   int taskTrials = 0;                   // the task's records so far
   double bestSeconds = kNoSeconds;      // the task's best so far (NaN: none valid yet)
-  double estimateSeconds = kNoSeconds;  // sum of weight x best over the tasks (NaN while one has none)
+  double estimateSeconds = kNoSeconds;  // sum of weight x best over the tasks (NaN while a task of the model has none)
   int totalTrials = 0;                  // records of the session so far
   double elapsedSeconds = 0;            // from the session's start to the round's last record
 };
@@ -47,6 +47,7 @@ struct SessionHistory {
   SessionRow session;
   std::string fusion;  // of a model session's configuration ("" if not recorded)
   std::string target = "cpu";
+  size_t modelTasks = 0;           // tasks of the model as tuned (config "tasks"; 0 if not recorded)
   std::vector<SessionTask> tasks;  // in order of their first record
   std::vector<SessionRound> rounds;
   std::vector<SessionProgram> programs;  // one per record, oldest first

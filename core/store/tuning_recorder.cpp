@@ -1,6 +1,22 @@
 #include "store/tuning_recorder.h"
 
+#include <stdexcept>
+
 namespace tessel::store {
+
+search::SearchTask operatorTaskOf(const TaskRow& row) {
+  search::SearchTask task;
+  try {
+    task = search::makeOperatorTask(row.op, row.shape, row.target, row.layout);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot rebuild task " + row.key + " (" + e.what() +
+                             "): a model's tasks are rebuilt from the model");
+  }
+  if (task.key != row.key)
+    throw std::runtime_error("the definition of " + row.op + " changed since task " + row.key +
+                             " was tuned (it is now " + task.key + "): tune it again");
+  return task;
+}
 
 TaskRow taskRowOf(const search::SearchTask& task) {
   TaskRow t;

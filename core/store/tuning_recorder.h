@@ -11,6 +11,11 @@
 namespace tessel::store {
 
 TaskRow taskRowOf(const search::SearchTask& task);
+// A stored library-operator task (tune-op's) rebuilt from its op, shape and
+// layout. Throws std::runtime_error when it cannot be (a model's fused
+// subgraph: rebuild it from the model) or when the operator's definition
+// changed since it was tuned (another workload key).
+search::SearchTask operatorTaskOf(const TaskRow& row);
 // A stored record as the tuner's, and back.
 search::TuneRecord toTuneRecord(const RecordRow& r);
 RecordRow toRecordRow(const search::TuneRecord& r, int64_t taskId, int64_t sessionId);

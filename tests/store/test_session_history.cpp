@@ -135,6 +135,26 @@ class TestSessionHistory : public QObject {
     QVERIFY(same(curve[0].second, 3e-3));
   }
 
+  // A session that records its model's task count has no estimate while a
+  // task of the model has no program, even if every task it measured has.
+  void estimateWaitsForEveryTaskOfTheModel() {
+    QTemporaryDir dir;
+    auto db = Database::open(dir.filePath("h.db").toStdString(), store::OpenMode::ReadWrite);
+    const int64_t a = db->ensureTask(taskNamed("a")), b = db->ensureTask(taskNamed("b"));
+    const int64_t model = db->ensureModel("m", "m");
+    db->setModelTask(model, a, 1);
+    db->setModelTask(model, b, 1);
+    const int64_t s = db->beginSession("model", 0, model, R"({"tasks":3})", 4);
+    db->addRecords({record(a, s, 1e-3, 1)});
+    db->addRecords({record(b, s, 2e-3, 1)});
+    const store::SessionHistory h = store::loadSessionHistory(*db, s);
+    QCOMPARE(h.modelTasks, size_t(3));
+    QCOMPARE(h.rounds.size(), size_t(2));
+    for (const store::SessionRound& r : h.rounds)
+      QVERIFY(std::isnan(r.estimateSeconds));
+    QVERIFY(h.objectiveCurve().empty());
+  }
+
   void emptyAndMissingSessions() {
     QTemporaryDir dir;
     auto db = Database::open(dir.filePath("h.db").toStdString(), store::OpenMode::ReadWrite);

@@ -361,7 +361,7 @@ class TestMainWindow : public QObject {
     tick.start(10);
     auto* start = window.findChild<QAction*>("actionStart");
     QVERIFY(start->isEnabled());
-    QSignalSpy done(window.tuningSession(), &tessel::ui::TuningSession::finished);
+    QSignalSpy done(&window, &MainWindow::tuningFinished);
     start->trigger();
     QVERIFY(!start->isEnabled());
     QCOMPARE(window.progressBar()->maximum(), 80);

@@ -125,7 +125,7 @@ class TestSessions : public QObject {
       QVERIFY(window.setDatabasePath(db_));
       window.setTrialBudget(80);
       QSignalSpy rounds(window.tuningSession(), &tessel::ui::TuningSession::roundFinished);
-      QSignalSpy done(window.tuningSession(), &tessel::ui::TuningSession::finished);
+      QSignalSpy done(&window, &MainWindow::tuningFinished);
       window.startTuning();
       QVERIFY(done.wait(300000));
       QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
@@ -164,6 +164,8 @@ class TestSessions : public QObject {
     tessel::ui::SessionsDialog* dialog = window.showSessions();
     QVERIFY(dialog);
     QVERIFY(dialog->isVisible());
+    QSignalSpy loaded(dialog, &tessel::ui::SessionsDialog::loaded);
+    QVERIFY(dialog->isLoaded() || loaded.wait(30000));  // read on a worker thread
     QStandardItemModel* rows = dialog->sessionsModel();
     QCOMPARE(rows->rowCount(), scalar(db_, "SELECT count(*) FROM sessions").toInt());
     for (int row = 0; row < rows->rowCount(); ++row) {
@@ -255,11 +257,13 @@ class TestSessions : public QObject {
              QString::fromStdString(tessel::search::storedProgramSource(task, bestSteps.toStdString())));
 
     // Start resumes the session: no new session, 16 more trials in it.
+    const double firstTime = estimate->data()->constBegin()->key;
+    const int pointsBefore = estimate->dataCount();
     const int sessions = scalar(db_, "SELECT count(*) FROM sessions").toInt();
     const int before =
         scalar(db_, QString("SELECT count(*) FROM records WHERE session_id = %1").arg(modelSession_)).toInt();
     window.setTrialBudget(16);
-    QSignalSpy done(window.tuningSession(), &tessel::ui::TuningSession::finished);
+    QSignalSpy done(&window, &MainWindow::tuningFinished);
     window.startTuning();
     QVERIFY(done.wait(300000));
     QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
@@ -273,8 +277,10 @@ class TestSessions : public QObject {
     for (int i = 0; i < tasks->rowCount(); ++i)
       trials += tasks->data(tasks->index(i, TasksModel::Trials), Qt::UserRole).toInt();
     QCOMPARE(trials, after);
-    // The plots went on from the reopened curves (no restart at zero).
-    QVERIFY(estimate->dataCount() > 0);
+    // The plots went on from the reopened curves: the same start, more points.
+    plots->replotNow();
+    QCOMPARE(estimate->data()->constBegin()->key, firstTime);
+    QVERIFY(estimate->dataCount() > pointsBefore);
     QVERIFY((estimate->data()->constEnd() - 1)->value <= liveEstimate_ * 1e3 + 1e-9);
 
     // Start again goes on with the same session: 16 more trials.
@@ -292,8 +298,20 @@ class TestSessions : public QObject {
 
   void reopenedTaskSessionShowsItsOperator() {
     MainWindow window;
-    QVERIFY(reopen(window, taskSession_));
+    // From a model with a later task selected: the operator's task replaces it.
+    QVERIFY(reopen(window, modelSession_));
+    window.selectTask(3);
+    QSignalSpy reopened(&window, &MainWindow::sessionReopened);
+    QSignalSpy codeReady(window.codeView(), &tessel::ui::CodeView::ready);
+    window.reopenSession(taskSession_);
+    QVERIFY(reopened.wait(60000));
+    QCOMPARE(window.selectedTask(), 0);
     QVERIFY(!window.preparedModel());
+    QVERIFY(window.modelPath().isEmpty());
+    QVERIFY(codeReady.wait(60000) || window.codeView()->isReady());
+    const QString key = QString::fromStdString(tessel::search::makeOperatorTask("matmul", {64, 64, 64}, "cpu").key);
+    QVERIFY2(window.codeView()->code().startsWith("// " + key + ", stored program"),
+             qPrintable(window.codeView()->code().left(200)));
     QCOMPARE(window.tasksPanel()->model()->rowCount(), 1);
     QCOMPARE(window.tasksPanel()
                  ->model()
@@ -358,6 +376,24 @@ class TestSessions : public QObject {
     QVERIFY(exported.wait(60000));
     QVERIFY(!exported.at(2).at(0).toBool());
     QVERIFY2(dialog->report().startsWith("Export failed"), qPrintable(dialog->report()));
+  }
+
+  // Sessions of a database that does not exist: an error dialog, no sessions dialog.
+  void sessionsOfAMissingDatabaseShowAnError() {
+    MainWindow window;
+    window.setPersistent(false);
+    window.show();
+    const QString missing = tmp_.filePath("missing.db");
+    QVERIFY(window.setDatabasePath(missing));  // a new file: the first tuning makes it
+    QVERIFY(window.showSessions());
+    QTRY_VERIFY_WITH_TIMEOUT(visibleErrorDialog(window), 30000);
+    QVERIFY2(visibleErrorDialog(window)->text().contains("missing.db"), qPrintable(visibleErrorDialog(window)->text()));
+    QTRY_VERIFY(!window.findChild<tessel::ui::SessionsDialog*>());
+    QVERIFY(!QFile::exists(missing));
+    // An empty file is accepted too: a tuning makes it a database.
+    const QString empty = tmp_.filePath("empty.db");
+    QVERIFY(QFile(empty).open(QIODevice::WriteOnly));
+    QVERIFY(window.setDatabasePath(empty));
   }
 
   // A file that is not a database: refused with a dialog naming it, left as it was.
@@ -434,13 +470,12 @@ class TestSessions : public QObject {
     window.setModelPath("tiny_cnn");
     QVERIFY(ready.wait(60000));
     QVERIFY(window.setDatabasePath(busy));
-    QSignalSpy done(window.tuningSession(), &tessel::ui::TuningSession::finished);
+    QSignalSpy done(&window, &MainWindow::tuningFinished);
     window.startTuning();
-    // The spy hears the worker thread's signal at once (it may come before
-    // a wait() starts); the dialog comes with the queued delivery.
-    QTRY_VERIFY_WITH_TIMEOUT(done.count() > 0 && visibleErrorDialog(window), 60000);
+    QVERIFY(done.wait(60000));  // the window's signal: the dialog is up by then
     QVERIFY(!done.at(0).at(0).toBool());
     QMessageBox* box = visibleErrorDialog(window);
+    QVERIFY(box);
     QVERIFY2(box->text().contains("being written by another Tessel process"), qPrintable(box->text()));
     QVERIFY(window.findChild<QAction*>("actionStart")->isEnabled());
   }
@@ -459,6 +494,25 @@ class TestSessions : public QObject {
     QImage image;
     QVERIFY(image.load(png, "PNG"));
     QVERIFY(image.width() > 0);
+
+    // A database that cannot be used stops the studio before anything runs.
+    const QString junk = tmp_.filePath("junk.db");
+    {
+      QFile f(junk);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(QByteArray(8192, 'x'));
+    }
+    studio.start(TESSEL_STUDIO_EXE, {"tiny_cnn", "--db", junk, "--tune", "16", "--screenshot", png});
+    QVERIFY(studio.waitForFinished(60000));
+    QVERIFY(studio.exitCode() != 0);
+    QVERIFY(studio.readAllStandardError().contains("cannot use --db"));
+
+    // --tune resumes model sessions only.
+    studio.start(TESSEL_STUDIO_EXE,
+                 {"--db", db_, "--reopen", QString::number(taskSession_), "--tune", "16", "--screenshot", png});
+    QVERIFY(studio.waitForFinished(60000));
+    QVERIFY(studio.exitCode() != 0);
+    QVERIFY(studio.readAllStandardError().contains("cannot be resumed"));
 
     studio.start(TESSEL_STUDIO_EXE, {"tiny_cnn", "--reopen", "3", "--screenshot", png});
     QVERIFY(studio.waitForFinished(60000));
