@@ -28,7 +28,8 @@ struct TuningRequest {
   qint64 resumeSession = 0;
   int batch = 16;
   int population = 512;
-  QString workerPath;  // tessel-worker; empty: beside the running executable
+  bool cacheFlush = true;  // cold-cache timing, as `tessel tune` (the kernels inside a model meet cold caches)
+  QString workerPath;      // tessel-worker; empty: beside the running executable
 };
 
 struct TaskInfo {

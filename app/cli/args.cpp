@@ -73,4 +73,15 @@ std::vector<int64_t> parseShape(const std::string& text) {
   return out;
 }
 
+bool Args::getOnOff(const std::string& name, bool fallback) const {
+  if (!has(name)) return fallback;
+  const std::string v = get(name);
+  if (v == "on") return true;
+  if (v == "off") return false;
+  std::string message = "--";  // built in steps: GCC 12 warns falsely (-Wrestrict) on "--" + name
+  message += name;
+  message += " takes on or off, not '" + v + "'";
+  throw UsageError(message);
+}
+
 }  // namespace tessel::cli

@@ -1,4 +1,5 @@
 // tessel tune MODEL: every task of a model under Ansor's task scheduler.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -36,6 +37,8 @@ const char* kHelp =
     "  --population N      evolutionary population (default 2048)\n"
     "  --seed S            (default 1)\n"
     "  --timeout SECONDS   per-program run time limit (default 10)\n"
+    "  --cache-flush on|off  evict a kernel's buffers from the caches before each timed\n"
+    "                      call, as inside a model (default on; off: warm-cache loops)\n"
     "  --db FILE           the tuning database (default $TESSEL_DB, else ~/.local/share/tessel/tessel.db)\n"
     "  --resume            continue the model's last session (interrupted, or finished\n"
     "                      with fewer trials) until it has --trials\n"
@@ -48,7 +51,7 @@ const char* kHelp =
 int tuneCommand(const std::vector<std::string>& argv) {
   Args args(argv,
             {"trials", "target", "fusion", "search", "cost-model", "batch", "population", "seed", "timeout", "db",
-             "jobs", "input-shapes"},
+             "jobs", "input-shapes", "cache-flush"},
             {"json", "help", "resume", "no-db"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
@@ -92,8 +95,14 @@ int tuneCommand(const std::vector<std::string>& argv) {
   to.measurer.run.workerPath = siblingExecutable("tessel-worker");
   to.measurer.run.timeoutSeconds = double(args.getInt("timeout", 10, 1, 3600));
   to.measurer.run.seed = unsigned(to.seed);
+  // Inside a model a kernel meets cold caches (the weights of a model rarely
+  // fit the last-level cache, and the other kernels run in between).
+  to.measurer.run.flushCache = args.getOnOff("cache-flush", true);
   to.measurer.build.jobs = int(args.getInt("jobs", cores, 1, 256));
   const bool json = args.has("json");
+  // Checked before anything is written: a new session must give every task a program.
+  if (!args.has("resume") && o.trials < int(tasks.size()))
+    throw UsageError(search::budgetMessage(o.trials, 0, int(tasks.size()), to.batchSize));
 
   std::unique_ptr<store::Database> db;
   int64_t sessionId = 0;
@@ -111,10 +120,17 @@ int tuneCommand(const std::vector<std::string>& argv) {
         db->reopenSession(sessionId, o.trials);
       }
     if (!resumed) {
-      nlohmann::json config = {{"command", "tune"},       {"model", model},     {"target", target},
-                               {"fusion", fusionName},    {"trials", o.trials}, {"search", search},
-                               {"cost_model", costModel}, {"seed", to.seed},    {"batch", to.batchSize},
-                               {"tasks", tasks.size()}};
+      nlohmann::json config = {{"command", "tune"},
+                               {"model", model},
+                               {"target", target},
+                               {"fusion", fusionName},
+                               {"trials", o.trials},
+                               {"search", search},
+                               {"cost_model", costModel},
+                               {"seed", to.seed},
+                               {"batch", to.batchSize},
+                               {"tasks", tasks.size()},
+                               {"cache_flush", to.measurer.run.flushCache}};
       sessionId = db->beginSession("model", 0, modelId, config.dump(), o.trials);
     }
     o.prepareTask = [&](size_t i, search::TuneOptions& t) {
@@ -134,9 +150,23 @@ int tuneCommand(const std::vector<std::string>& argv) {
                    std::isfinite(estimate) ? (std::to_string(estimate * 1e3) + " ms").c_str() : "(not yet)");
     };
   }
+  if (!json) {
+    o.onExhausted = [&](size_t i, const search::TuneResult& r) {
+      std::fprintf(stderr, "  task %2zu %-40s search space exhausted after %d programs: it takes no more rounds\n", i,
+                   tasks[i].task.op.c_str(), r.trials);
+    };
+    if (!args.has("resume") && o.trials < int(tasks.size()) * to.batchSize)
+      std::fprintf(stderr,
+                   "%d trials for %zu tasks: warm-up rounds of %d programs (%d trials give each a full round of %d)\n",
+                   o.trials, tasks.size(), std::min(to.batchSize, o.trials / int(tasks.size())),
+                   int(tasks.size()) * to.batchSize, to.batchSize);
+  }
   search::ModelTuneResult r;
   try {
     r = search::tuneModel(tasks, o);
+  } catch (const std::invalid_argument& e) {
+    if (db) db->endSession(sessionId, "failed");
+    throw UsageError(e.what());
   } catch (...) {
     if (db) db->endSession(sessionId, "failed");
     throw;
@@ -166,10 +196,11 @@ int tuneCommand(const std::vector<std::string>& argv) {
                     {"valid_trials", t.validTrials},
                     {"best_ms", t.validTrials ? nlohmann::json(ms) : nlohmann::json()},
                     {"gflops", gflops},
-                    {"share", share}});
+                    {"share", share},
+                    {"exhausted", t.exhausted}});
     if (!json)
-      std::printf("%-48s %6.0f %7d %11.4f %9.2f %6.1f%%\n", tasks[i].task.key.c_str(), tasks[i].weight, t.trials, ms,
-                  gflops, share * 100);
+      std::printf("%-48s %6.0f %7d %11.4f %9.2f %6.1f%%%s\n", tasks[i].task.key.c_str(), tasks[i].weight, t.trials, ms,
+                  gflops, share * 100, t.exhausted ? "  (space exhausted)" : "");
   }
   const bool complete = std::isfinite(r.estimatedSeconds);
   if (json) {
@@ -178,6 +209,8 @@ int tuneCommand(const std::vector<std::string>& argv) {
     j["target"] = target;
     j["fusion"] = fusionName;
     j["trials"] = r.trials;
+    j["warmup_batch"] = r.warmupBatch;
+    j["cache_flush"] = to.measurer.run.flushCache;
     j["tasks"] = rows;
     j["estimated_ms"] = complete ? nlohmann::json(r.estimatedSeconds * 1e3) : nlohmann::json();
     nlohmann::json curve = nlohmann::json::array();

@@ -36,6 +36,8 @@ const char* kHelp =
     "  --batch N           programs built and measured per round (default 64)\n"
     "  --population N      evolutionary population (default 2048)\n"
     "  --timeout SECONDS   per-program run time limit (default 10)\n"
+    "  --cache-flush on|off  evict the kernel's buffers from the caches before each timed\n"
+    "                      call, as inside a model (default off: warm-cache loops)\n"
     "  --jobs N            parallel compiler processes (default: cores)\n"
     "  --db FILE           keep every record in this SQLite database (default:\n"
     "                      $TESSEL_DB, else ~/.local/share/tessel/tessel.db)\n"
@@ -65,7 +67,7 @@ std::string siblingExecutable(const std::string& name) {
 int tuneOpCommand(const std::vector<std::string>& argv) {
   Args args(argv,
             {"shape", "target", "layout", "trials", "search", "cost-model", "seed", "batch", "timeout", "jobs", "db",
-             "population"},
+             "population", "cache-flush"},
             {"json", "help", "compare", "show-code", "resume", "no-db"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
@@ -113,6 +115,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   o.measurer.run.workerPath = siblingExecutable("tessel-worker");
   o.measurer.run.timeoutSeconds = double(args.getInt("timeout", 10, 1, 3600));
   o.measurer.run.seed = unsigned(o.seed);
+  o.measurer.run.flushCache = args.getOnOff("cache-flush", false);
   o.measurer.build.jobs = int(args.getInt("jobs", cores, 1, 256));
   bool json = args.has("json");
 
@@ -131,7 +134,8 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
                              {"cost_model", search == "random" ? "none" : costModel},
                              {"seed", o.seed},
                              {"batch", o.batchSize},
-                             {"population", o.evolution.population}};
+                             {"population", o.evolution.population},
+                             {"cache_flush", o.measurer.run.flushCache}};
     recorder.emplace(*db, task, config.dump(), o.trials, args.has("resume"));
     recorder->attach(o);
     if (!json) {

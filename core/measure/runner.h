@@ -9,7 +9,9 @@
 // checked against the task's reference kernel, then timed: warm-up runs, then
 // `repeats` repeats, each running the kernel `number` times where `number`
 // grows until one repeat lasts at least `minRepeatSeconds`; the cost of a
-// repeat is its time / number. A crash, a hang (per-kernel timeout) or a wrong
+// repeat is its time / number. With flushCache, each call first has every
+// buffer of the kernel evicted from the caches (cache_flush.h) and only the
+// calls are timed: the cold-cache time a kernel has inside a model. A crash, a hang (per-kernel timeout) or a wrong
 // answer is an error result; the worker is replaced and the batch goes on.
 #pragma once
 
@@ -41,7 +43,7 @@ struct RunOptions {
   int warmup = 1;
   int repeats = 3;
   double minRepeatSeconds = 0.02;
-  bool flushCache = false;  // overwrite a large buffer before each repeat
+  bool flushCache = false;  // evict the kernel's buffers from the caches before each call
   unsigned seed = 1;
   // Set: the kernel being measured is abandoned (its worker killed) and the
   // rest are not run; their results say "cancelled".

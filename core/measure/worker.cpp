@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "measure/cache_flush.h"
 #include "measure/worker_protocol.h"
 
 namespace tessel::measure {
@@ -34,10 +35,10 @@ constexpr size_t kMaxOpenLibraries = 256;
 constexpr size_t kGuardFloats = 64;
 constexpr std::align_val_t kBufferAlign{64};
 constexpr uint32_t kCanary = 0xdeadbeefu;
-// Larger than any last-level cache we measure on.
-constexpr size_t kFlushBytes = size_t(64) << 20;
 // Bounds the calibration for kernels so fast the clock barely sees them.
 constexpr int64_t kMaxNumber = int64_t(1) << 30;
+// With a cache flush before each call, the evictions bound it sooner.
+constexpr int64_t kMaxFlushedNumber = 4096;
 // Any single buffer above this is a corrupt request, not a real tensor.
 constexpr int64_t kMaxBufferElements = int64_t(1) << 36;
 
@@ -255,15 +256,26 @@ class Worker {
     int64_t number = 1;
     for (int rep = 0; rep < req.repeats; ++rep) {
       for (;;) {
-        if (req.flushCache) flushCache();
-        const auto t0 = Clock::now();
-        for (int64_t i = 0; i < number; ++i) {
-          const int r = kernel(task_.args.data());
-          if (r != 0) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(r));
+        double seconds = 0;
+        if (req.flushCache) {
+          // Cold caches for every call: only the calls are timed, not the evictions.
+          for (int64_t i = 0; i < number; ++i) {
+            evictBuffers();
+            const auto t0 = Clock::now();
+            const int r = kernel(task_.args.data());
+            seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+            if (r != 0) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(r));
+          }
+        } else {
+          const auto t0 = Clock::now();
+          for (int64_t i = 0; i < number; ++i) {
+            const int r = kernel(task_.args.data());
+            if (r != 0) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(r));
+          }
+          seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         }
-        const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         // Repeats after the first reuse the calibrated number.
-        if (seconds >= req.minRepeatSeconds || number >= kMaxNumber) {
+        if (seconds >= req.minRepeatSeconds || number >= (req.flushCache ? kMaxFlushedNumber : kMaxNumber)) {
           res.costs.push_back(seconds / double(number));
           break;
         }
@@ -389,16 +401,13 @@ class Worker {
     return false;
   }
 
-  void flushCache() {
-    if (flush_.empty()) flush_.resize(kFlushBytes);
-    // A different value each time so the writes cannot be elided.
-    std::memset(flush_.data(), int(++flushValue_ & 0xff), flush_.size());
+  void evictBuffers() {
+    for (const auto& b : task_.buffers)
+      evictFromCaches(b->data(), b->size() * sizeof(float));
   }
 
   LibraryCache libs_;
   TaskData task_;
-  std::vector<unsigned char> flush_;
-  unsigned flushValue_ = 0;
 };
 
 }  // namespace

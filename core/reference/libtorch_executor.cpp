@@ -725,6 +725,7 @@ ReferenceRun runWithLibTorch(const graph::Graph& g, const std::map<std::string, 
     outputs = program.run(in);
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
+  result.times = times;
   if (!times.empty()) {
     std::sort(times.begin(), times.end());
     const size_t m = times.size() / 2;

@@ -17,6 +17,7 @@ bool libtorchAvailable();
 struct ReferenceRun {
   std::map<std::string, runtime::HostTensor> outputs;  // graph outputs by name
   double seconds = 0;                                  // median of `repeats` timed runs after a warm-up
+  std::vector<double> times;                           // seconds of every timed run
 };
 
 // Runs the graph (initializers materialised, NCHW as in the graph) with ATen

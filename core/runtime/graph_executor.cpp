@@ -3,16 +3,22 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
 #include <set>
 #include <stdexcept>
 
 #include "codegen/cpp_builder.h"
 #include "codegen/cpp_codegen.h"
+#include "graph/shape_utils.h"
 #include "lower/loop_nest.h"
+#include "runtime/run_plan.h"
+#include "runtime/storage_layout.h"
+#include "runtime/thread_team.h"
 #include "support/subprocess.h"
 
 namespace tessel::runtime {
@@ -21,57 +27,22 @@ namespace {
 
 using graph::GraphError;
 
-// How a buffer stores its value: as in the graph, NHWC activations, or RSCK
-// conv weights (the layouts of LoweringOptions::imageLayout = NHWC).
-enum class Storage { Plain, NHWC, RSCK };
+constexpr std::align_val_t kAlign{64};
 
-// Storage dim d holds logical dim perm[d].
-std::array<size_t, 4> permOf(Storage s) {
-  if (s == Storage::NHWC) return {0, 2, 3, 1};
-  if (s == Storage::RSCK) return {2, 3, 1, 0};
-  return {0, 1, 2, 3};
-}
-
-// Rearranges `src` (in storage `from`) into storage `to`; `shape` is logical.
-std::vector<float> convert(const std::vector<float>& src, const std::vector<int64_t>& shape, Storage from, Storage to) {
-  if (from == to || shape.size() != 4) return src;
-  // Stride (in elements) of each logical dim within a storage order.
-  auto strides = [&](Storage s) {
-    std::array<size_t, 4> perm = permOf(s);
-    std::array<int64_t, 4> st{};
-    int64_t acc = 1;
-    for (size_t d = 4; d-- > 0;) {
-      st[perm[d]] = acc;
-      acc *= shape[perm[d]];
-    }
-    return st;
+// Floats in memory aligned for the widest vector loads the kernels may use.
+struct AlignedFloats {
+  struct Free {
+    void operator()(float* p) const { ::operator delete[](p, kAlign); }
   };
-  std::array<int64_t, 4> a = strides(from), b = strides(to);
-  std::vector<float> dst(src.size());
-  for (int64_t i = 0; i < shape[0]; ++i)
-    for (int64_t j = 0; j < shape[1]; ++j)
-      for (int64_t k = 0; k < shape[2]; ++k)
-        for (int64_t l = 0; l < shape[3]; ++l)
-          dst[size_t(i * b[0] + j * b[1] + k * b[2] + l * b[3])] =
-              src[size_t(i * a[0] + j * a[1] + k * a[2] + l * a[3])];
-  return dst;
-}
-
-struct Stored {
-  Storage storage = Storage::Plain;
-  std::vector<float> data;
+  std::unique_ptr<float[], Free> data;
+  size_t size = 0;
+  explicit AlignedFloats(size_t n = 0)
+      : data(static_cast<float*>(::operator new[](std::max<size_t>(n, 1) * sizeof(float), kAlign))), size(n) {
+    std::memset(data.get(), 0, std::max<size_t>(n, 1) * sizeof(float));  // fault the pages in now
+  }
 };
 
 using KernelFn = int (*)(float* const*);
-
-struct Kernel {
-  std::vector<size_t> nodes;
-  std::vector<std::string> inputs, outputs;  // graph values, in argument order
-  std::vector<Storage> inStorage, outStorage;
-  std::vector<int64_t> inSize, outSize;
-  std::string symbol;
-  KernelFn fn = nullptr;
-};
 
 }  // namespace
 
@@ -80,10 +51,20 @@ struct GraphExecutor::Impl {
   ExecutorOptions options;
   std::string dir;
   std::vector<void*> handles;
-  std::vector<Kernel> kernels;
-  // Constants (float initializers and Constant nodes) per storage they are read in.
-  std::map<std::pair<std::string, Storage>, std::vector<float>> constants;
-  std::map<std::string, std::vector<float>> plainConstants;
+  std::vector<KernelInterface> interfaces;
+  std::vector<KernelFn> fns;
+  std::vector<std::vector<float*>> args;                     // per kernel, fixed once the memory is placed
+  std::map<std::string, std::vector<float>> plainConstants;  // as in the graph, until converted
+  RunPlan plan;
+  std::vector<float*> bufferPtr;  // per planned buffer
+  std::vector<AlignedFloats> constantStore;
+  AlignedFloats arena;
+  MemoryStats stats;
+  std::vector<RunStep> stepInfo;
+  ThreadTeam team{0, true};
+  bool profile = std::getenv("TESSEL_PROFILE") != nullptr;
+  const bool printProfile = std::getenv("TESSEL_PROFILE") != nullptr;
+  std::vector<double> stepSeconds;
 
   ~Impl() {
     for (void* h : handles)
@@ -91,20 +72,8 @@ struct GraphExecutor::Impl {
     if (!dir.empty()) support::removeTree(dir);
   }
 
-  std::vector<int64_t> shapeOf(const std::string& v) const {
-    auto it = g.values.find(v);
-    if (it != g.values.end()) return it->second.shape;
-    auto in = g.initializers.find(v);
-    if (in != g.initializers.end()) return in->second.info.shape;
-    for (const graph::ValueInfo& x : g.inputs)
-      if (x.name == v) return x.shape;
-    throw GraphError("executor: no shape for value '" + v + "' (run inferShapes first)");
-  }
-
   bool isGraphInput(const std::string& v) const {
-    for (const graph::ValueInfo& x : g.inputs)
-      if (x.name == v) return true;
-    return false;
+    return std::any_of(g.inputs.begin(), g.inputs.end(), [&](const graph::ValueInfo& x) { return x.name == v; });
   }
 
   // Float values of a Constant node (from its attributes or an initializer of its name).
@@ -129,25 +98,9 @@ struct GraphExecutor::Impl {
     return std::vector<float>(d.begin(), d.end());
   }
 
-  // The constant value `v` read in `storage`, converted once.
-  const std::vector<float>* constant(const std::string& v, Storage storage) {
-    auto key = std::make_pair(v, storage);
-    auto it = constants.find(key);
-    if (it != constants.end()) return &it->second;
-    auto p = plainConstants.find(v);
-    if (p == plainConstants.end()) return nullptr;
-    return &(constants[key] = convert(p->second, shapeOf(v), Storage::Plain, storage));
-  }
-
-  void build() {
-    const size_t numNodes = g.nodes.size();
-    std::vector<std::vector<size_t>> groups = options.groups;
-    if (groups.empty())
-      for (size_t i = 0; i < numNodes; ++i)
-        groups.push_back({i});
-    // Constants the kernels may read.
+  void collectConstants() {
     for (const auto& [name, init] : g.initializers) {
-      if (init.isInt() || init.info.dtype != graph::DType::Float32) continue;
+      if (init.isInt() || init.info.dtype != graph::DType::Float32 || isGraphInput(name)) continue;
       bool used = false;
       for (const graph::Node& n : g.nodes)
         used |= std::find(n.inputs.begin(), n.inputs.end(), name) != n.inputs.end();
@@ -163,14 +116,16 @@ struct GraphExecutor::Impl {
         if (vi != g.values.end() && vi->second.dtype != graph::DType::Float32) continue;  // read at lowering time
         plainConstants[n.outputs[0]] = constantValue(n);
       }
+  }
 
+  // Lowers every group and compiles the kernels (one library call per group).
+  void compileKernels() {
+    std::vector<std::vector<size_t>> groups = options.groups;
+    if (groups.empty())
+      for (size_t i = 0; i < g.nodes.size(); ++i)
+        groups.push_back({i});
     dir = support::makeTempDir("tessel-exec");
     std::vector<codegen::BuildCandidate> cands;
-    std::set<std::string> available;  // values ready when a group runs
-    for (const graph::ValueInfo& x : g.inputs)
-      available.insert(x.name);
-    for (const auto& [name, c] : plainConstants)
-      available.insert(name);
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       const std::vector<size_t>& group = groups[gi];
       graph::LoweredSubgraph ls = graph::lowerSubgraph(g, group, options.lowering);
@@ -179,9 +134,7 @@ struct GraphExecutor::Impl {
       for (size_t k = 0; k < group.size(); ++k)
         groupName += (k ? ", " : "") + g.nodes[group[k]].describe();
       groupName += ")";
-      Kernel kr;
-      kr.nodes = group;
-      kr.symbol = "tessel_graph_k" + std::to_string(gi);
+      const std::string symbol = "tessel_graph_k" + std::to_string(gi);
       lower::LoweredFunc f;
       try {
         auto sched = options.schedules.find(gi);
@@ -191,44 +144,9 @@ struct GraphExecutor::Impl {
       } catch (const std::exception& e) {
         throw std::runtime_error("executor: cannot lower " + groupName + ": " + e.what());
       }
-      // Arguments by name: dag inputs, then dag outputs.
-      auto bind = [&](const std::string& tensor, const std::vector<std::string>& names,
-                      const std::vector<std::string>& values, const std::vector<te::Layout>& layouts, bool input) {
-        for (size_t k = 0; k < names.size(); ++k) {
-          if (lower::cIdent(names[k]) != tensor) continue;
-          const std::string& v = values[k];
-          Storage s = Storage::Plain;
-          if (layouts[k] == te::Layout::NHWC) {
-            s = Storage::NHWC;
-            if (input)
-              for (size_t ni : group)
-                if (g.nodes[ni].op == "Conv" && g.nodes[ni].inputs.size() > 1 && g.nodes[ni].inputs[1] == v)
-                  s = Storage::RSCK;
-          }
-          (input ? kr.inputs : kr.outputs).push_back(v);
-          (input ? kr.inStorage : kr.outStorage).push_back(s);
-          return;
-        }
-        throw std::runtime_error("executor: kernel argument '" + tensor + "' of " + groupName +
-                                 " matches no graph value");
-      };
-      for (size_t a = 0; a < f.args.size(); ++a) {
-        bool input = a < f.numInputs;
-        bind(f.args[a].name, input ? ls.dag.inputs() : ls.dag.outputs(), input ? ls.inputValues : ls.outputValues,
-             input ? ls.inputLayouts : ls.outputLayouts, input);
-        (input ? kr.inSize : kr.outSize).push_back(f.args[a].size);
-      }
-      for (const std::string& v : kr.inputs)
-        if (!available.count(v))
-          throw GraphError("executor: " + groupName + " reads '" + v +
-                           "', which no earlier group produces (groups must be in topological order)");
-      for (const std::string& v : kr.outputs)
-        available.insert(v);
-      cands.push_back({codegen::emitCppKernel(f, kr.symbol), kr.symbol});
-      kernels.push_back(std::move(kr));
+      interfaces.push_back(kernelInterface(g, group, gi, ls, f, symbol));
+      cands.push_back({codegen::emitCppKernel(f, symbol), symbol});
     }
-    for (const std::string& o : g.outputs)
-      if (!available.count(o)) throw GraphError("executor: graph output '" + o + "' is not computed by any group");
 
     codegen::BuildOptions bo;
     bo.workDir = dir;
@@ -237,103 +155,116 @@ struct GraphExecutor::Impl {
     bo.timeoutSeconds = 300;
     std::vector<codegen::BuildOutput> built = codegen::buildCandidates(cands, bo);
     std::map<std::string, void*> libs;
-    for (size_t k = 0; k < kernels.size(); ++k) {
+    for (size_t k = 0; k < interfaces.size(); ++k) {
       const codegen::BuildOutput& b = built.at(k);
+      const std::string& symbol = interfaces[k].symbol;
       if (b.library.empty())
-        throw std::runtime_error("executor: kernel " + kernels[k].symbol +
-                                 " failed to compile: " + b.message.substr(0, 4000));
+        throw std::runtime_error("executor: kernel " + symbol + " failed to compile: " + b.message.substr(0, 4000));
       void*& h = libs[b.library];
       if (!h) {
         h = dlopen(b.library.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!h) throw std::runtime_error(std::string("executor: dlopen failed: ") + dlerror());
         handles.push_back(h);
       }
-      kernels[k].fn = reinterpret_cast<KernelFn>(dlsym(h, kernels[k].symbol.c_str()));
-      if (!kernels[k].fn) throw std::runtime_error("executor: symbol " + kernels[k].symbol + " not found");
+      fns.push_back(reinterpret_cast<KernelFn>(dlsym(h, symbol.c_str())));
+      if (!fns.back()) throw std::runtime_error("executor: symbol " + symbol + " not found");
     }
-    // Convert constants to the storage each kernel reads them in, once.
-    for (const Kernel& kr : kernels)
-      for (size_t a = 0; a < kr.inputs.size(); ++a)
-        if (plainConstants.count(kr.inputs[a]) && !isGraphInput(kr.inputs[a])) constant(kr.inputs[a], kr.inStorage[a]);
   }
 
-  // Buffers of every value, kept from one run to the next: a model's
-  // activations are allocated (and their pages faulted in) once, not per run.
-  std::map<std::string, Stored> store;
-  // TESSEL_PROFILE=1 prints each kernel's time of every run on stderr.
-  const bool profile = std::getenv("TESSEL_PROFILE") != nullptr;
+  // Constants converted once into the storage each kernel reads them in;
+  // intermediate tensors placed in one arena; every kernel's arguments fixed.
+  void allocate() {
+    bufferPtr.assign(plan.buffers.size(), nullptr);
+    arena = AlignedFloats(size_t(plan.memory.arenaBytes) / sizeof(float));
+    for (size_t b = 0; b < plan.buffers.size(); ++b) {
+      const PlannedBuffer& buf = plan.buffers[b];
+      if (!buf.constant) {
+        bufferPtr[b] = arena.data.get() + buf.offset / int64_t(sizeof(float));
+        continue;
+      }
+      const std::vector<float>& plain = plainConstants.at(buf.value);
+      if (int64_t(plain.size()) != buf.elements)
+        throw std::runtime_error("executor: constant '" + buf.value + "' has " + std::to_string(plain.size()) +
+                                 " values for its shape " + graph::shapeString(buf.shape));
+      constantStore.emplace_back(plain.size());
+      convertStorage(plain.data(), constantStore.back().data.get(), buf.shape, Storage::Plain, buf.storage);
+      bufferPtr[b] = constantStore.back().data.get();
+      stats.constantBytes += int64_t(plain.size() * sizeof(float));
+    }
+    for (size_t k = 0; k < plan.kernelArgs.size(); ++k) {
+      args.emplace_back();
+      for (size_t b : plan.kernelArgs[k])
+        args.back().push_back(bufferPtr[b]);
+    }
+    stats.arenaBytes = plan.memory.arenaBytes;
+    stats.unsharedBytes = plan.memory.totalBytes;
+    stats.tensors = plan.arenaBuffers.size();
+    for (const PlannedStep& s : plan.steps)
+      stepInfo.push_back({s.name, s.group, s.value});
+    plainConstants.clear();
+  }
 
-  std::map<std::string, HostTensor> run(const std::map<std::string, HostTensor>& inputs) {
-    for (const graph::ValueInfo& x : g.inputs) {
-      auto it = inputs.find(x.name);
-      if (it == inputs.end()) throw std::runtime_error("executor: missing graph input '" + x.name + "'");
-      const HostTensor& t = it->second;
-      if (!t.shape.empty() && t.shape != x.shape)
-        throw std::runtime_error("executor: input '" + x.name + "' has the wrong shape");
-      if (int64_t(t.data.size()) != x.numElements())
-        throw std::runtime_error("executor: input '" + x.name + "' has " + std::to_string(t.data.size()) +
-                                 " elements, expected " + std::to_string(x.numElements()));
-      Stored& in = store[x.name];
-      in.storage = Storage::Plain;
-      in.data.assign(t.data.begin(), t.data.end());
-    }
+  void build() {
+    collectConstants();
+    compileKernels();
+    std::set<std::string> constants;
+    for (const auto& [name, v] : plainConstants)
+      constants.insert(name);
+    plan = planRun(g, interfaces, constants);
+    allocate();
+    team = ThreadTeam(options.threads, options.pinThreads);
+  }
+
+  void setInputs(const std::map<std::string, HostTensor>& inputs) {
     for (const auto& [name, t] : inputs)
-      if (std::none_of(g.inputs.begin(), g.inputs.end(), [&](const graph::ValueInfo& x) { return x.name == name; }))
-        throw std::runtime_error("executor: '" + name + "' is not a graph input");
-    for (const Kernel& kr : kernels) {
-      std::vector<float*> ptrs;
-      std::vector<std::vector<float>> scratch;  // conversions for this call
-      scratch.reserve(kr.inputs.size());
-      for (size_t a = 0; a < kr.inputs.size(); ++a) {
-        const std::string& v = kr.inputs[a];
-        const std::vector<float>* src = nullptr;
-        auto st = store.find(v);
-        if (st != store.end()) {
-          if (st->second.storage == kr.inStorage[a]) {
-            src = &st->second.data;
-          } else {
-            std::vector<float> plain = convert(st->second.data, shapeOf(v), st->second.storage, Storage::Plain);
-            scratch.push_back(convert(plain, shapeOf(v), Storage::Plain, kr.inStorage[a]));
-            src = &scratch.back();
-          }
-        } else {
-          src = constant(v, kr.inStorage[a]);
-        }
-        if (!src) throw std::runtime_error("executor: value '" + v + "' is not available");
-        if (int64_t(src->size()) != kr.inSize[a])
-          throw std::runtime_error("executor: value '" + v + "' has " + std::to_string(src->size()) +
-                                   " elements, the kernel expects " + std::to_string(kr.inSize[a]));
-        ptrs.push_back(const_cast<float*>(src->data()));
-      }
-      for (size_t a = 0; a < kr.outputs.size(); ++a) {
-        Stored& s = store[kr.outputs[a]];
-        s.storage = kr.outStorage[a];
-        if (s.data.size() != size_t(kr.outSize[a])) s.data.assign(size_t(kr.outSize[a]), 0.0f);
-      }
-      for (size_t a = 0; a < kr.outputs.size(); ++a)
-        ptrs.push_back(store[kr.outputs[a]].data.data());
-      auto t0 = std::chrono::steady_clock::now();
-      int rc = kr.fn(ptrs.data());
-      if (profile)
-        std::fprintf(stderr, "  %-40s %9.4f ms\n", kr.symbol.c_str(),
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3);
-      if (rc != 0)
-        throw std::runtime_error("executor: kernel " + kr.symbol + " returned " + std::to_string(rc) +
-                                 " (out of memory?)");
+      if (!isGraphInput(name)) throw std::runtime_error("executor: '" + name + "' is not a graph input");
+    for (const auto& [name, b] : plan.inputBuffers) {
+      auto it = inputs.find(name);
+      if (it == inputs.end()) throw std::runtime_error("executor: missing graph input '" + name + "'");
+      const HostTensor& t = it->second;
+      const PlannedBuffer& buf = plan.buffers[b];
+      if (!t.shape.empty() && t.shape != buf.shape)
+        throw std::runtime_error("executor: input '" + name + "' has the wrong shape " + graph::shapeString(t.shape) +
+                                 " (the graph's is " + graph::shapeString(buf.shape) + ")");
+      if (int64_t(t.data.size()) != buf.elements)
+        throw std::runtime_error("executor: input '" + name + "' has " + std::to_string(t.data.size()) +
+                                 " elements, expected " + std::to_string(buf.elements));
+      convertStorage(t.data.data(), bufferPtr[b], buf.shape, Storage::Plain, buf.storage);
     }
-    std::map<std::string, HostTensor> result;
-    for (const std::string& o : g.outputs) {
-      HostTensor t;
-      t.shape = shapeOf(o);
-      auto st = store.find(o);
-      if (st != store.end()) {
-        t.data = convert(st->second.data, t.shape, st->second.storage, Storage::Plain);
-      } else if (auto p = plainConstants.find(o); p != plainConstants.end()) {
-        t.data = p->second;
+  }
+
+  void execute() {
+    team.enter();
+    using Clock = std::chrono::steady_clock;
+    if (profile) stepSeconds.assign(plan.steps.size(), 0.0);
+    for (size_t s = 0; s < plan.steps.size(); ++s) {
+      const PlannedStep& st = plan.steps[s];
+      const Clock::time_point t0 = profile ? Clock::now() : Clock::time_point{};
+      if (st.convert) {
+        const PlannedBuffer &src = plan.buffers[st.src], &dst = plan.buffers[st.dst];
+        convertStorage(bufferPtr[st.src], bufferPtr[st.dst], src.shape, src.storage, dst.storage);
       } else {
-        throw std::runtime_error("executor: graph output '" + o + "' was not computed");
+        const int rc = fns[st.kernel](args[st.kernel].data());
+        if (rc != 0)
+          throw std::runtime_error("executor: kernel " + st.name + " returned " + std::to_string(rc) +
+                                   " (out of memory?)");
       }
-      result[o] = std::move(t);
+      if (profile) stepSeconds[s] = std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+    if (printProfile)
+      for (size_t s = 0; s < plan.steps.size(); ++s)
+        std::fprintf(stderr, "  %-40s %9.4f ms\n", stepInfo[s].name.c_str(), stepSeconds[s] * 1e3);
+  }
+
+  std::map<std::string, HostTensor> outputs() const {
+    std::map<std::string, HostTensor> result;
+    for (const auto& [name, b] : plan.outputBuffers) {
+      const PlannedBuffer& buf = plan.buffers[b];
+      HostTensor t;
+      t.shape = buf.shape;
+      t.data.resize(size_t(buf.elements));
+      convertStorage(bufferPtr[b], t.data.data(), buf.shape, buf.storage, Storage::Plain);
+      result[name] = std::move(t);
     }
     return result;
   }
@@ -355,7 +286,30 @@ GraphExecutor::~GraphExecutor() {
 }
 
 std::map<std::string, HostTensor> GraphExecutor::run(const std::map<std::string, HostTensor>& inputs) {
-  return impl_->run(inputs);
+  impl_->setInputs(inputs);
+  impl_->execute();
+  return impl_->outputs();
+}
+
+const std::vector<RunStep>& GraphExecutor::steps() const {
+  return impl_->stepInfo;
+}
+
+void GraphExecutor::setProfiling(bool on) {
+  impl_->profile = on || impl_->printProfile;
+  if (!impl_->profile) impl_->stepSeconds.clear();
+}
+
+const std::vector<double>& GraphExecutor::stepSeconds() const {
+  return impl_->stepSeconds;
+}
+
+MemoryStats GraphExecutor::memory() const {
+  return impl_->stats;
+}
+
+int GraphExecutor::threads() const {
+  return impl_->team.threads();
 }
 
 }  // namespace tessel::runtime

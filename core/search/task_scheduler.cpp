@@ -12,6 +12,14 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 }
 
+std::string budgetMessage(int trials, int done, int freshTasks, int batch) {
+  return std::to_string(trials) + " trials cannot give each of the " + std::to_string(freshTasks) +
+         " tasks not yet tuned one program" + (done ? " (" + std::to_string(done) + " are done already)" : "") +
+         ": give --trials of at least " + std::to_string(done + freshTasks) + " (" +
+         std::to_string(done + freshTasks * batch) + " gives each a full warm-up round of " + std::to_string(batch) +
+         ")";
+}
+
 GradientTaskScheduler::GradientTaskScheduler(std::vector<double> weights, std::vector<double> flops,
                                              std::vector<std::string> tags, SchedulerParams params)
     : weights_(std::move(weights)), flops_(std::move(flops)), tags_(std::move(tags)), p_(params) {
@@ -115,6 +123,15 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
     result.tasks[i].trials = int(prepared[i].previous.size());
     result.tasks[i].bestSeconds = std::isfinite(best) ? best : 0;
   }
+  // Every task without records needs a warm-up round before the estimate is
+  // defined; when the budget cannot give each a full batch, the warm-up
+  // rounds shrink to what it can give.
+  const int fresh =
+      int(std::count_if(prepared.begin(), prepared.end(), [](const TuneOptions& t) { return t.previous.empty(); }));
+  if (fresh > 0 && o.trials - trials < fresh)
+    throw std::invalid_argument(budgetMessage(o.trials, trials, fresh, o.perTask.batchSize));
+  const int warmupBatch = fresh > 0 ? std::min(o.perTask.batchSize, (o.trials - trials) / fresh) : 0;
+  result.warmupBatch = warmupBatch;
   // A copy of the options: a cancellation may interrupt the constructor
   // (the reference build), and the task must still be startable afterwards.
   auto tunerOf = [&](size_t i) -> TaskTuner& {
@@ -133,7 +150,10 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
     try {
       TaskTuner& tuner = tunerOf(size_t(i));
       before = tuner.result().trials;
-      measured = tuner.runRound();
+      // Never past the budget; a task's first round is its warm-up.
+      int cap = o.trials - trials;
+      if (prepared[size_t(i)].previous.empty() && scheduler.rounds()[size_t(i)] == 0) cap = std::min(cap, warmupBatch);
+      measured = tuner.runRound(cap);
     } catch (const std::exception&) {
       if (!support::isCancelled(cancel)) throw;
     }
@@ -147,6 +167,7 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
     TaskTuner& tuner = *tuners[size_t(i)];
     if (measured == 0) {
       scheduler.stop(size_t(i));
+      if (tuner.exhausted() && o.onExhausted) o.onExhausted(size_t(i), tuner.result());
       continue;
     }
     trials += tuner.result().trials - before;

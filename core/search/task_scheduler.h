@@ -70,6 +70,8 @@ struct ModelTuneOptions {
   std::function<bool()> keepGoing;
   // After each round: task, its result so far, the estimated end-to-end seconds.
   std::function<void(size_t task, const TuneResult&, double estimate)> onRound;
+  // When a task's search space is used up (the task takes no more rounds).
+  std::function<void(size_t task, const TuneResult&)> onExhausted;
 };
 
 struct ModelTuneResult {
@@ -78,6 +80,7 @@ struct ModelTuneResult {
   int trials = 0;
   bool stopped = false;         // keepGoing ended it before the budget
   double estimatedSeconds = 0;  // sum of weight x best latency
+  int warmupBatch = 0;          // programs in each task's first round
   // (trials so far, seconds since start, estimate) after each round.
   struct Point {
     int trials;
@@ -86,6 +89,15 @@ struct ModelTuneResult {
   std::vector<Point> curve;
 };
 
+// Measures at most options.trials programs in all (a resumed session's
+// included). Every task without records first gets a warm-up round of
+// perTask.batchSize programs, or of trials / tasks when the budget is too small
+// for full rounds; std::invalid_argument (budgetMessage) when it cannot give
+// every such task one program.
 ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOptions& options);
+
+// Why `trials` cannot tune `freshTasks` tasks without records when `done`
+// trials are recorded already, naming the numbers that would.
+std::string budgetMessage(int trials, int done, int freshTasks, int batch);
 
 }  // namespace tessel::search

@@ -1,5 +1,6 @@
 #include "search/tuner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 
@@ -61,17 +62,25 @@ bool TaskTuner::done() const {
   return r_.trials >= o_.trials || s_->exhausted;
 }
 
+bool TaskTuner::exhausted() const {
+  return s_->exhausted;
+}
+
 int TaskTuner::runRound() {
-  if (done()) return 0;
+  return runRound(std::numeric_limits<int>::max());
+}
+
+int TaskTuner::runRound(int maxPrograms) {
+  if (done() || maxPrograms < 1) return 0;
   TuneResult& r = r_;
   double& best = s_->best;
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<Program> batch = s_->policy->nextBatch(std::min(o_.batchSize, o_.trials - r.trials));
+  std::vector<Program> batch = s_->policy->nextBatch(std::min({o_.batchSize, o_.trials - r.trials, maxPrograms}));
   r.searchSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (s_->guided) r.predictions += s_->guided->lastPredictions();
   if (support::isCancelled(o_.cancel)) return 0;
   if (batch.empty()) {  // the space is exhausted
-    s_->exhausted = true;
+    s_->exhausted = r.exhausted = true;
     return 0;
   }
   std::vector<measure::ProgramResult> res = s_->measurer->measure(batch);

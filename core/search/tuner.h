@@ -60,6 +60,7 @@ struct TuneResult {
   // The guiding cost model at the end (empty for random search).
   std::string costModelName, costModelBlob;
   size_t costModelTrainedOn = 0;
+  bool exhausted = false;  // every program of the space was proposed
 };
 
 // Tunes a task round by round (a round = one batch built and measured), so
@@ -76,7 +77,12 @@ class TaskTuner {
   // (0 when the trial budget is spent, the space is exhausted or the round
   // was cancelled).
   int runRound();
+  // The same with at most `maxPrograms` programs (a smaller warm-up round,
+  // or the last round of a model's budget).
+  int runRound(int maxPrograms);
   bool done() const;
+  // The search found no new program to propose: the task's space is used up.
+  bool exhausted() const;
   const TuneResult& result() const { return r_; }
   // The final result (best source, saved cost model); call once at the end.
   const TuneResult& finish();

@@ -282,6 +282,50 @@ class TestCli : public QObject {
     QVERIFY2(fused, "no partition fuses attention's softmax with the batch matmul after it");
   }
 
+  // --trials N measures at most N programs; a budget that cannot give every
+  // task a full warm-up round gives each a smaller one; one that cannot give
+  // every task a program is refused before anything is written.
+  void trialBudget() {
+    const QString db = scratch().filePath("budget.db");
+    auto tune = [&](const QString& trials) {
+      return tessel({"tune", "tiny_cnn", "--trials", trials, "--batch", "4", "--search", "random", "--db", db, "--json",
+                     "--cache-flush", "off"},
+                    300000);
+    };
+    Run small = tune("3");
+    QCOMPARE(small.code, 2);
+    QVERIFY2(small.err.contains("at least 5") && small.err.contains("20 gives each a full warm-up round of 4"),
+             qPrintable(small.err));
+    QVERIFY(!QFile::exists(db));
+
+    Run r = tune("13");  // 5 tasks: warm-up rounds of 2, then 3 more programs
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(j["trials"].toInt(), 13);
+    QCOMPARE(j["warmup_batch"].toInt(), 2);
+    QVERIFY(!j["estimated_ms"].isNull());
+    int sum = 0;
+    for (const QJsonValue& t : j["tasks"].toArray()) {
+      QVERIFY(t.toObject()["trials"].toInt() >= 2);
+      sum += t.toObject()["trials"].toInt();
+    }
+    QCOMPARE(sum, 13);
+    Run stats = tessel({"db", "stats", "--db", db, "--json"});
+    QCOMPARE(QJsonDocument::fromJson(stats.out.toUtf8()).object()["records"].toInt(), 13);
+
+    // Full rounds of 4 would end at 24: the last round is cut to the budget.
+    const QString db2 = scratch().filePath("budget2.db");
+    Run full = tessel({"tune", "tiny_cnn", "--trials", "22", "--batch", "4", "--search", "random", "--db", db2,
+                       "--json", "--cache-flush", "off"},
+                      300000);
+    QVERIFY2(full.code == 0, qPrintable(full.err));
+    QCOMPARE(QJsonDocument::fromJson(full.out.toUtf8()).object()["trials"].toInt(), 22);
+    QCOMPARE(QJsonDocument::fromJson(full.out.toUtf8()).object()["warmup_batch"].toInt(), 4);
+    Run bad = tessel({"tune", "tiny_cnn", "--cache-flush", "maybe"});
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains("--cache-flush takes on or off"), qPrintable(bad.err));
+  }
+
   // tune a small model under the task scheduler, resume it, run it against LibTorch.
   void tuneAndRunASmallModel() {
     const QString db = scratch().filePath("model.db");
@@ -316,15 +360,38 @@ class TestCli : public QObject {
     QCOMPARE(s["models"].toInt(), 1);
     QCOMPARE(s["sessions"].toInt(), 1);
 
-    Run run = tessel({"run", "tiny_cnn", "--db", db, "--json", "--repeats", "3"}, 300000);
+    Run run = tessel({"run", "tiny_cnn", "--db", db, "--json", "--repeats", "3", "--profile"}, 300000);
     QVERIFY2(run.code == 0, qPrintable(run.err + run.out));
     QJsonObject o = QJsonDocument::fromJson(run.out.toUtf8()).object();
-    for (const char* f : {"tessel_ms", "libtorch_ms", "max_abs_err", "correct"})
+    for (const char* f : {"tessel_ms", "libtorch_ms", "max_abs_err", "correct", "estimate_ms", "tessel_ms_min",
+                          "tessel_ms_median", "tessel_ms_max", "libtorch_ms_min", "libtorch_ms_median",
+                          "libtorch_ms_max", "disturbed", "memory", "partitions"})
       QVERIFY2(o.contains(f), f);
     QVERIFY(o["correct"].toBool());
     QCOMPARE(o["tasks_tuned"].toInt(), 5);
     QVERIFY(o["tessel_ms"].toDouble() > 0 && o["libtorch_ms"].toDouble() > 0);
     QVERIFY(o["max_abs_err"].toDouble() < 1e-3);
+    QVERIFY(o["tessel_ms_min"].toDouble() <= o["tessel_ms_median"].toDouble() &&
+            o["tessel_ms_median"].toDouble() <= o["tessel_ms_max"].toDouble());
+    QCOMPARE(o["tessel_ms"].toDouble(), o["tessel_ms_median"].toDouble());
+    QVERIFY(o["libtorch_ms_min"].toDouble() <= o["libtorch_ms_max"].toDouble());
+    // The estimate is the resumed tuning's: sum of weight x best measured latency.
+    QVERIFY2(qAbs(o["estimate_ms"].toDouble() - m["estimated_ms"].toDouble()) < 1e-9 * m["estimated_ms"].toDouble(),
+             qPrintable(QString("run %1, tune %2").arg(o["estimate_ms"].toDouble()).arg(m["estimated_ms"].toDouble())));
+    // Per partition: the kernels' times, each tuned one with its estimate.
+    QJsonArray parts = o["partitions"].toArray();
+    int tunedSteps = 0;
+    for (const QJsonValue& p : parts) {
+      const QJsonObject row = p.toObject();
+      QVERIFY(row["measured_ms"].toDouble() > 0);
+      if (!row.contains("group")) continue;
+      ++tunedSteps;
+      QVERIFY2(row["estimate_ms"].toDouble() > 0, qPrintable(row["step"].toString()));
+      QVERIFY(qAbs(row["ratio"].toDouble() - row["measured_ms"].toDouble() / row["estimate_ms"].toDouble()) < 1e-9);
+    }
+    QVERIFY(tunedSteps >= 5);
+    QJsonObject mem = o["memory"].toObject();
+    QVERIFY(mem["arena_bytes"].toDouble() > 0 && mem["arena_bytes"].toDouble() <= mem["unshared_bytes"].toDouble());
 
     Run ex = tessel({"export", "--db", db, "--model", "tiny_cnn", "--out", scratch().filePath("tiny_export"),
                      "--format", "jsonl", "--json"});

@@ -62,6 +62,11 @@ extern "C" int copy_memcpy(float* const* a) {
   std::memcpy(a[1], a[0], 1000 * sizeof(float));
   return 0;
 }
+// 2 MiB in, 2 MiB out: more than a core's L2, well within a last-level cache.
+extern "C" int copy_big(float* const* a) {
+  std::memcpy(a[1], a[0], (512 << 10) * sizeof(float));
+  return 0;
+}
 )";
 
 const char* kBadSource = R"(
@@ -136,6 +141,7 @@ class TestRunner : public QObject {
   void sameInputsForEveryKernel();
   void kernelPrintingDoesNotCorruptProtocol();
   void cancelAbandonsHangingKernelAndCompiler();
+  void cacheFlushEvicts();
 
  private:
   QString lib(const char* name) const { return dir_.filePath(QString::fromLatin1(name) + ".so"); }
@@ -518,6 +524,33 @@ void TestRunner::cancelAbandonsHangingKernelAndCompiler() {
   QVERIFY2(procWait < 2, "the process was not killed on cancellation");
   QVERIFY(procs[0].cancelled && !procs[0].timedOut && !procs[0].ok());
   QVERIFY(procs[1].cancelled && !procs[1].started);
+}
+
+// With the flush, each call meets its buffers in memory, not in cache: a copy
+// of a buffer that fits the last-level cache is slower cold than warm.
+void TestRunner::cacheFlushEvicts() {
+  RunTask task;
+  task.key = "copy_512k";
+  task.bufferSizes = {512 << 10, 512 << 10};
+  task.numInputs = 1;
+  task.reference = kernel("good", "copy_big");
+  RunOptions o = fastOptions();
+  o.repeats = 5;
+  o.minRepeatSeconds = 0.01;
+  double warm = 0, cold = 0;
+  // Interleaved, best of three each, so a busy moment cannot decide it.
+  for (int round = 0; round < 3; ++round)
+    for (bool flush : {false, true}) {
+      o.flushCache = flush;
+      Runner runner(o);
+      const MeasureResult r = runner.run(task, {kernel("good", "copy_big")})[0];
+      QVERIFY2(r.ok(), r.message.c_str());
+      double& best = flush ? cold : warm;
+      best = best == 0 ? r.medianCost() : std::min(best, r.medianCost());
+    }
+  QVERIFY2(cold > 1.3 * warm,
+           qPrintable(QString("cold %1 us, warm %2 us").arg(cold * 1e6, 0, 'f', 1).arg(warm * 1e6, 0, 'f', 1)));
+  qInfo("copy of 2 MiB: warm %.1f us, cold (flushed) %.1f us", warm * 1e6, cold * 1e6);
 }
 
 #include "test_runner.moc"

@@ -5,6 +5,7 @@
 #include <functional>
 #include <random>
 
+#include "frontend/model_loader.h"
 #include "graph/graph.h"
 #include "graph/te_lowering.h"
 #include "runtime/graph_executor.h"
@@ -744,6 +745,46 @@ class TestRuntime : public QObject {
       if (ls.inputValues[i] == "x" || ls.inputValues[i] == "w1") QCOMPARE(ls.inputLayouts[i], te::Layout::NHWC);
     QCOMPARE(ls.outputLayouts, std::vector<te::Layout>{te::Layout::NHWC});
     QCOMPARE(ls.dag.op(ls.dag.inputs()[1]).shape, (std::vector<int64_t>{3, 3, 3, 8}));  // w1 as RSCK
+  }
+
+  // Zoo models fused as the CLI fuses them (DP): activations kept NHWC from
+  // partition to partition, converted only where a consumer needs another
+  // layout, give the outputs of the plain NCHW executor; a second run on other
+  // inputs (the arena reused) gives that run's own outputs. The larger zoo
+  // models are left out: their naive kernels take minutes a run here (their
+  // plans are checked in test_run_plan).
+  void zooLayoutsMatchPlain_data() {
+    QTest::addColumn<QString>("model");
+    for (const char* m : {"tiny_cnn", "resnet18", "mobilenet_v2", "bert_tiny"})
+      QTest::newRow(m) << QString(m);
+  }
+  void zooLayoutsMatchPlain() {
+    QFETCH(QString, model);
+    const frontend::PreparedModel m = frontend::prepareModel(model.toStdString(), "", "dp", "cpu");
+    QCOMPARE(m.lowering.imageLayout, model == "bert_tiny" ? m.lowering.imageLayout : te::Layout::NHWC);
+    runtime::ExecutorOptions tuned;
+    tuned.groups = m.plan.groups;
+    tuned.lowering = m.lowering;
+    runtime::ExecutorOptions plain = tuned;
+    plain.lowering.imageLayout = te::Layout::NCHW;
+    GraphExecutor nhwc(m.graph, tuned), nchw(m.graph, plain);
+    for (uint32_t seed : {1u, 2u}) {
+      std::map<std::string, HostTensor> feeds;
+      for (const graph::ValueInfo& in : m.graph.inputs) {
+        Arr a = randomArr(in.shape, seed);
+        feeds[in.name] = HostTensor{in.shape, a.data};
+      }
+      std::map<std::string, Arr> expected;
+      for (const auto& [k, t] : nchw.run(feeds))
+        expected[k] = Arr{t.shape, t.data};
+      QString why;
+      QVERIFY2(compare(nhwc.run(feeds), expected, &why, 1e-4), qPrintable(model + ": " + why));
+    }
+    int conversions = 0;
+    for (const runtime::RunStep& s : nhwc.steps())
+      conversions += s.group < 0;
+    QVERIFY2(conversions <= 2, qPrintable(QString("%1 layout conversions").arg(conversions)));
+    QVERIFY(nhwc.memory().arenaBytes <= nhwc.memory().unsharedBytes);
   }
 
   void errors() {

@@ -1,0 +1,40 @@
+// The OpenMP team every kernel of a graph run uses: one team size for all
+// kernels (so libgomp never resizes its pool between them) and each thread
+// pinned to its own core, which is what the measuring worker's
+// OMP_PROC_BIND=true OMP_PLACES=cores gives the kernels it times.
+//
+// libgomp keeps one pool per thread that opens parallel regions, so the team
+// is (re)pinned whenever a different thread runs the graph. The calling thread
+// stays pinned to the first core afterwards.
+#pragma once
+
+#include <thread>
+#include <vector>
+
+namespace tessel::runtime {
+
+class ThreadTeam {
+ public:
+  // threads <= 0: one per core this process may run on.
+  ThreadTeam(int threads, bool pin);
+
+  // Call before a run's kernels: sets the calling thread's team size (another
+  // library in the process may have changed it) and pins its pool once.
+  void enter();
+
+  int threads() const { return threads_; }
+  bool pinned() const { return pin_; }
+  // The cores the team's threads are pinned to, thread 0 first.
+  const std::vector<int>& cores() const { return cores_; }
+
+ private:
+  int threads_ = 1;
+  bool pin_ = true;
+  std::vector<int> cores_;
+  std::thread::id pinnedFor_;
+};
+
+// The cores this process may run on (its affinity mask), in order.
+std::vector<int> allowedCores();
+
+}  // namespace tessel::runtime
