@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cpu_features.h"
 #include "measure/measure_types.h"
 #include "support/cancellation.h"
 
@@ -23,13 +24,19 @@ struct BuildOutput {
   double seconds = 0;   // compile time of its unit
 };
 
+// `flags` with -w: generated kernels are not worth the compiler's warnings.
+inline std::vector<std::string> withoutWarnings(std::vector<std::string> flags) {
+  flags.push_back("-w");
+  return flags;
+}
+
 struct BuildOptions {
   std::string workDir;         // where sources and libraries go (must exist)
   int jobs = 2;                // parallel compiler processes
   double timeoutSeconds = 60;  // per translation unit
   int maxPerUnit = 8;          // candidates per translation unit
   std::string compiler;        // default: $TESSEL_CXX, else "c++"
-  std::vector<std::string> flags = {"-O3", "-march=native", "-fopenmp", "-std=c++17", "-w"};
+  std::vector<std::string> flags = withoutWarnings(kernelCompilerFlags());
   support::CancelFlag cancel;  // kills the compilers when set
 };
 

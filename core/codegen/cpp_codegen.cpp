@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "codegen/register_tile.h"
+
 namespace tessel::codegen {
 
 using lower::ForKind;
@@ -22,7 +24,7 @@ bool containsLoop(const Stmt& s) {
 
 class Emitter {
  public:
-  explicit Emitter(std::ostringstream& os) : os_(os) {}
+  Emitter(std::ostringstream& os, const CppOptions& options) : os_(os), options_(options) {}
 
   void stmt(const Stmt& s, int depth, bool inParallel) {
     std::string pad(size_t(depth) * 2, ' ');
@@ -49,6 +51,11 @@ class Emitter {
         }
         return;
       case StmtNode::For: {
+        if (options_.registerTiles)
+          if (std::optional<std::string> tile = emitRegisterTile(s, depth, options_.isa)) {
+            os_ << *tile;
+            return;
+          }
         bool parallel = false;
         switch (s->forKind) {
           case ForKind::Parallel:
@@ -87,16 +94,20 @@ class Emitter {
 
  private:
   std::ostringstream& os_;
+  const CppOptions& options_;
 };
 
 }  // namespace
 
 std::string cppPrelude() {
   return "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdlib>\n#include <memory>\n"
-         "#include <new>\n\n";
+         "#include <new>\n\n" +
+         registerTilePrelude() + "\n";
 }
 
-std::string emitCppKernel(const lower::LoweredFunc& f, const std::string& symbol) {
+CppOptions::CppOptions() : isa(nativeVectorIsa()) {}
+
+std::string emitCppKernel(const lower::LoweredFunc& f, const std::string& symbol, const CppOptions& options) {
   std::ostringstream os;
   os << "extern \"C\" int " << symbol << "(float* const* args) {\n";
   for (size_t i = 0; i < f.args.size(); ++i)
@@ -107,7 +118,7 @@ std::string emitCppKernel(const lower::LoweredFunc& f, const std::string& symbol
     os << "  if (!" << t.name << "_owner) return 1;\n";
     os << "  float* __restrict__ " << t.name << " = " << t.name << "_owner.get();\n";
   }
-  Emitter(os).stmt(f.body, 1, false);
+  Emitter(os, options).stmt(f.body, 1, false);
   os << "  return 0;\n}\n";
   return os.str();
 }

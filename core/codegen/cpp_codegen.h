@@ -1,18 +1,27 @@
-// C++ code generation for the CPU: OpenMP for parallel loops, OpenMP SIMD for
-// vectorised innermost loops, GCC unroll pragmas for unrolled ones. GPU
+// C++ code generation for the CPU: OpenMP for parallel loops, explicit vector
+// code for the register tiles of reductions (register_tile.h), OpenMP SIMD for
+// other vectorised innermost loops, GCC unroll pragmas for unrolled ones. GPU
 // bindings (blockIdx, threadIdx, vthread) become serial loops, which is what
 // they mean for one thread of the host: it lets GPU schedules be checked here.
 #pragma once
 
 #include <string>
 
+#include "codegen/cpu_features.h"
 #include "lower/loop_nest.h"
 
 namespace tessel::codegen {
 
 // Includes and helpers, once per translation unit.
 std::string cppPrelude();
+struct CppOptions {
+  CppOptions();               // this machine's vectors, register tiles on
+  bool registerTiles = true;  // off: every loop as the plain emitter writes it (for comparisons)
+  VectorIsa isa;
+};
+
 // One kernel: extern "C" int `symbol`(float* const* args), args = f.args.
-std::string emitCppKernel(const lower::LoweredFunc& f, const std::string& symbol);
+std::string emitCppKernel(const lower::LoweredFunc& f, const std::string& symbol,
+                          const CppOptions& options = CppOptions());
 
 }  // namespace tessel::codegen

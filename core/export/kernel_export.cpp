@@ -217,12 +217,18 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
         << "target_include_directories(tessel_kernels PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)\n"
         << "target_link_libraries(tessel_kernels PUBLIC OpenMP::OpenMP_CXX)\n"
         << "set_target_properties(tessel_kernels PROPERTIES CXX_STANDARD 17 POSITION_INDEPENDENT_CODE ON)\n"
-        << "# The schedules were tuned for the CPU they ran on: build for it.\n"
-        << "target_compile_options(tessel_kernels PRIVATE -O3 -march=native)\n";
+        << "# The schedules were tuned for the CPU they ran on: build for it, as Tessel did.\n"
+        << "target_compile_options(tessel_kernels PRIVATE";
+  const std::vector<std::string> flags = codegen::kernelCompilerFlags();
+  for (const std::string& f : flags)
+    if (f != "-fopenmp" && f.rfind("-std=", 0) != 0) cmake << " " << f;  // OpenMP and the standard are set above
+  cmake << ")\n";
   writeFile(root / "CMakeLists.txt", cmake.str());
 
   manifest["target"] = target;
-  manifest["compiler_flags"] = {"-O3", "-march=native", "-fopenmp", "-std=c++17", "-fPIC", "-shared"};
+  std::vector<std::string> libraryFlags = flags;
+  libraryFlags.insert(libraryFlags.end(), {"-fPIC", "-shared"});
+  manifest["compiler_flags"] = libraryFlags;
   if (options.compile) {
     result.library = "lib/libtessel_kernels.so";
     fs::create_directories(root / "lib");
@@ -231,8 +237,9 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
       const char* env = std::getenv("TESSEL_CXX");
       cxx = env && *env ? env : "c++";
     }
-    std::vector<std::string> argv = {cxx,          "-O3",   "-march=native", "-fopenmp",
-                                     "-std=c++17", "-fPIC", "-shared",       "-I" + (root / "include").string()};
+    std::vector<std::string> argv = {cxx};
+    argv.insert(argv.end(), libraryFlags.begin(), libraryFlags.end());
+    argv.push_back("-I" + (root / "include").string());
     for (const std::string& s : sources)
       argv.push_back((root / s).string());
     argv.push_back("-o");

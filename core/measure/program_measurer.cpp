@@ -11,9 +11,9 @@
 namespace tessel::measure {
 
 std::string programSource(const te::ComputeDAG& dag, const std::vector<schedule::Step>& steps,
-                          const std::string& symbol) {
+                          const std::string& symbol, const codegen::CppOptions& cpp) {
   schedule::State s = schedule::replay(dag, steps);
-  return codegen::emitCppKernel(lower::lowerState(s), symbol);
+  return codegen::emitCppKernel(lower::lowerState(s), symbol, cpp);
 }
 
 ProgramMeasurer::ProgramMeasurer(const search::SearchTask& task, MeasurerOptions options)
@@ -56,7 +56,7 @@ std::vector<ProgramResult> ProgramMeasurer::measure(const std::vector<std::vecto
   for (size_t i = 0; i < programs.size(); ++i) {
     std::string symbol = "tessel_b" + std::to_string(batch_) + "_" + std::to_string(i);
     try {
-      results[i].source = programSource(task_.dag, programs[i], symbol);
+      results[i].source = programSource(task_.dag, programs[i], symbol, options_.cpp);
       cands.push_back({results[i].source, symbol});
       owner.push_back(i);
     } catch (const std::exception& e) {

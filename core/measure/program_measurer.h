@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/cpp_builder.h"
+#include "codegen/cpp_codegen.h"
 #include "measure/runner.h"
 #include "schedule/steps.h"
 #include "search/search_task.h"
@@ -16,6 +17,7 @@ namespace tessel::measure {
 
 struct MeasurerOptions {
   RunOptions run;
+  codegen::CppOptions cpp;      // how the programs become C++ (register tiles on by default)
   codegen::BuildOptions build;  // workDir is made if empty
   bool keepFiles = false;
 };
@@ -49,6 +51,6 @@ class ProgramMeasurer {
 
 // The kernel of one program as C++ (throws schedule::ScheduleError).
 std::string programSource(const te::ComputeDAG& dag, const std::vector<schedule::Step>& steps,
-                          const std::string& symbol);
+                          const std::string& symbol, const codegen::CppOptions& cpp = codegen::CppOptions());
 
 }  // namespace tessel::measure

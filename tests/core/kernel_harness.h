@@ -56,18 +56,25 @@ class KernelHarness {
   }
 
   // Compiles every program of `dag` (plus the naive one) and checks each
-  // against the naive program on random inputs. One outcome per program.
-  std::vector<CheckOutcome> check(const te::ComputeDAG& dag, const std::vector<std::vector<schedule::Step>>& programs) {
+  // against the naive program on random inputs. One outcome per program;
+  // sources() has the C++ of each (empty when it could not be instantiated).
+  // `cpp`: how the programs become C++ (the naive one is always plain).
+  std::vector<CheckOutcome> check(const te::ComputeDAG& dag, const std::vector<std::vector<schedule::Step>>& programs,
+                                  const codegen::CppOptions& cpp = codegen::CppOptions()) {
     std::vector<CheckOutcome> out(programs.size());
     std::vector<codegen::BuildCandidate> cands;
     lower::LoweredFunc naive = lower::lowerState(schedule::State(dag));
-    cands.push_back({codegen::emitCppKernel(naive, "naive"), "naive"});
+    codegen::CppOptions plain = cpp;
+    plain.registerTiles = false;
+    cands.push_back({codegen::emitCppKernel(naive, "naive", plain), "naive"});
     std::vector<size_t> owner;
     for (size_t i = 0; i < programs.size(); ++i) {
       std::string sym = "k" + std::to_string(i);
       try {
-        cands.push_back({codegen::emitCppKernel(lower::lowerState(schedule::replay(dag, programs[i])), sym), sym});
+        cands.push_back({codegen::emitCppKernel(lower::lowerState(schedule::replay(dag, programs[i])), sym, cpp), sym});
         owner.push_back(i);
+        sources_.resize(programs.size());
+        sources_[i] = cands.back().code;
       } catch (const std::exception& e) {
         out[i].message = std::string("instantiation: ") + e.what();
       }
@@ -133,7 +140,10 @@ class KernelHarness {
     return out;
   }
 
+  const std::vector<std::string>& sources() const { return sources_; }
+
  private:
+  std::vector<std::string> sources_;
   std::string dir_;
   std::vector<void*> handles_;
   int runs_ = 0;

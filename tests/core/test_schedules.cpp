@@ -84,6 +84,70 @@ class TestSchedules : public QObject {
                                << "5,64";
   }
 
+  // Register tiles (explicit vector code for the innermost tile of a
+  // reduction) compute what the naive program does, at every vector width,
+  // with the broadcast x vector FMA of matmuls and convolutions and the max of
+  // pooling; random schedules of these ops produce them.
+  void registerTilesMatchNaive_data() {
+    QTest::addColumn<QString>("op");
+    QTest::addColumn<QString>("shape");
+    QTest::addColumn<int>("lanes");
+    for (int lanes : {16, 8, 4}) {
+      const QByteArray w = QByteArray::number(lanes);
+      QTest::newRow("matmul/" + w) << "matmul"
+                                   << "48,64,40" << lanes;
+      QTest::newRow("conv2d_bias_relu nhwc/" + w) << "conv2d_bias_relu@nhwc"
+                                                  << "1,8,10,10,16,3,3,1,1" << lanes;
+      QTest::newRow("conv2d nhwc/" + w) << "conv2d@nhwc"
+                                        << "1,8,10,10,32,3,3,1,1" << lanes;
+      QTest::newRow("batch_matmul/" + w) << "batch_matmul"
+                                         << "2,16,32,24" << lanes;
+    }
+  }
+  void registerTilesMatchNaive() {
+    QFETCH(QString, op);
+    QFETCH(QString, shape);
+    QFETCH(int, lanes);
+    std::vector<int64_t> dims;
+    for (const QString& s : shape.split(','))
+      dims.push_back(s.toLongLong());
+    QStringList opLayout = op.split('@');
+    te::Layout layout = opLayout.size() > 1 ? te::parseLayout(opLayout[1].toStdString()) : te::Layout::NCHW;
+    te::ComputeDAG dag = te::makeOperator(opLayout[0].toStdString(), dims, layout);
+    HardwareParams hw;
+    std::vector<Sketch> sketches = generateSketches(dag, hw);
+    std::mt19937_64 rng(5);
+    std::vector<std::vector<Step>> programs;
+    for (int i = 0; programs.size() < 40 && i < 1000; ++i) {
+      try {
+        programs.push_back(annotateSketch(sketches[size_t(i) % sketches.size()], hw, rng));
+      } catch (const ScheduleError&) {
+      }
+    }
+    codegen::CppOptions cpp;
+    cpp.isa = {"test", lanes, lanes == 16 ? 32 : 16};
+    testing::KernelHarness h;
+    requireAllOk(h.check(dag, programs, cpp), programs);
+    int tiles = 0;
+    for (const std::string& src : h.sources())
+      tiles += src.find("register tile") != std::string::npos;
+    QVERIFY2(tiles >= 3, qPrintable(QString("%1 of %2 programs have a register tile").arg(tiles).arg(programs.size())));
+  }
+
+  // Pooling with its channels innermost (reordered under the window) is a
+  // max tile; checked against the naive program.
+  void poolingMaxTile() {
+    te::ComputeDAG dag = te::makeOperator("max_pool2d", {1, 32, 9, 9, 3, 2, 1}, te::Layout::NHWC);
+    State s(dag);
+    const int pool = s.stageIndex(s.outputs.at(0));
+    QVERIFY(pool >= 0);
+    QCOMPARE(s.stages[size_t(pool)].iters.size(), size_t(6));  // n, h, w, c, then the window r, s
+    std::vector<Step> program = {ReorderStep{pool, {0, 1, 2, 4, 5, 3}}};
+    testing::KernelHarness h;
+    requireAllOk(h.check(dag, {program}), {program});
+    QVERIFY2(h.sources().at(0).find("tessel_max") != std::string::npos, h.sources().at(0).c_str());
+  }
+
   void randomSchedulesMatchNaive() {
     QFETCH(QString, op);
     QFETCH(QString, shape);

@@ -1,0 +1,303 @@
+#include "codegen/register_tile.h"
+
+#include <map>
+#include <sstream>
+#include <vector>
+
+namespace tessel::codegen {
+
+using lower::ForKind;
+using lower::Stmt;
+using lower::StmtNode;
+using te::Expr;
+using te::ExprKind;
+
+namespace {
+
+// Registers kept free for a broadcast operand and the compiler's temporaries.
+constexpr int kSpareRegisters = 2;
+
+// The coefficient of `var` in `e` when `e` is affine in it (other terms may
+// be anything that does not use it); nothing otherwise.
+std::optional<int64_t> coefficient(const Expr& e, const std::string& var) {
+  if (!te::usesVar(e, var)) return 0;
+  switch (e->kind) {
+    case ExprKind::Var:
+      return 1;
+    case ExprKind::Add:
+    case ExprKind::Sub: {
+      const auto a = coefficient(e->args[0], var), b = coefficient(e->args[1], var);
+      if (!a || !b) return std::nullopt;
+      return e->kind == ExprKind::Add ? *a + *b : *a - *b;
+    }
+    case ExprKind::Mul: {
+      int64_t c = 0;
+      if (te::isIntImm(e->args[0], &c)) {
+        const auto b = coefficient(e->args[1], var);
+        return b ? std::optional<int64_t>(c * *b) : std::nullopt;
+      }
+      if (te::isIntImm(e->args[1], &c)) {
+        const auto a = coefficient(e->args[0], var);
+        return a ? std::optional<int64_t>(c * *a) : std::nullopt;
+      }
+      return std::nullopt;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// A load with one (flat) index, stride 1 in `var`.
+bool contiguousLoad(const Expr& e, const std::string& var) {
+  if (e->kind != ExprKind::Load || e->args.size() != 1) return false;
+  const auto c = coefficient(e->args[0], var);
+  return c && *c == 1;
+}
+
+bool readsBuffer(const Expr& e, const std::string& buffer) {
+  std::vector<const te::ExprNode*> loads;
+  te::collectLoads(e, &loads);
+  for (const te::ExprNode* l : loads)
+    if (l->name == buffer) return true;
+  return false;
+}
+
+// prefix + n, appended: GCC 12 warns falsely (-Wrestrict) on "literal" + std::to_string(n).
+std::string named(const char* prefix, int64_t n) {
+  std::string s = prefix;
+  s += std::to_string(n);
+  return s;
+}
+
+enum class Combine { Fma, Add, Max, Min };
+
+struct Operand {
+  Expr expr;
+  bool vector = false;  // a contiguous load; otherwise broadcast
+};
+
+struct Tile {
+  std::vector<const StmtNode*> reduction, tile;  // the loops, outer to inner
+  const StmtNode* store = nullptr;
+  Combine combine = Combine::Add;
+  std::vector<Operand> operands;  // one, or two multiplied
+};
+
+// The perfect nest under `loop` and its innermost store, if it is one.
+bool perfectNest(const StmtNode* loop, std::vector<const StmtNode*>* chain, const StmtNode** store) {
+  const StmtNode* s = loop;
+  for (;;) {
+    if (s->kind != StmtNode::For) return false;
+    chain->push_back(s);
+    const StmtNode* inner = s;
+    do {
+      if (inner->body.size() != 1) return false;
+      inner = inner->body[0].get();
+    } while (inner->kind == StmtNode::Seq);
+    if (inner->kind == StmtNode::Store) {
+      *store = inner;
+      return true;
+    }
+    s = inner;
+  }
+}
+
+std::optional<Tile> recognise(const StmtNode* loop) {
+  Tile t;
+  std::vector<const StmtNode*> chain;
+  if (!perfectNest(loop, &chain, &t.store)) return std::nullopt;
+  const Expr& index = t.store->index;
+  if (!index || t.store->value->dtype != te::DType::Float32) return std::nullopt;
+  size_t firstTile = chain.size();
+  while (firstTile > 0 && te::usesVar(index, chain[firstTile - 1]->loopVar))
+    --firstTile;
+  if (firstTile == 0 || firstTile == chain.size()) return std::nullopt;
+  for (size_t i = 0; i < chain.size(); ++i) {
+    const ForKind k = chain[i]->forKind;
+    if (k != ForKind::Serial && k != ForKind::Unrolled && k != ForKind::Vectorized) return std::nullopt;
+    if (i < firstTile && te::usesVar(index, chain[i]->loopVar)) return std::nullopt;
+  }
+  t.reduction.assign(chain.begin(), chain.begin() + long(firstTile));
+  t.tile.assign(chain.begin() + long(firstTile), chain.end());
+  const std::string& inner = t.tile.back()->loopVar;
+  const auto stride = coefficient(index, inner);
+  if (!stride || *stride != 1) return std::nullopt;
+
+  // T = combine(T, term), T read at exactly the stored element.
+  const Expr& value = t.store->value;
+  const std::string self = te::toString(te::load(t.store->buffer, {index}));
+  Expr term;  // all three combinations commute
+  if (value->kind == ExprKind::Add || value->kind == ExprKind::Max || value->kind == ExprKind::Min) {
+    if (te::toString(value->args[0]) == self)
+      term = value->args[1];
+    else if (te::toString(value->args[1]) == self)
+      term = value->args[0];
+  }
+  if (!term || readsBuffer(term, t.store->buffer)) return std::nullopt;
+  t.combine = value->kind == ExprKind::Max ? Combine::Max : value->kind == ExprKind::Min ? Combine::Min : Combine::Add;
+  if (!te::usesVar(term, inner)) {
+    t.operands = {{term, false}};
+  } else if (t.combine == Combine::Add && term->kind == ExprKind::Mul) {
+    t.combine = Combine::Fma;
+    for (const Expr& a : term->args) {
+      const bool vec = te::usesVar(a, inner);
+      if (vec && !contiguousLoad(a, inner)) return std::nullopt;
+      t.operands.push_back({a, vec});
+    }
+  } else if (contiguousLoad(term, inner)) {
+    t.operands = {{term, true}};
+  } else {
+    return std::nullopt;
+  }
+  return t;
+}
+
+// The tile's points other than the innermost loop: each a substitution of
+// those loops' variables by constants.
+std::vector<std::map<std::string, Expr>> outerPoints(const Tile& t) {
+  std::vector<std::map<std::string, Expr>> points = {{}};
+  for (size_t l = 0; l + 1 < t.tile.size(); ++l) {
+    std::vector<std::map<std::string, Expr>> next;
+    for (const auto& p : points)
+      for (int64_t v = 0; v < t.tile[l]->extent; ++v) {
+        auto q = p;
+        q[t.tile[l]->loopVar] = te::intImm(v);
+        next.push_back(std::move(q));
+      }
+    points = std::move(next);
+  }
+  return points;
+}
+
+}  // namespace
+
+std::string registerTilePrelude() {
+  std::ostringstream os;
+  os << "// Vectors of the register tiles (GCC vector extensions; unaligned loads and stores).\n";
+  for (int w : {4, 8, 16}) {
+    const std::string v = named("tessel_v", w), n = std::to_string(w);
+    os << "typedef float " << v << " __attribute__((vector_size(" << 4 * w << ")));\n"
+       << "static inline " << v << " tessel_load" << n << "(const float* p) { " << v
+       << " v; __builtin_memcpy(&v, p, sizeof v); return v; }\n"
+       << "static inline void tessel_store" << n << "(float* p, " << v << " v) { __builtin_memcpy(p, &v, sizeof v); }\n"
+       << "static inline " << v << " tessel_splat" << n << "(float x) { return " << v << "{} + x; }\n"
+       << "static inline " << v << " tessel_max" << n << "(" << v << " a, " << v << " b) { return a > b ? a : b; }\n"
+       << "static inline " << v << " tessel_min" << n << "(" << v << " a, " << v << " b) { return a < b ? a : b; }\n";
+  }
+  return os.str();
+}
+
+std::optional<std::string> emitRegisterTile(const Stmt& loop, int depth, const VectorIsa& isa) {
+  if (!loop || loop->kind != StmtNode::For) return std::nullopt;
+  const std::optional<Tile> found = recognise(loop.get());
+  if (!found) return std::nullopt;
+  const Tile& t = *found;
+  const std::string& inner = t.tile.back()->loopVar;
+  const int64_t innerExtent = t.tile.back()->extent;
+  int lanes = isa.lanes;
+  while (lanes > 4 && innerExtent % lanes != 0)
+    lanes /= 2;
+  if (innerExtent % lanes != 0) return std::nullopt;
+  const int64_t perRow = innerExtent / lanes;
+  const std::vector<std::map<std::string, Expr>> points = outerPoints(t);
+  const int64_t accumulators = int64_t(points.size()) * perRow;
+
+  // Every accumulator's vector operands; those shared by several are loaded
+  // once per reduction step, the others where they are used.
+  const std::string W = std::to_string(lanes);
+  auto at = [&](const Expr& e, const std::map<std::string, Expr>& p, int64_t j) {
+    auto q = p;
+    q[inner] = te::intImm(j * lanes);
+    return te::toString(te::substitute(e, q));
+  };
+  std::map<std::string, int> uses;
+  for (const auto& p : points)
+    for (int64_t j = 0; j < perRow; ++j)
+      for (const Operand& o : t.operands)
+        if (o.vector) ++uses[at(o.expr, p, j)];
+  std::map<std::string, std::string> shared;  // operand -> its register's name
+  for (const auto& [text, n] : uses)
+    if (n > 1) shared.emplace(text, named("w", int64_t(shared.size())));
+  if (accumulators + int64_t(shared.size()) + kSpareRegisters > isa.registers) return std::nullopt;
+
+  const std::string pad(size_t(depth) * 2, ' ');
+  std::ostringstream os;
+  std::string tileShape;
+  for (const StmtNode* l : t.tile)
+    tileShape += (tileShape.empty() ? "" : " x ") + l->loopVar + " " + std::to_string(l->extent);
+  os << pad << "{  // register tile of " << t.store->buffer << " (" << tileShape << "): " << accumulators
+     << " vectors of " << lanes << " floats held across the reduction\n";
+  const std::string in = pad + "  ";
+  auto acc = [&](size_t p, int64_t j) { return named("acc", int64_t(p) * perRow + j); };
+  auto element = [&](size_t p, int64_t j) { return at(te::load(t.store->buffer, {t.store->index}), points[p], j); };
+  for (size_t p = 0; p < points.size(); ++p)
+    for (int64_t j = 0; j < perRow; ++j)
+      os << in << "tessel_v" << W << " " << acc(p, j) << " = tessel_load" << W << "(&" << element(p, j) << ");\n";
+  std::string loopPad = in;
+  for (const StmtNode* r : t.reduction) {
+    if (r->forKind == ForKind::Unrolled)
+      os << loopPad << "#pragma GCC unroll " << std::min<int64_t>(r->extent, 512) << "\n";
+    os << loopPad << "for (int " << r->loopVar << " = 0; " << r->loopVar << " < " << r->extent << "; ++" << r->loopVar
+       << ") {\n";
+    loopPad += "  ";
+  }
+  for (const auto& [text, name] : shared)
+    os << loopPad << "const tessel_v" << W << " " << name << " = tessel_load" << W << "(&" << text << ");\n";
+  for (size_t p = 0; p < points.size(); ++p) {
+    // Broadcast operands do not depend on the innermost loop: once per row.
+    std::vector<std::string> broadcast(t.operands.size());
+    for (size_t o = 0; o < t.operands.size(); ++o)
+      if (!t.operands[o].vector) {
+        broadcast[o] = named("b", int64_t(p));
+        broadcast[o] += named("_", int64_t(o));
+        os << loopPad << "const tessel_v" << W << " " << broadcast[o] << " = tessel_splat" << W << "("
+           << at(t.operands[o].expr, points[p], 0) << ");\n";
+      }
+    for (int64_t j = 0; j < perRow; ++j) {
+      std::vector<std::string> v;
+      for (size_t o = 0; o < t.operands.size(); ++o) {
+        if (!t.operands[o].vector) {
+          v.push_back(broadcast[o]);
+          continue;
+        }
+        const std::string text = at(t.operands[o].expr, points[p], j);
+        auto s = shared.find(text);
+        if (s != shared.end()) {
+          v.push_back(s->second);
+        } else {
+          std::string load = "tessel_load";
+          load += W + "(&" + text + ")";
+          v.push_back(load);
+        }
+      }
+      const std::string a = acc(p, j);
+      os << loopPad << a << " = ";
+      switch (t.combine) {
+        case Combine::Fma:
+          os << a << " + " << v[0] << " * " << v[1];
+          break;
+        case Combine::Add:
+          os << a << " + " << v[0];
+          break;
+        case Combine::Max:
+          os << "tessel_max" << W << "(" << a << ", " << v[0] << ")";
+          break;
+        case Combine::Min:
+          os << "tessel_min" << W << "(" << a << ", " << v[0] << ")";
+          break;
+      }
+      os << ";\n";
+    }
+  }
+  for (size_t r = t.reduction.size(); r-- > 0;) {
+    loopPad.resize(loopPad.size() - 2);
+    os << loopPad << "}\n";
+  }
+  for (size_t p = 0; p < points.size(); ++p)
+    for (int64_t j = 0; j < perRow; ++j)
+      os << in << "tessel_store" << W << "(&" << element(p, j) << ", " << acc(p, j) << ");\n";
+  os << pad << "}\n";
+  return os.str();
+}
+
+}  // namespace tessel::codegen
