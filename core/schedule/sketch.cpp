@@ -290,6 +290,55 @@ class AddRfactorRule : public SketchRule {
   }
 };
 
+// A reduction without data reuse over a small window (pooling, a reduction
+// over a few rows): the innermost spatial axis is split and its inner part
+// moved under the reduction loops, so a block of contiguous outputs is
+// updated together at every window step: a vector register tile
+// (codegen/register_tile.h) instead of one output at a time with the window
+// innermost. The plain sketch stays beside it.
+class InnermostSpatialTileRule : public SketchRule {
+ public:
+  std::string name() const override { return "innermost_spatial_tile"; }
+  Condition check(const Sketch& s, int stage, const HardwareParams&) const override {
+    const Stage& st = s.state.stages[size_t(stage)];
+    if (st.op.placeholder || !st.op.hasReduce() || st.op.axes.empty() || needsMultiLevelTiling(s.state, stage))
+      return Condition::Pass;
+    if (!st.relations.empty() || st.location != ComputeLocation::Root) return Condition::Pass;
+    int64_t reduce = 1;
+    for (const te::IterVar& r : st.op.reduceAxes)
+      reduce *= r.extent;
+    // Wide enough to fill vectors, with a window short enough to keep every
+    // step's accumulators in registers.
+    return st.op.axes.back().extent >= 8 && reduce <= kMaxWindow ? Condition::Apply : Condition::Pass;
+  }
+  std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams&) const override {
+    Sketch n = s;
+    const std::string inner = n.state.stages[size_t(stage)].op.axes.back().name;
+    n.tileSplits.push_back(
+        addStep(n, SplitStep{stage, n.state.stages[size_t(stage)].iterIndex(inner), std::vector<int64_t>{1}}));
+    const Stage& st = n.state.stages[size_t(stage)];
+    std::vector<int> spatial, reduce;
+    int tile = -1;
+    for (size_t i = 0; i < st.iters.size(); ++i) {
+      if (st.iters[i].name == inner + ".1")
+        tile = int(i);
+      else
+        (st.iters[i].kind == IterKind::Reduce ? reduce : spatial).push_back(int(i));
+    }
+    if (tile < 0) return {{s, stage - 1}};
+    std::vector<int> perm = spatial;
+    perm.insert(perm.end(), reduce.begin(), reduce.end());
+    perm.push_back(tile);
+    addStep(n, ReorderStep{stage, perm});
+    n.tiled.insert(st.op.name);
+    n.rules.push_back(name());
+    return {{n, stage - 1}};
+  }
+
+ private:
+  static constexpr int64_t kMaxWindow = 1024;
+};
+
 // GPU: a tiled stage always accumulates in registers (a local cache).
 class AddCacheWriteGpuRule : public AddCacheWriteRule {
  public:
@@ -335,6 +384,7 @@ std::map<std::string, std::vector<std::shared_ptr<SketchRule>>>& registry() {
                 std::make_shared<MultiLevelTilingWithFusionRule>(),
                 std::make_shared<MultiLevelTilingRule>(),
                 std::make_shared<AddRfactorRule>(),
+                std::make_shared<InnermostSpatialTileRule>(),
                 std::make_shared<SkipRule>()};
     m["cuda"] = {std::make_shared<AlwaysInlineRule>(),     std::make_shared<CrossThreadReductionRule>(),
                  std::make_shared<AddCacheWriteGpuRule>(), std::make_shared<MultiLevelTilingWithFusionRule>(),

@@ -146,6 +146,28 @@ class TestSchedules : public QObject {
     testing::KernelHarness h;
     requireAllOk(h.check(dag, {program}), {program});
     QVERIFY2(h.sources().at(0).find("tessel_max") != std::string::npos, h.sources().at(0).c_str());
+
+    // The sketch rule that builds such programs for pools, beside the plain sketch.
+    HardwareParams hw;
+    std::vector<Sketch> sketches = generateSketches(dag, hw);
+    std::vector<std::vector<Step>> programs;
+    std::mt19937_64 rng(3);
+    bool plain = false;
+    for (const Sketch& sk : sketches) {
+      const bool tiled = std::find(sk.rules.begin(), sk.rules.end(), "innermost_spatial_tile") != sk.rules.end();
+      plain |= !tiled;
+      for (int i = 0; tiled && i < 12; ++i)
+        programs.push_back(annotateSketch(sk, hw, rng));
+    }
+    QVERIFY(plain);
+    QVERIFY2(!programs.empty(), "no innermost_spatial_tile sketch for max_pool2d");
+    testing::KernelHarness h2;
+    requireAllOk(h2.check(dag, programs), programs);
+    int tiles = 0;
+    for (const std::string& src : h2.sources())
+      tiles += src.find("tessel_max") != std::string::npos;
+    QVERIFY2(tiles >= 6,
+             qPrintable(QString("%1 of %2 pooling programs have a max tile").arg(tiles).arg(programs.size())));
   }
 
   void randomSchedulesMatchNaive() {
