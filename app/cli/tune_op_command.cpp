@@ -170,7 +170,19 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
 
   // The peers run after the tuning, in this process, with the worker's timing rule.
   std::optional<baseline::BaselineResult> peers;
-  if (args.has("compare")) peers = baseline::measureBaselines(op, shape, cores);
+  // Timed as Tessel's kernels were: the same cache flush, pinned OpenMP threads.
+  if (args.has("compare")) peers = baseline::measureBaselines(op, shape, cores, o.measurer.run.flushCache);
+  // A busy machine during the tuning shows in the best program's repeats too.
+  std::map<std::string, std::string> disturbed;
+  if (peers) disturbed = peers->disturbed;
+  for (const auto& rec : r.records)
+    if (rec.result.ok() && rec.result.medianCost() == r.bestSeconds && rec.result.minCost() > 0 &&
+        rec.result.medianCost() > baseline::kDisturbedSpread * rec.result.minCost()) {
+      char why[160];
+      std::snprintf(why, sizeof why, "the best program's repeats spread to %.2fx their fastest",
+                    rec.result.medianCost() / rec.result.minCost());
+      disturbed["tessel"] = why;
+    }
 
   double bestMs = r.bestSeconds * 1e3;
   double gflops = r.bestSeconds > 0 ? task.flops / r.bestSeconds / 1e9 : 0;
@@ -209,6 +221,9 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
       if (peers->libtorchSeconds) b["libtorch_ms"] = *peers->libtorchSeconds * 1e3;
       if (!peers->notes.empty()) b["notes"] = peers->notes;
       j["baselines"] = b;
+      j["cache_flush"] = o.measurer.run.flushCache;
+      j["disturbed"] = !disturbed.empty();
+      if (!disturbed.empty()) j["disturbance"] = disturbed;
     }
     nlohmann::json curve = nlohmann::json::array();
     for (auto [t, s] : r.curve)
@@ -234,6 +249,9 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
         show("oneDNN", peers->onednnSeconds, "onednn");
         show("OpenBLAS", peers->openblasSeconds, "openblas");
         show("LibTorch", peers->libtorchSeconds, "libtorch");
+        for (const auto& [who, why] : disturbed)
+          std::printf("  disturbed (%s): %s; the ratios are not speed-ups: compare again on a quiet machine\n",
+                      who.c_str(), why.c_str());
       }
       if (args.has("show-code")) std::printf("\n%s", r.bestSource.c_str());
     } else {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <new>
 #include <random>
@@ -12,6 +13,8 @@
 #include <thread>
 
 #include "baseline/peer.h"
+#include "measure/cache_flush.h"
+#include "runtime/thread_team.h"
 #include "te/operators.h"
 
 namespace tessel::baseline {
@@ -37,6 +40,7 @@ constexpr int kWarmup = 1;
 constexpr int kRepeats = 3;
 constexpr double kMinRepeatSeconds = 0.02;
 constexpr int64_t kMaxNumber = int64_t(1) << 30;
+constexpr int64_t kMaxFlushedNumber = 4096;
 
 OpSpec parseOp(const std::string& op, const std::vector<int64_t>& shape) {
   const te::ComputeDAG dag = te::makeOperator(op, shape);  // validates, throws std::invalid_argument
@@ -133,32 +137,65 @@ void checkInputs(const OpSpec& spec, const std::vector<std::vector<float>>& inpu
   }
 }
 
-// Seconds per call: warm-up, then the median of the repeats.
-double timeKernel(PeerKernel& kernel) {
+// Seconds per call of each repeat, after a warm-up.
+std::vector<double> timeKernel(PeerKernel& kernel, bool flushCache) {
   using Clock = std::chrono::steady_clock;
   for (int i = 0; i < kWarmup; ++i)
     kernel.run();
+  const std::vector<std::pair<const void*, size_t>> buffers =
+      flushCache ? kernel.buffers() : std::vector<std::pair<const void*, size_t>>{};
   std::vector<double> costs;
   int64_t number = 1;
   for (int rep = 0; rep < kRepeats; ++rep) {
     for (;;) {
-      const auto t0 = Clock::now();
-      for (int64_t i = 0; i < number; ++i)
-        kernel.run();
-      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      double seconds = 0;
+      if (flushCache) {
+        for (int64_t i = 0; i < number; ++i) {
+          for (const auto& [p, bytes] : buffers)
+            measure::evictFromCaches(p, bytes);
+          const auto t0 = Clock::now();
+          kernel.run();
+          seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+        }
+      } else {
+        const auto t0 = Clock::now();
+        for (int64_t i = 0; i < number; ++i)
+          kernel.run();
+        seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      }
       // Repeats after the first reuse the calibrated number.
-      if (seconds >= kMinRepeatSeconds || number >= kMaxNumber) {
+      if (seconds >= kMinRepeatSeconds || number >= (flushCache ? kMaxFlushedNumber : kMaxNumber)) {
         costs.push_back(seconds / double(number));
         break;
       }
       number *= 2;
     }
   }
-  std::sort(costs.begin(), costs.end());
-  return costs[costs.size() / 2];
+  return costs;
+}
+
+double medianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double spreadOf(const std::vector<double>& v) {
+  return medianOf(v) / *std::min_element(v.begin(), v.end());
 }
 
 }  // namespace
+
+std::string disturbanceOf(const std::vector<double>& first, const std::vector<double>& second) {
+  if (first.empty() || spreadOf(first) <= kDisturbedSpread) return "";
+  if (second.empty()) return "";
+  const double a = medianOf(first), b = medianOf(second);
+  const double steadier = std::min(spreadOf(first), spreadOf(second));
+  if (steadier <= kDisturbedSpread && std::max(a, b) <= kDisturbedSpread * std::min(a, b)) return "";
+  char why[200];
+  std::snprintf(why, sizeof why, "repeats spread to %.2fx their fastest; two measurements gave %.4f and %.4f ms",
+                steadier, a * 1e3, b * 1e3);
+  return why;
+}
 
 const std::vector<std::string>& peerNames() {
   static const std::vector<std::string> names = {"onednn", "openblas", "libtorch"};
@@ -192,12 +229,15 @@ std::vector<float> runBaselineOnce(const std::string& peer, const std::string& o
   checkInputs(spec, inputs);
   threads = resolveThreads(threads);
   OpenblasThreadScope blasThreads(threads);
+  runtime::ThreadTeam team(threads, true);
+  const runtime::ThreadTeam::Entered pinned = team.enter();
   std::unique_ptr<PeerKernel> kernel = makeKernel(peer, spec, inputs, threads);
   kernel->run();
   return kernel->output();
 }
 
-BaselineResult measureBaselines(const std::string& op, const std::vector<int64_t>& shape, int threads) {
+BaselineResult measureBaselines(const std::string& op, const std::vector<int64_t>& shape, int threads,
+                                bool flushCache) {
   const OpSpec spec = parseOp(op, shape);
   threads = resolveThreads(threads);
 
@@ -219,6 +259,8 @@ BaselineResult measureBaselines(const std::string& op, const std::vector<int64_t
   }
 
   OpenblasThreadScope blasThreads(threads);
+  runtime::ThreadTeam team(threads, true);
+  const runtime::ThreadTeam::Entered pinned = team.enter();
   for (const std::string& peer : peerNames()) {
     std::optional<double>& slot = peer == "onednn"     ? result.onednnSeconds
                                   : peer == "openblas" ? result.openblasSeconds
@@ -230,7 +272,16 @@ BaselineResult measureBaselines(const std::string& op, const std::vector<int64_t
       const std::vector<float> out = kernel->output();
       if (std::any_of(out.begin(), out.end(), [](float v) { return std::isnan(v); }))
         throw std::runtime_error("the output contains NaN");
-      slot = timeKernel(*kernel);
+      std::vector<double> costs = timeKernel(*kernel, flushCache);
+      if (spreadOf(costs) > kDisturbedSpread) {
+        // A busy moment: measure again; keep the steadier of the two.
+        std::vector<double> again = timeKernel(*kernel, flushCache);
+        const std::string why = disturbanceOf(costs, again);
+        if (!why.empty()) result.disturbed[peer] = why;
+        if (spreadOf(again) < spreadOf(costs)) costs = again;
+      }
+      result.repeats[peer] = costs;
+      slot = medianOf(costs);
     } catch (const std::bad_alloc&) {
       result.notes[peer] = "out of memory";
     } catch (const std::exception& e) {  // detail::NotApplicable included

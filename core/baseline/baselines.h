@@ -2,7 +2,10 @@
 // OpenBLAS and LibTorch in the calling process, timed with the rule of
 // Tessel's measurement worker (one warm-up call, then 3 repeats; each repeat
 // calls the op `number` times, `number` doubling from 1 until a repeat lasts
-// at least 20 ms; the cost is the median over the repeats of time / number).
+// at least 20 ms; the cost is the median over the repeats of time / number;
+// with the cache flush, only the calls are timed, each after its buffers
+// were evicted). A measurement whose repeats spread is taken again; one that
+// stays disturbed is flagged, never reported as a plain time.
 //
 // What each peer times, once its inputs are in place:
 // - oneDNN: one primitive execution. Convolution sources, weights and
@@ -25,8 +28,15 @@
 namespace tessel::baseline {
 
 struct BaselineResult {
-  // Seconds per call; empty when that peer did not run (see notes).
+  // Seconds per call (median of the repeats); empty when that peer did not
+  // run (see notes).
   std::optional<double> onednnSeconds, openblasSeconds, libtorchSeconds;
+  // Peer -> seconds per call of every repeat that gave its time.
+  std::map<std::string, std::vector<double>> repeats;
+  // Peer -> why its time is not to be trusted: its repeats spread (median
+  // more than 1.15x the fastest) in two measurements, or the two disagreed.
+  // Another process took the cores; the ratio against it is no speed-up.
+  std::map<std::string, std::string> disturbed;
   // Peer name ("onednn", "openblas", "libtorch") -> why it has no time: not
   // applicable to the op, not built in, or the error it raised.
   std::map<std::string, std::string> notes;
@@ -42,7 +52,19 @@ bool peerAvailable(const std::string& peer);
 // `threads` threads (less than 1: all hardware threads). Throws
 // std::invalid_argument for an unknown op or a bad shape; a failure inside a
 // peer becomes that peer's note and the other peers still run.
-BaselineResult measureBaselines(const std::string& op, const std::vector<int64_t>& shape, int threads);
+// With flushCache, each timed call first has the peer's buffers evicted from
+// the caches, as Tessel's worker does with --cache-flush on. OpenMP peers run
+// on a pinned team, like Tessel's kernels.
+BaselineResult measureBaselines(const std::string& op, const std::vector<int64_t>& shape, int threads,
+                                bool flushCache = false);
+
+// Median over min of a measurement's repeats above which it is disturbed.
+constexpr double kDisturbedSpread = 1.15;
+
+// The verdict on a timing: "" when its repeats (`first`) are steady, or when
+// they spread but the re-check (`second`) is steady and agrees with them
+// within kDisturbedSpread; otherwise why it is disturbed.
+std::string disturbanceOf(const std::vector<double>& first, const std::vector<double>& second);
 
 // The shapes of the op's inputs, in the order runBaselineOnce takes them
 // (the order of te::makeOperator's placeholders, e.g. X, W, bias), and of its

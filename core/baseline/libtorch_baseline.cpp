@@ -45,6 +45,14 @@ class TorchKernel : public PeerKernel {
     }
   }
 
+  // The inputs; each call allocates its output anew (as ATen does).
+  std::vector<std::pair<const void*, size_t>> buffers() const override {
+    std::vector<std::pair<const void*, size_t>> out;
+    for (const auto& in : data_)
+      out.emplace_back(in.data(), in.size() * sizeof(float));
+    return out;
+  }
+
   std::vector<float> output() override {
     const at::Tensor out = result_.contiguous();
     std::vector<float> values(size_t(out.numel()));

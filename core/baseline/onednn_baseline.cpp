@@ -110,6 +110,13 @@ class OnednnKernel : public PeerKernel {
     stream_.wait();
   }
 
+  std::vector<std::pair<const void*, size_t>> buffers() const override {
+    std::vector<std::pair<const void*, size_t>> out;
+    for (const auto& [arg, mem] : args_)
+      out.emplace_back(mem.get_data_handle(), mem.get_desc().get_size());
+    return out;
+  }
+
   std::vector<float> output() override {
     memory plainDst = args_.at(DNNL_ARG_DST);
     if (plainDst.get_desc() != userDst_) {

@@ -44,6 +44,12 @@ class OpenblasGemm : public PeerKernel {
   }
 
   std::vector<float> output() override { return out_; }
+  std::vector<std::pair<const void*, size_t>> buffers() const override {
+    std::vector<std::pair<const void*, size_t>> out = {{out_.data(), out_.size() * sizeof(float)}};
+    for (const auto& in : inputs_)
+      out.emplace_back(in.data(), in.size() * sizeof(float));
+    return out;
+  }
 
  private:
   std::string op_;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tessel::baseline::detail {
@@ -48,6 +49,9 @@ class PeerKernel {
   virtual void run() = 0;
   // The output of the latest run, row-major in the op's layout.
   virtual std::vector<float> output() = 0;
+  // The memory a run reads and writes (inputs in the layouts it runs on,
+  // weights, output), for a cache flush before each timed call.
+  virtual std::vector<std::pair<const void*, size_t>> buffers() const = 0;
 };
 
 // Each peer's factory; `inputs` match spec.inputs (checked by the caller).

@@ -44,6 +44,12 @@ struct AlignedFloats {
 
 using KernelFn = int (*)(float* const*);
 
+bool hasParallelLoop(const lower::Stmt& s) {
+  if (!s) return false;
+  if (s->kind == lower::StmtNode::For && s->forKind == lower::ForKind::Parallel) return true;
+  return std::any_of(s->body.begin(), s->body.end(), hasParallelLoop);
+}
+
 }  // namespace
 
 struct GraphExecutor::Impl {
@@ -62,6 +68,10 @@ struct GraphExecutor::Impl {
   MemoryStats stats;
   std::vector<RunStep> stepInfo;
   ThreadTeam team{0, true};
+  // Only a team that runs parallel kernels is pinned: pinning starts
+  // libgomp's pool, and a process with a pool cannot use OpenMP in a child it
+  // forks (the conformance runner forks per case and runs naive kernels).
+  bool parallelKernels = false;
   bool profile = std::getenv("TESSEL_PROFILE") != nullptr;
   const bool printProfile = std::getenv("TESSEL_PROFILE") != nullptr;
   std::vector<double> stepSeconds;
@@ -145,6 +155,7 @@ struct GraphExecutor::Impl {
         throw std::runtime_error("executor: cannot lower " + groupName + ": " + e.what());
       }
       interfaces.push_back(kernelInterface(g, group, gi, ls, f, symbol));
+      parallelKernels |= hasParallelLoop(f.body);
       cands.push_back({codegen::emitCppKernel(f, symbol), symbol});
     }
 
@@ -212,7 +223,7 @@ struct GraphExecutor::Impl {
       constants.insert(name);
     plan = planRun(g, interfaces, constants);
     allocate();
-    team = ThreadTeam(options.threads, options.pinThreads);
+    team = ThreadTeam(options.threads, options.pinThreads && parallelKernels);
   }
 
   void setInputs(const std::map<std::string, HostTensor>& inputs) {
@@ -234,7 +245,7 @@ struct GraphExecutor::Impl {
   }
 
   void execute() {
-    team.enter();
+    const ThreadTeam::Entered entered = team.enter();
     using Clock = std::chrono::steady_clock;
     if (profile) stepSeconds.assign(plan.steps.size(), 0.0);
     for (size_t s = 0; s < plan.steps.size(); ++s) {

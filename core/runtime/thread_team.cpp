@@ -21,18 +21,52 @@ ThreadTeam::ThreadTeam(int threads, bool pin) : pin_(pin), cores_(allowedCores()
   threads_ = threads > 0 ? threads : int(cores_.size());
 }
 
-void ThreadTeam::enter() {
+namespace {
+
+void pinCallingThread(const std::vector<int>& cores) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cores)
+    CPU_SET(c, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+std::vector<int> callingThreadCores() {
+  std::vector<int> cores;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cores.push_back(c);
+  return cores;
+}
+
+}  // namespace
+
+ThreadTeam::Entered::~Entered() {
+  if (restore_ && !previous_.empty()) pinCallingThread(previous_);
+}
+
+ThreadTeam::Entered ThreadTeam::enter() {
+  Entered entered;
   omp_set_num_threads(threads_);
-  if (!pin_ || pinnedFor_ == std::this_thread::get_id()) return;
-  const std::vector<int> cores = cores_;
+  if (!pin_) return entered;
+  entered.previous_ = callingThreadCores();
+  entered.restore_ = true;
+  if (pinnedFor_ != std::this_thread::get_id()) {
+    const std::vector<int> cores = cores_;
 #pragma omp parallel num_threads(threads_)
-  {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cores[size_t(omp_get_thread_num()) % cores.size()], &one);
-    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cores[size_t(omp_get_thread_num()) % cores.size()], &one);
+      pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    }
+    pinnedFor_ = std::this_thread::get_id();
+  } else {
+    pinCallingThread({cores_.front()});
   }
-  pinnedFor_ = std::this_thread::get_id();
+  return entered;
 }
 
 }  // namespace tessel::runtime

@@ -5,10 +5,13 @@
 //
 // libgomp keeps one pool per thread that opens parallel regions, so the team
 // is (re)pinned whenever a different thread runs the graph. The calling thread
-// stays pinned to the first core afterwards.
+// is pinned to the first core only while it runs kernels (Entered): its own
+// affinity comes back afterwards, so processes it starts later (compilers,
+// workers) are not confined to one core.
 #pragma once
 
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace tessel::runtime {
@@ -18,9 +21,27 @@ class ThreadTeam {
   // threads <= 0: one per core this process may run on.
   ThreadTeam(int threads, bool pin);
 
+  // While it lives, the calling thread is on the team's first core.
+  class Entered {
+   public:
+    ~Entered();
+    Entered(Entered&& other) noexcept : restore_(other.restore_), previous_(std::move(other.previous_)) {
+      other.restore_ = false;
+    }
+    Entered(const Entered&) = delete;
+    Entered& operator=(const Entered&) = delete;
+
+   private:
+    friend class ThreadTeam;
+    Entered() = default;
+    bool restore_ = false;
+    std::vector<int> previous_;
+  };
+
   // Call before a run's kernels: sets the calling thread's team size (another
-  // library in the process may have changed it) and pins its pool once.
-  void enter();
+  // library in the process may have changed it), pins its pool's threads once
+  // and the calling thread until the result is destroyed.
+  [[nodiscard]] Entered enter();
 
   int threads() const { return threads_; }
   bool pinned() const { return pin_; }

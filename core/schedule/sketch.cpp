@@ -308,8 +308,15 @@ class InnermostSpatialTileRule : public SketchRule {
     for (const te::IterVar& r : st.op.reduceAxes)
       reduce *= r.extent;
     // Wide enough to fill vectors, with a window short enough to keep every
-    // step's accumulators in registers.
-    return st.op.axes.back().extent >= 8 && reduce <= kMaxWindow ? Condition::Apply : Condition::Pass;
+    // step's accumulators in registers, and read contiguously along that axis
+    // (an input's last index is the axis: pooling in NHWC, not a row softmax).
+    const std::string& inner = st.op.axes.back().name;
+    std::vector<const te::ExprNode*> loads;
+    te::collectLoads(st.op.body, &loads);
+    const bool contiguous = std::any_of(loads.begin(), loads.end(), [&](const te::ExprNode* l) {
+      return !l->args.empty() && l->args.back()->kind == te::ExprKind::Var && l->args.back()->name == inner;
+    });
+    return contiguous && st.op.axes.back().extent >= 8 && reduce <= kMaxWindow ? Condition::Apply : Condition::Pass;
   }
   std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams&) const override {
     Sketch n = s;

@@ -289,6 +289,32 @@ class TestBaselines : public QObject {
       QVERIFY2(t > 1e-6 && t < 1.0, qPrintable(describe(r)));
   }
 
+  // With the cache flush the peers are timed cold, every repeat kept: a copy
+  // through memory is not faster than the warm loop.
+  void flushedPeersKeepTheirRepeats() {
+    if (!peerAvailable("onednn")) QSKIP("this build has no oneDNN");
+    const BaselineResult warm = measureBaselines("matmul", {256, 256, 256}, 2, false);
+    const BaselineResult cold = measureBaselines("matmul", {256, 256, 256}, 2, true);
+    QVERIFY2(cold.onednnSeconds && warm.onednnSeconds, qPrintable(describe(cold)));
+    QCOMPARE(cold.repeats.at("onednn").size(), size_t(3));
+    QVERIFY2(
+        *cold.onednnSeconds > 0.9 * *warm.onednnSeconds,
+        qPrintable(QString("cold %1 ms, warm %2 ms").arg(*cold.onednnSeconds * 1e3).arg(*warm.onednnSeconds * 1e3)));
+  }
+
+  // The verdict on a timing: steady repeats pass; spread repeats pass only
+  // when a steady re-check agrees with them.
+  void disturbedTimingsAreFlagged() {
+    const std::vector<double> steady = {1.00, 1.02, 1.01}, spread = {1.0, 1.6, 2.1}, slower = {1.5, 1.52, 1.51};
+    QVERIFY(disturbanceOf(steady, {}).empty());
+    QVERIFY(!disturbanceOf(spread, steady).empty());                     // the re-check disagrees: 1.6 against 1.01
+    QVERIFY(disturbanceOf({1.0, 1.3, 1.4}, {1.25, 1.3, 1.27}).empty());  // agrees, and is steady
+    QVERIFY(!disturbanceOf(spread, spread).empty());
+    QVERIFY(disturbanceOf(spread, slower).empty());  // a steady re-check that agrees with the median
+    const std::string why = disturbanceOf(spread, {0.9, 2.0, 2.2});
+    QVERIFY2(why.find("spread") != std::string::npos && why.find("ms") != std::string::npos, why.c_str());
+  }
+
   void conv2dHasOnednnAndLibtorchAndAnOpenblasNote() {
     const BaselineResult r = measureBaselines("conv2d", {1, 16, 14, 14, 16, 3, 3, 1, 1}, 2);
     qInfo("conv2d 1,16,14,14,16,3,3,1,1: %s", qPrintable(describe(r)));

@@ -239,7 +239,7 @@ class TestSteps : public QObject {
     QCOMPARE(sk.size(), size_t(2));
     QCOMPARE(sk[0].rules, std::vector<std::string>{"first"});
     QCOMPARE(sk[1].rules, std::vector<std::string>{"second"});
-    QCOMPARE(sketchRules("cpu").size(), size_t(6));  // untouched
+    QCOMPARE(sketchRules("cpu").size(), size_t(7));  // untouched
   }
 
   void invalidAnnotationsAreRejectedWithAReason() {

@@ -100,19 +100,31 @@ class TestRunPlan : public QObject {
     const std::vector<int> cores = runtime::allowedCores();
     QCOMPARE(team.threads(), int(cores.size()));
     omp_set_num_threads(1);  // as another library might leave it
-    team.enter();
-    QCOMPARE(omp_get_max_threads(), team.threads());
-    std::vector<int> pinnedTo(size_t(team.threads()), -1);
-#pragma omp parallel
-    {
+    auto coresOfThisThread = [] {
       cpu_set_t set;
       CPU_ZERO(&set);
       pthread_getaffinity_np(pthread_self(), sizeof set, &set);
-      if (CPU_COUNT(&set) == 1)
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-          if (CPU_ISSET(c, &set)) pinnedTo[size_t(omp_get_thread_num())] = c;
+      return CPU_COUNT(&set);
+    };
+    for (int round = 0; round < 2; ++round) {  // pinning once, then entering again
+      {
+        const runtime::ThreadTeam::Entered entered = team.enter();
+        QCOMPARE(omp_get_max_threads(), team.threads());
+        std::vector<int> pinnedTo(size_t(team.threads()), -1);
+#pragma omp parallel
+        {
+          cpu_set_t set;
+          CPU_ZERO(&set);
+          pthread_getaffinity_np(pthread_self(), sizeof set, &set);
+          if (CPU_COUNT(&set) == 1)
+            for (int c = 0; c < CPU_SETSIZE; ++c)
+              if (CPU_ISSET(c, &set)) pinnedTo[size_t(omp_get_thread_num())] = c;
+        }
+        QCOMPARE(pinnedTo, cores);
+      }
+      // Afterwards this thread (which starts compilers and workers) has every core back.
+      QCOMPARE(coresOfThisThread(), int(cores.size()));
     }
-    QCOMPARE(pinnedTo, cores);
   }
 
   void badLifetimes() {
