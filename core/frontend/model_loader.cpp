@@ -96,6 +96,7 @@ PreparedModel prepareModel(const std::string& model, const std::string& inputSha
   bindIntegerInputs(m.graph);
   graph::foldConstants(m.graph);
   graph::foldBatchNorm(m.graph);
+  graph::pretransposeGemmWeights(m.graph);
   m.plan = fusion::makeFusionPlan(m.graph, m.fusion);
   m.lowering.imageLayout = te::parseLayout(search::defaultLayout(target));
   m.tasks = fusion::extractTasks(m.graph, m.plan, m.lowering);

@@ -13,13 +13,6 @@ namespace tessel::graph {
 
 namespace {
 
-std::string uniqueInitializerName(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int i = 1; g.initializers.count(name) || g.values.count(name); ++i)
-    name = base + "_" + std::to_string(i);
-  return name;
-}
-
 bool usedElsewhere(const Graph& g, const std::string& value, size_t exceptNode) {
   for (size_t i : g.consumers(value))
     if (i != exceptNode) return true;

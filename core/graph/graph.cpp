@@ -40,6 +40,13 @@ void Initializer::materialise() {
     x = u(rng);
 }
 
+std::string uniqueInitializerName(const Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int i = 1; g.initializers.count(name) || g.values.count(name); ++i)
+    name = base + "_" + std::to_string(i);
+  return name;
+}
+
 namespace {
 
 template <typename T>

@@ -98,6 +98,12 @@ void foldConstants(Graph& g);
 // Merges BatchNormalization that follows a Conv into the conv's weights and
 // bias (materialises the weights it touches).
 void foldBatchNorm(Graph& g);
+// Gemm(transB=1) with constant weights [N, K] becomes Gemm(transB=0) over the
+// transposed constant [K, N] (a copy when other nodes read the original).
+void pretransposeGemmWeights(Graph& g);
+
+// `base`, or `base_N` when a value or initializer already has that name.
+std::string uniqueInitializerName(const Graph& g, const std::string& base);
 
 // The ONNX op types Tessel supports (inferShapes, lowering, execution).
 const std::vector<std::string>& supportedOps();

@@ -369,6 +369,50 @@ class TestGraph : public QObject {
     QVERIFY2(worst < 1e-5, qPrintable(QString("relative error %1").arg(worst)));
   }
 
+  // Gemm(transB=1) over constant [N, K] weights becomes Gemm(transB=0) over
+  // [K, N] with the same products; a weight another node reads is copied.
+  void pretransposeGemmWeightsExact() {
+    GraphBuilder b("fc");
+    std::string x = b.input("x", {2, 5});
+    std::string w = b.weight("w", {3, 5}, 0.5f), bias = b.weight("bias", {3}, 0.5f);
+    std::string y = b.node("fc", "Gemm", {x, w, bias}, {{"transB", int64_t(1)}, {"alpha", 0.5}});
+    std::string z = b.node("fc2", "Gemm", {x, w}, {{"transB", int64_t(1)}});
+    b.output(y);
+    b.output(z);
+    Graph g = b.finish();
+    for (auto& [name, init] : g.initializers)
+      init.materialise();
+    const std::vector<float> w0 = g.initializers.at("w").data;
+
+    pretransposeGemmWeights(g);
+    g.validate();
+    for (const Node& n : g.nodes)
+      QCOMPARE(n.attrInt("transB", -1), int64_t(0));
+    // The first Gemm gets a copy (the second still read "w"); the second, then
+    // its only reader, transposes "w" in place.
+    QCOMPARE(g.nodes[0].inputs[1], std::string("w_kn"));
+    QCOMPARE(g.nodes[1].inputs[1], std::string("w"));
+    for (const Node& n : g.nodes) {
+      const Initializer& kn = g.initializers.at(n.inputs[1]);
+      QCOMPARE(kn.info.shape, (Ints{5, 3}));
+      for (int64_t k = 0; k < 5; ++k)
+        for (int64_t j = 0; j < 3; ++j)
+          QCOMPARE(kn.data[size_t(k * 3 + j)], w0[size_t(j * 5 + k)]);
+    }
+    QCOMPARE(g.value("fc").shape, (Ints{2, 3}));
+
+    // A weight read by one Gemm only is transposed in place, nothing copied.
+    GraphBuilder b2("one");
+    std::string x2 = b2.input("x", {1, 4});
+    b2.output(b2.node("fc", "Gemm", {x2, b2.weight("w", {6, 4}, 0.5f)}, {{"transB", int64_t(1)}}));
+    Graph one = b2.finish();
+    const size_t before = one.initializers.size();
+    pretransposeGemmWeights(one);
+    QCOMPARE(one.initializers.size(), before);
+    QCOMPARE(one.initializers.at("w").info.shape, (Ints{4, 6}));
+    QCOMPARE(one.value("fc").shape, (Ints{1, 6}));
+  }
+
   void zooPublishedFigures_data() {
     QTest::addColumn<QString>("name");
     for (const ZooEntry& e : zooModels())
