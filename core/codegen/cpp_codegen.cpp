@@ -101,7 +101,11 @@ class Emitter {
 
 std::string cppPrelude() {
   return "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdlib>\n#include <memory>\n"
-         "#include <new>\n\n" +
+         "#include <new>\n\n"
+         "// Float min and max as comparisons GCC vectorises (fminf/fmaxf are calls without\n"
+         "// -ffast-math); a NaN in either operand gives NaN, as in numpy and PyTorch.\n"
+         "static inline float tessel_maxf(float a, float b) { return (a > b || a != a) ? a : b; }\n"
+         "static inline float tessel_minf(float a, float b) { return (a < b || a != a) ? a : b; }\n" +
          registerTilePrelude() + "\n";
 }
 

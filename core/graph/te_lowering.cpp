@@ -88,14 +88,15 @@ bool isElementwiseOp(const std::string& op) {
 
 bool reservedName(const std::string& s) {
   static const std::set<std::string> words = {
-      "alignas", "alignof", "and",     "asm",      "auto",     "bool",    "break",    "case",     "catch",
-      "char",    "class",   "const",   "continue", "default",  "delete",  "do",       "double",   "else",
-      "enum",    "extern",  "false",   "float",    "for",      "friend",  "goto",     "if",       "inline",
-      "int",     "long",    "new",     "not",      "or",       "private", "public",   "register", "return",
-      "short",   "signed",  "sizeof",  "static",   "struct",   "switch",  "template", "this",     "throw",
-      "true",    "try",     "typedef", "union",    "unsigned", "using",   "virtual",  "void",     "volatile",
-      "while",   "xor",     "args",    "std",      "expf",     "tanhf",   "erff",     "sqrtf",    "logf",
-      "fabsf",   "powf",    "fminf",   "fmaxf",    "INFINITY", "NAN",     "main",     "operator", "namespace"};
+      "alignas",  "alignof",  "and",     "asm",      "auto",        "bool",        "break",    "case",     "catch",
+      "char",     "class",    "const",   "continue", "default",     "delete",      "do",       "double",   "else",
+      "enum",     "extern",   "false",   "float",    "for",         "friend",      "goto",     "if",       "inline",
+      "int",      "long",     "new",     "not",      "or",          "private",     "public",   "register", "return",
+      "short",    "signed",   "sizeof",  "static",   "struct",      "switch",      "template", "this",     "throw",
+      "true",     "try",      "typedef", "union",    "unsigned",    "using",       "virtual",  "void",     "volatile",
+      "while",    "xor",      "args",    "std",      "expf",        "tanhf",       "erff",     "sqrtf",    "logf",
+      "fabsf",    "powf",     "fminf",   "fmaxf",    "tessel_minf", "tessel_maxf", "INFINITY", "NAN",      "main",
+      "operator", "namespace"};
   return words.count(s) > 0;
 }
 

@@ -140,8 +140,11 @@ void print(const Expr& e, std::ostream& os) {
       return;
     case ExprKind::Min:
     case ExprKind::Max: {
+      // Floats: the generated code's own inline min/max (codegen's prelude).
+      // fminf/fmaxf stay library calls in GCC's code without -ffast-math, so a
+      // ReLU or Clip epilogue was two calls per element and never vectorised.
       bool f = e->dtype == DType::Float32;
-      os << (e->kind == ExprKind::Min ? (f ? "fminf(" : "std::min(") : (f ? "fmaxf(" : "std::max("));
+      os << (e->kind == ExprKind::Min ? (f ? "tessel_minf(" : "std::min(") : (f ? "tessel_maxf(" : "std::max("));
       print(e->args[0], os);
       os << ", ";
       print(e->args[1], os);

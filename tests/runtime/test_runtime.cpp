@@ -3,6 +3,7 @@
 #include <QtTest>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 
 #include "frontend/model_loader.h"
@@ -295,6 +296,43 @@ class TestRuntime : public QObject {
   Q_OBJECT
 
  private slots:
+  // Generated min/max are inline comparisons (not fminf/fmaxf): a NaN in either
+  // operand of Relu, Clip, Max or Min comes out as NaN, as in PyTorch.
+  void minMaxPropagateNan() {
+    Builder b;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    b.input("x", {16});
+    b.input("y", {16});
+    b.feeds["x"].data[3] = nan;
+    b.feeds["y"].data[9] = nan;
+    b.weight("lo", {});
+    b.g.initializers["lo"].data = {-0.25f};
+    b.weight("hi", {});
+    b.g.initializers["hi"].data = {0.5f};
+    for (const char* op : {"Relu", "Clip", "Max", "Min"}) {
+      std::vector<std::string> ins = {"x"};
+      if (std::string(op) == "Clip") ins = {"x", "lo", "hi"};
+      if (std::string(op) == "Max" || std::string(op) == "Min") ins = {"x", "y"};
+      b.node(op, ins, {op}, {{16}});
+      b.g.outputs.push_back(op);
+    }
+    GraphExecutor ex(b.g, {});
+    auto out = ex.run(b.feeds);
+    const std::vector<float>&x = b.feeds["x"].data, &y = b.feeds["y"].data;
+    for (size_t i = 0; i < 16; ++i) {
+      const bool xn = i == 3, yn = i == 9;
+      QCOMPARE(std::isnan(out["Relu"].data[i]), xn);
+      QCOMPARE(std::isnan(out["Clip"].data[i]), xn);
+      QCOMPARE(std::isnan(out["Max"].data[i]), xn || yn);
+      QCOMPARE(std::isnan(out["Min"].data[i]), xn || yn);
+      if (xn || yn) continue;
+      QCOMPARE(out["Relu"].data[i], std::max(x[i], 0.f));
+      QCOMPARE(out["Clip"].data[i], std::min(std::max(x[i], -0.25f), 0.5f));
+      QCOMPARE(out["Max"].data[i], std::max(x[i], y[i]));
+      QCOMPARE(out["Min"].data[i], std::min(x[i], y[i]));
+    }
+  }
+
   void elementwise() {
     Builder b;
     Arr x = b.input("x", {2, 3, 4});
