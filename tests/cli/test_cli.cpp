@@ -404,6 +404,25 @@ class TestCli : public QObject {
     QVERIFY2(k.code == 0, qPrintable(k.err));
     QCOMPARE(QJsonDocument::fromJson(k.out.toUtf8()).object()["kernels"].toArray().size(), 5);
     QVERIFY(QFile::exists(kernels + "/lib/libtessel_kernels.so"));
+
+    // A task stored for an earlier form of the model (its key is no task of the
+    // model as prepared now) is skipped with a word, the others exported.
+    {
+      sqlite3* raw = nullptr;
+      QCOMPARE(sqlite3_open_v2(db.toUtf8().constData(), &raw, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+      char* error = nullptr;
+      const int rc = sqlite3_exec(
+          raw, "UPDATE tasks SET workload_key = workload_key || '_earlier' WHERE id = (SELECT MIN(id) FROM tasks)",
+          nullptr, nullptr, &error);
+      sqlite3_free(error);
+      sqlite3_close(raw);
+      QCOMPARE(rc, SQLITE_OK);
+    }
+    Run stale = tessel({"export", "--db", db, "--model", "tiny_cnn", "--out", scratch().filePath("tiny_stale"),
+                        "--json", "--no-compile"});
+    QVERIFY2(stale.code == 0, qPrintable(stale.err));
+    QVERIFY2(stale.err.contains("_earlier") && stale.err.contains("skipped"), qPrintable(stale.err));
+    QCOMPARE(QJsonDocument::fromJson(stale.out.toUtf8()).object()["kernels"].toArray().size(), 4);
   }
 };
 
