@@ -21,6 +21,7 @@
 #include "runtime/graph_executor.h"
 #include "schedule/steps.h"
 #include "store/database.h"
+#include "support/cpu_contention.h"
 
 namespace tessel::cli {
 
@@ -38,7 +39,8 @@ const char* kHelp =
     "  --repeats N  timed runs of each side after a warm-up (default 10)\n"
     "  --profile    per partition: its time in the run, its tuned estimate, their ratio\n"
     "  --json       tessel_ms (median), tessel_ms_min/median/max, libtorch_ms and its\n"
-    "               min/median/max, estimate_ms, speedup, max_abs_err, correct, disturbed,\n"
+    "               min/median/max, estimate_ms, speedup, max_abs_err, correct, disturbed\n"
+    "               (and disturbance, why), contention (others_share, steal_share),\n"
     "               tasks_tuned, tasks_naive, memory; with --profile, partitions\n"
     "  --input-shapes A,B;C,D  shapes of a TorchScript model's inputs\n";
 
@@ -135,13 +137,16 @@ int runCommand(const std::vector<std::string>& argv) {
   // LibTorch first, in a process where no Tessel kernel has run yet: OpenMP
   // threads left spinning by Tessel's kernels slowed LibTorch 15-60x when it
   // ran second. (Passive waiting, the other cure, halved LibTorch's speed.)
+  const support::CpuSample torchBefore = support::sampleCpu();
   reference::ReferenceRun ref = reference::runWithLibTorch(g, inputs, cores, repeats);
+  const support::Contention torchContention = support::contentionBetween(torchBefore, support::sampleCpu());
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   // The executor gives its kernels every core again (LibTorch leaves OpenMP
   // at its own thread count), on a pinned team like the measuring worker's.
   std::map<std::string, runtime::HostTensor> ours = executor.run(inputs);  // warm-up
   std::vector<double> times;
   std::vector<std::vector<double>> stepTimes(executor.steps().size());
+  const support::CpuSample tesselBefore = support::sampleCpu();
   for (int r = 0; r < repeats; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     ours = executor.run(inputs);
@@ -150,6 +155,7 @@ int runCommand(const std::vector<std::string>& argv) {
       for (size_t k = 0; k < stepTimes.size(); ++k)
         stepTimes[k].push_back(executor.stepSeconds().at(k));
   }
+  const support::Contention tesselContention = support::contentionBetween(tesselBefore, support::sampleCpu());
   const Spread tessel = spreadOf(times);
   const Spread torch = spreadOf(ref.times);
 
@@ -165,16 +171,25 @@ int runCommand(const std::vector<std::string>& argv) {
     }
   }
   const bool correct = maxAbs <= 1e-3 * std::max(1.0, maxRef);
-  // A busy machine slows some runs of a side more than others: say so rather
-  // than report a speed-up that is noise.
+  // A busy machine slows some runs of a side more than others (spread), or
+  // all of them alike (other processes' CPU time, the hypervisor's steal):
+  // say so rather than report a speed-up or an estimate error that is noise.
   std::string disturbance;
+  auto flag = [&](const std::string& why) { disturbance += (disturbance.empty() ? "" : "; ") + why; };
   for (const auto& [who, sp] : {std::pair{"Tessel", tessel}, std::pair{"LibTorch", torch}})
     if (sp.min > 0 && sp.median > kDisturbedSpread * sp.min) {
       char buf[256];
       std::snprintf(buf, sizeof buf, "%s's runs spread from %.3f to %.3f ms (median %.2fx the fastest)", who,
                     sp.min * 1e3, sp.max * 1e3, sp.median / sp.min);
-      disturbance += (disturbance.empty() ? "" : "; ") + std::string(buf);
+      flag(buf);
     }
+  for (const auto& [who, c] : {std::pair{"Tessel", tesselContention}, std::pair{"LibTorch", torchContention}})
+    if (const std::string why = support::describeContention(c); !why.empty())
+      flag(std::string("while ") + who + " ran, " + why);
+  auto contentionJson = [](const support::Contention& c) {
+    if (!c.known) return nlohmann::json();
+    return nlohmann::json{{"others_share", c.othersShare}, {"steal_share", c.stealShare}};
+  };
   const runtime::MemoryStats mem = executor.memory();
 
   nlohmann::json partitions = nlohmann::json::array();
@@ -214,31 +229,33 @@ int runCommand(const std::vector<std::string>& argv) {
   }
 
   if (json) {
-    nlohmann::json j = {{"model", model},
-                        {"tessel_ms", tessel.median * 1e3},
-                        {"tessel_ms_min", tessel.min * 1e3},
-                        {"tessel_ms_median", tessel.median * 1e3},
-                        {"tessel_ms_max", tessel.max * 1e3},
-                        {"libtorch_ms", torch.median * 1e3},
-                        {"libtorch_ms_min", torch.min * 1e3},
-                        {"libtorch_ms_median", torch.median * 1e3},
-                        {"libtorch_ms_max", torch.max * 1e3},
-                        {"estimate_ms", haveEstimate ? nlohmann::json(estimate * 1e3) : nlohmann::json()},
-                        {"repeats", repeats},
-                        {"threads", executor.threads()},
-                        {"speedup", tessel.median > 0 ? torch.median / tessel.median : 0},
-                        {"disturbed", !disturbance.empty()},
-                        {"max_abs_err", maxAbs},
-                        {"max_abs_ref", maxRef},
-                        {"correct", correct},
-                        {"tasks", tasks.size()},
-                        {"tasks_tuned", tuned},
-                        {"tasks_naive", naive},
-                        {"memory",
-                         {{"arena_bytes", mem.arenaBytes},
-                          {"unshared_bytes", mem.unsharedBytes},
-                          {"constant_bytes", mem.constantBytes}}},
-                        {"fusion", fusionName}};
+    nlohmann::json j = {
+        {"model", model},
+        {"tessel_ms", tessel.median * 1e3},
+        {"tessel_ms_min", tessel.min * 1e3},
+        {"tessel_ms_median", tessel.median * 1e3},
+        {"tessel_ms_max", tessel.max * 1e3},
+        {"libtorch_ms", torch.median * 1e3},
+        {"libtorch_ms_min", torch.min * 1e3},
+        {"libtorch_ms_median", torch.median * 1e3},
+        {"libtorch_ms_max", torch.max * 1e3},
+        {"estimate_ms", haveEstimate ? nlohmann::json(estimate * 1e3) : nlohmann::json()},
+        {"repeats", repeats},
+        {"threads", executor.threads()},
+        {"speedup", tessel.median > 0 ? torch.median / tessel.median : 0},
+        {"disturbed", !disturbance.empty()},
+        {"contention", {{"tessel", contentionJson(tesselContention)}, {"libtorch", contentionJson(torchContention)}}},
+        {"max_abs_err", maxAbs},
+        {"max_abs_ref", maxRef},
+        {"correct", correct},
+        {"tasks", tasks.size()},
+        {"tasks_tuned", tuned},
+        {"tasks_naive", naive},
+        {"memory",
+         {{"arena_bytes", mem.arenaBytes},
+          {"unshared_bytes", mem.unsharedBytes},
+          {"constant_bytes", mem.constantBytes}}},
+        {"fusion", fusionName}};
     if (!disturbance.empty()) j["disturbance"] = disturbance;
     if (profile) j["partitions"] = partitions;
     std::puts(j.dump().c_str());

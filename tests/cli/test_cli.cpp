@@ -365,8 +365,14 @@ class TestCli : public QObject {
     QJsonObject o = QJsonDocument::fromJson(run.out.toUtf8()).object();
     for (const char* f : {"tessel_ms", "libtorch_ms", "max_abs_err", "correct", "estimate_ms", "tessel_ms_min",
                           "tessel_ms_median", "tessel_ms_max", "libtorch_ms_min", "libtorch_ms_median",
-                          "libtorch_ms_max", "disturbed", "memory", "partitions"})
+                          "libtorch_ms_max", "disturbed", "contention", "memory", "partitions"})
       QVERIFY2(o.contains(f), f);
+    // Both sides' windows were read from /proc/stat; shares are of the whole machine.
+    for (const char* side : {"tessel", "libtorch"}) {
+      const QJsonObject c = o["contention"].toObject()[side].toObject();
+      QVERIFY2(c.contains("others_share") && c.contains("steal_share"), side);
+      QVERIFY(c["others_share"].toDouble() >= 0 && c["others_share"].toDouble() <= 1.5);
+    }
     QVERIFY(o["correct"].toBool());
     QCOMPARE(o["tasks_tuned"].toInt(), 5);
     QVERIFY(o["tessel_ms"].toDouble() > 0 && o["libtorch_ms"].toDouble() > 0);
