@@ -63,6 +63,126 @@ Spread spreadOf(std::vector<double> v) {
 // process took the cores for part of them): the figures are flagged.
 constexpr double kDisturbedSpread = 1.15;
 
+// The tuner's view of the model: per task its best stored schedule, per
+// group the task's best measured latency, and their weighted sum.
+struct StoredSchedules {
+  std::map<size_t, std::vector<schedule::Step>> schedules;    // group -> steps
+  std::map<size_t, std::pair<size_t, double>> groupEstimate;  // group -> (task, seconds)
+  double estimateSeconds = 0;
+  int tuned = 0, naive = 0;
+  bool haveEstimate() const { return naive == 0 && tuned > 0; }
+};
+
+StoredSchedules storedSchedules(const store::Database* db, const std::vector<fusion::GraphTask>& tasks,
+                                const std::string& target) {
+  StoredSchedules out;
+  for (size_t ti = 0; ti < tasks.size(); ++ti) {
+    const fusion::GraphTask& t = tasks[ti];
+    std::vector<store::BestRow> best;
+    if (db)
+      if (auto row = db->taskByKey(t.key, target)) best = db->best(row->id);
+    if (best.empty()) {
+      ++out.naive;
+      continue;
+    }
+    ++out.tuned;
+    const double seconds = best.front().record.medianCost();
+    out.estimateSeconds += double(t.weight) * seconds;
+    std::vector<schedule::Step> steps = schedule::deserializeSteps(best.front().record.steps);
+    for (size_t gi : t.groups) {
+      out.schedules[gi] = steps;
+      out.groupEstimate[gi] = {ti, seconds};
+    }
+  }
+  return out;
+}
+
+// Seeded uniform [-1, 1) inputs, the same on every run.
+std::map<std::string, runtime::HostTensor> randomInputs(const graph::Graph& g) {
+  std::map<std::string, runtime::HostTensor> inputs;
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (const graph::ValueInfo& in : g.inputs) {
+    runtime::HostTensor t;
+    t.shape = in.shape;
+    t.data.resize(size_t(in.numElements()));
+    for (float& x : t.data)
+      x = u(rng);
+    inputs[in.name] = std::move(t);
+  }
+  return inputs;
+}
+
+// One side's timed repeats and what else had the CPUs meanwhile.
+struct SideTiming {
+  Spread spread;
+  support::Contention contention;
+};
+
+// A busy machine slows some runs of a side more than others (spread), or all
+// of them alike (other processes' CPU time, the hypervisor's steal): say so
+// rather than report a speed-up or an estimate error that is noise.
+std::string disturbanceOf(const SideTiming& tessel, const SideTiming& torch) {
+  std::string disturbance;
+  auto flag = [&](const std::string& why) { disturbance += (disturbance.empty() ? "" : "; ") + why; };
+  for (const auto& [who, side] : {std::pair{"Tessel", tessel}, std::pair{"LibTorch", torch}}) {
+    const Spread& sp = side.spread;
+    if (sp.min > 0 && sp.median > kDisturbedSpread * sp.min) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "%s's runs spread from %.3f to %.3f ms (median %.2fx the fastest)", who,
+                    sp.min * 1e3, sp.max * 1e3, sp.median / sp.min);
+      flag(buf);
+    }
+    if (const std::string why = support::describeContention(side.contention); !why.empty())
+      flag(std::string("while ") + who + " ran, " + why);
+  }
+  return disturbance;
+}
+
+nlohmann::json contentionJson(const support::Contention& c) {
+  if (!c.known) return nullptr;
+  return {{"others_share", c.othersShare}, {"steal_share", c.stealShare}};
+}
+
+// --profile: per step of the run, its median time and, for a tuned group,
+// its task's estimate; printed as a table unless `json`.
+nlohmann::json profileTable(const runtime::GraphExecutor& executor, const std::vector<std::vector<double>>& stepTimes,
+                            const StoredSchedules& stored, const std::vector<fusion::GraphTask>& tasks, bool json) {
+  nlohmann::json partitions = nlohmann::json::array();
+  const std::vector<runtime::RunStep>& steps = executor.steps();
+  if (!json)
+    std::printf("%-5s %-48s %12s %12s %7s\n", "group", "task (or layout conversion)", "measured ms", "estimate ms",
+                "ratio");
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const double measured = spreadOf(stepTimes[k]).median;
+    nlohmann::json row = {{"step", steps[k].name}, {"measured_ms", measured * 1e3}};
+    std::string label = steps[k].name;
+    double est = 0;
+    if (steps[k].group >= 0) {
+      row["group"] = steps[k].group;
+      auto e = stored.groupEstimate.find(size_t(steps[k].group));
+      if (e != stored.groupEstimate.end()) {
+        label = tasks[e->second.first].key;
+        est = e->second.second;
+        row["task"] = label;
+        row["estimate_ms"] = est * 1e3;
+        row["ratio"] = measured / est;
+      } else {
+        row["estimate_ms"] = nullptr;  // naive program: never measured by the tuner
+      }
+    }
+    partitions.push_back(row);
+    if (json) continue;
+    const std::string group = steps[k].group >= 0 ? std::to_string(steps[k].group) : "-";
+    if (est > 0)
+      std::printf("%-5s %-48s %12.3f %12.3f %7.2f\n", group.c_str(), label.c_str(), measured * 1e3, est * 1e3,
+                  measured / est);
+    else
+      std::printf("%-5s %-48s %12.3f %12s %7s\n", group.c_str(), label.c_str(), measured * 1e3, "-", "-");
+  }
+  return partitions;
+}
+
 }  // namespace
 
 int runCommand(const std::vector<std::string>& argv) {
@@ -78,68 +198,34 @@ int runCommand(const std::vector<std::string>& argv) {
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
 
   PreparedModel prepared = prepareModel(args, target);
-  const std::string& model = prepared.name;
-  const std::string& fusionName = prepared.fusion;
   const graph::Graph& g = prepared.graph;
-  const fusion::FusionPlan& plan = prepared.plan;
   const std::vector<fusion::GraphTask>& tasks = prepared.tasks;
 
-  runtime::ExecutorOptions eo;
-  eo.groups = plan.groups;
-  eo.lowering = prepared.lowering;
-  eo.jobs = cores;
-  int tuned = 0, naive = 0;
   std::unique_ptr<store::Database> db;
   const std::string dbPath = args.get("db", store::defaultDatabasePath());
   if (args.has("db") || std::filesystem::exists(dbPath))
     db = store::Database::open(dbPath, store::OpenMode::ReadOnly);
   else if (!json)
     std::fprintf(stderr, "no database at %s: every task runs its naive program\n", dbPath.c_str());
-  // The tuner's view: per group, the best measured latency of its task.
-  std::map<size_t, std::pair<size_t, double>> groupEstimate;  // group -> (task, seconds)
-  double estimate = 0;
-  for (size_t ti = 0; ti < tasks.size(); ++ti) {
-    const fusion::GraphTask& t = tasks[ti];
-    std::vector<store::BestRow> best;
-    if (db)
-      if (auto row = db->taskByKey(t.key, target)) best = db->best(row->id);
-    if (best.empty()) {
-      ++naive;
-      continue;
-    }
-    ++tuned;
-    const double seconds = best.front().record.medianCost();
-    estimate += double(t.weight) * seconds;
-    std::vector<schedule::Step> steps = schedule::deserializeSteps(best.front().record.steps);
-    for (size_t gi : t.groups) {
-      eo.schedules[gi] = steps;
-      groupEstimate[gi] = {ti, seconds};
-    }
-  }
-  const bool haveEstimate = naive == 0 && !tasks.empty();
+  const StoredSchedules stored = storedSchedules(db.get(), tasks, target);
   if (!json)
-    std::fprintf(stderr, "%s: %zu partitions, %zu tasks (%d tuned, %d naive); building kernels...\n", model.c_str(),
-                 plan.groups.size(), tasks.size(), tuned, naive);
+    std::fprintf(stderr, "%s: %zu partitions, %zu tasks (%d tuned, %d naive); building kernels...\n",
+                 prepared.name.c_str(), prepared.plan.groups.size(), tasks.size(), stored.tuned, stored.naive);
+  runtime::ExecutorOptions eo;
+  eo.groups = prepared.plan.groups;
+  eo.lowering = prepared.lowering;
+  eo.jobs = cores;
+  eo.schedules = stored.schedules;
   runtime::GraphExecutor executor(g, eo);
   executor.setProfiling(profile);
+  const std::map<std::string, runtime::HostTensor> inputs = randomInputs(g);
 
-  std::map<std::string, runtime::HostTensor> inputs;
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (const graph::ValueInfo& in : g.inputs) {
-    runtime::HostTensor t;
-    t.shape = in.shape;
-    t.data.resize(size_t(in.numElements()));
-    for (float& x : t.data)
-      x = u(rng);
-    inputs[in.name] = std::move(t);
-  }
   // LibTorch first, in a process where no Tessel kernel has run yet: OpenMP
   // threads left spinning by Tessel's kernels slowed LibTorch 15-60x when it
   // ran second. (Passive waiting, the other cure, halved LibTorch's speed.)
   const support::CpuSample torchBefore = support::sampleCpu();
   reference::ReferenceRun ref = reference::runWithLibTorch(g, inputs, cores, repeats);
-  const support::Contention torchContention = support::contentionBetween(torchBefore, support::sampleCpu());
+  const SideTiming torch{spreadOf(ref.times), support::contentionBetween(torchBefore, support::sampleCpu())};
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   // The executor gives its kernels every core again (LibTorch leaves OpenMP
   // at its own thread count), on a pinned team like the measuring worker's.
@@ -155,9 +241,7 @@ int runCommand(const std::vector<std::string>& argv) {
       for (size_t k = 0; k < stepTimes.size(); ++k)
         stepTimes[k].push_back(executor.stepSeconds().at(k));
   }
-  const support::Contention tesselContention = support::contentionBetween(tesselBefore, support::sampleCpu());
-  const Spread tessel = spreadOf(times);
-  const Spread torch = spreadOf(ref.times);
+  const SideTiming tessel{spreadOf(times), support::contentionBetween(tesselBefore, support::sampleCpu())};
 
   double maxAbs = 0, maxRef = 0;
   for (const auto& [name, want] : ref.outputs) {
@@ -171,109 +255,60 @@ int runCommand(const std::vector<std::string>& argv) {
     }
   }
   const bool correct = maxAbs <= 1e-3 * std::max(1.0, maxRef);
-  // A busy machine slows some runs of a side more than others (spread), or
-  // all of them alike (other processes' CPU time, the hypervisor's steal):
-  // say so rather than report a speed-up or an estimate error that is noise.
-  std::string disturbance;
-  auto flag = [&](const std::string& why) { disturbance += (disturbance.empty() ? "" : "; ") + why; };
-  for (const auto& [who, sp] : {std::pair{"Tessel", tessel}, std::pair{"LibTorch", torch}})
-    if (sp.min > 0 && sp.median > kDisturbedSpread * sp.min) {
-      char buf[256];
-      std::snprintf(buf, sizeof buf, "%s's runs spread from %.3f to %.3f ms (median %.2fx the fastest)", who,
-                    sp.min * 1e3, sp.max * 1e3, sp.median / sp.min);
-      flag(buf);
-    }
-  for (const auto& [who, c] : {std::pair{"Tessel", tesselContention}, std::pair{"LibTorch", torchContention}})
-    if (const std::string why = support::describeContention(c); !why.empty())
-      flag(std::string("while ") + who + " ran, " + why);
-  auto contentionJson = [](const support::Contention& c) {
-    if (!c.known) return nlohmann::json();
-    return nlohmann::json{{"others_share", c.othersShare}, {"steal_share", c.stealShare}};
-  };
+  const std::string disturbance = disturbanceOf(tessel, torch);
   const runtime::MemoryStats mem = executor.memory();
-
-  nlohmann::json partitions = nlohmann::json::array();
-  if (profile) {
-    const std::vector<runtime::RunStep>& steps = executor.steps();
-    if (!json)
-      std::printf("%-5s %-48s %12s %12s %7s\n", "group", "task (or layout conversion)", "measured ms", "estimate ms",
-                  "ratio");
-    for (size_t k = 0; k < steps.size(); ++k) {
-      const double measured = spreadOf(stepTimes[k]).median;
-      nlohmann::json row = {{"step", steps[k].name}, {"measured_ms", measured * 1e3}};
-      std::string label = steps[k].name;
-      double est = 0;
-      if (steps[k].group >= 0) {
-        row["group"] = steps[k].group;
-        auto e = groupEstimate.find(size_t(steps[k].group));
-        if (e != groupEstimate.end()) {
-          label = tasks[e->second.first].key;
-          est = e->second.second;
-          row["task"] = label;
-          row["estimate_ms"] = est * 1e3;
-          row["ratio"] = measured / est;
-        } else {
-          row["estimate_ms"] = nullptr;  // naive program: never measured by the tuner
-        }
-      }
-      partitions.push_back(row);
-      if (!json) {
-        const std::string group = steps[k].group >= 0 ? std::to_string(steps[k].group) : "-";
-        if (est > 0)
-          std::printf("%-5s %-48s %12.3f %12.3f %7.2f\n", group.c_str(), label.c_str(), measured * 1e3, est * 1e3,
-                      measured / est);
-        else
-          std::printf("%-5s %-48s %12.3f %12s %7s\n", group.c_str(), label.c_str(), measured * 1e3, "-", "-");
-      }
-    }
-  }
+  const nlohmann::json partitions =
+      profile ? profileTable(executor, stepTimes, stored, tasks, json) : nlohmann::json::array();
+  const double estimate = stored.estimateSeconds;
+  const Spread& ts = tessel.spread;
+  const Spread& tt = torch.spread;
 
   if (json) {
     nlohmann::json j = {
-        {"model", model},
-        {"tessel_ms", tessel.median * 1e3},
-        {"tessel_ms_min", tessel.min * 1e3},
-        {"tessel_ms_median", tessel.median * 1e3},
-        {"tessel_ms_max", tessel.max * 1e3},
-        {"libtorch_ms", torch.median * 1e3},
-        {"libtorch_ms_min", torch.min * 1e3},
-        {"libtorch_ms_median", torch.median * 1e3},
-        {"libtorch_ms_max", torch.max * 1e3},
-        {"estimate_ms", haveEstimate ? nlohmann::json(estimate * 1e3) : nlohmann::json()},
+        {"model", prepared.name},
+        {"tessel_ms", ts.median * 1e3},
+        {"tessel_ms_min", ts.min * 1e3},
+        {"tessel_ms_median", ts.median * 1e3},
+        {"tessel_ms_max", ts.max * 1e3},
+        {"libtorch_ms", tt.median * 1e3},
+        {"libtorch_ms_min", tt.min * 1e3},
+        {"libtorch_ms_median", tt.median * 1e3},
+        {"libtorch_ms_max", tt.max * 1e3},
+        {"estimate_ms", stored.haveEstimate() ? nlohmann::json(estimate * 1e3) : nlohmann::json()},
         {"repeats", repeats},
         {"threads", executor.threads()},
-        {"speedup", tessel.median > 0 ? torch.median / tessel.median : 0},
+        {"speedup", ts.median > 0 ? tt.median / ts.median : 0},
         {"disturbed", !disturbance.empty()},
-        {"contention", {{"tessel", contentionJson(tesselContention)}, {"libtorch", contentionJson(torchContention)}}},
+        {"contention", {{"tessel", contentionJson(tessel.contention)}, {"libtorch", contentionJson(torch.contention)}}},
         {"max_abs_err", maxAbs},
         {"max_abs_ref", maxRef},
         {"correct", correct},
         {"tasks", tasks.size()},
-        {"tasks_tuned", tuned},
-        {"tasks_naive", naive},
+        {"tasks_tuned", stored.tuned},
+        {"tasks_naive", stored.naive},
         {"memory",
          {{"arena_bytes", mem.arenaBytes},
           {"unshared_bytes", mem.unsharedBytes},
           {"constant_bytes", mem.constantBytes}}},
-        {"fusion", fusionName}};
+        {"fusion", prepared.fusion}};
     if (!disturbance.empty()) j["disturbance"] = disturbance;
     if (profile) j["partitions"] = partitions;
     std::puts(j.dump().c_str());
-  } else {
-    std::printf("tessel   %.3f ms (median of %d; min %.3f, max %.3f; %d of %zu tasks tuned)\n", tessel.median * 1e3,
-                repeats, tessel.min * 1e3, tessel.max * 1e3, tuned, tasks.size());
-    if (haveEstimate)
-      std::printf("estimate %.3f ms (sum of weight x best measured latency; run / estimate %.2f)\n", estimate * 1e3,
-                  tessel.median / estimate);
-    std::printf("libtorch %.3f ms (median of %d; min %.3f, max %.3f): Tessel at %.2fx LibTorch's speed\n",
-                torch.median * 1e3, repeats, torch.min * 1e3, torch.max * 1e3, torch.median / tessel.median);
-    std::printf("max abs error %.3g (outputs up to %.3g): %s\n", maxAbs, maxRef, correct ? "correct" : "WRONG");
-    std::printf("memory: activations %.1f MiB in one arena (%.1f MiB unshared), constants %.1f MiB\n",
-                double(mem.arenaBytes) / 1048576, double(mem.unsharedBytes) / 1048576,
-                double(mem.constantBytes) / 1048576);
-    if (!disturbance.empty()) std::printf("disturbed: %s; run again on a quiet machine\n", disturbance.c_str());
+    if (!disturbance.empty()) std::fprintf(stderr, "disturbed: %s\n", disturbance.c_str());
+    return correct ? 0 : 1;
   }
-  if (!disturbance.empty() && json) std::fprintf(stderr, "disturbed: %s\n", disturbance.c_str());
+  std::printf("tessel   %.3f ms (median of %d; min %.3f, max %.3f; %d of %zu tasks tuned)\n", ts.median * 1e3, repeats,
+              ts.min * 1e3, ts.max * 1e3, stored.tuned, tasks.size());
+  if (stored.haveEstimate())
+    std::printf("estimate %.3f ms (sum of weight x best measured latency; run / estimate %.2f)\n", estimate * 1e3,
+                ts.median / estimate);
+  std::printf("libtorch %.3f ms (median of %d; min %.3f, max %.3f): Tessel at %.2fx LibTorch's speed\n",
+              tt.median * 1e3, repeats, tt.min * 1e3, tt.max * 1e3, tt.median / ts.median);
+  std::printf("max abs error %.3g (outputs up to %.3g): %s\n", maxAbs, maxRef, correct ? "correct" : "WRONG");
+  std::printf("memory: activations %.1f MiB in one arena (%.1f MiB unshared), constants %.1f MiB\n",
+              double(mem.arenaBytes) / 1048576, double(mem.unsharedBytes) / 1048576,
+              double(mem.constantBytes) / 1048576);
+  if (!disturbance.empty()) std::printf("disturbed: %s; run again on a quiet machine\n", disturbance.c_str());
   return correct ? 0 : 1;
 }
 

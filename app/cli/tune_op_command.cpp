@@ -204,6 +204,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
     j["flops"] = task.flops;
     j["trials"] = r.trials;
     j["valid_trials"] = r.validTrials;
+    j["exhausted"] = r.exhausted;
     j["best_ms"] = bestMs;
     j["best_gflops"] = gflops;
     j["correct"] = r.validTrials > 0;
@@ -235,6 +236,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
                 r.trials, r.validTrials, r.wallSeconds);
     for (const auto& [what, n] : errors)
       std::printf("  %d x %s\n", n, what.c_str());
+    if (r.exhausted) std::printf("search space exhausted: every program it holds was measured\n");
     if (r.validTrials) {
       std::printf("best: %.4f ms, %.2f GFLOP/s (checked against the naive program)\n", bestMs, gflops);
       std::printf("steps: %s\n", schedule::serializeSteps(r.bestSteps).c_str());

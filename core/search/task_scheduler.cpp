@@ -177,6 +177,10 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
     result.curve.push_back(
         {trials, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), estimate});
     if (o.onRound) o.onRound(size_t(i), r, estimate);
+    if (tuner.exhausted()) {  // its last programs were this round's
+      scheduler.stop(size_t(i));
+      if (o.onExhausted) o.onExhausted(size_t(i), r);
+    }
   }
   // Tasks never scheduled this time still report what their records hold
   // (not after a cancellation, which must not build their references).

@@ -75,14 +75,16 @@ int TaskTuner::runRound(int maxPrograms) {
   TuneResult& r = r_;
   double& best = s_->best;
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<Program> batch = s_->policy->nextBatch(std::min({o_.batchSize, o_.trials - r.trials, maxPrograms}));
+  const int wanted = std::min({o_.batchSize, o_.trials - r.trials, maxPrograms});
+  std::vector<Program> batch = s_->policy->nextBatch(wanted);
   r.searchSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (s_->guided) r.predictions += s_->guided->lastPredictions();
   if (support::isCancelled(o_.cancel)) return 0;
-  if (batch.empty()) {  // the space is exhausted
-    s_->exhausted = r.exhausted = true;
-    return 0;
-  }
+  // A short batch means the policy drew 50 programs per missing one and had
+  // proposed them all before: the space is used up with this batch (a task
+  // of two programs says so after its first round, not never).
+  if (int(batch.size()) < wanted) s_->exhausted = r.exhausted = true;
+  if (batch.empty()) return 0;
   std::vector<measure::ProgramResult> res = s_->measurer->measure(batch);
   // A cancelled batch was cut short: its errors say nothing of its programs.
   if (support::isCancelled(o_.cancel)) return 0;

@@ -21,7 +21,8 @@ if ! /usr/bin/python3 -c 'import torchvision' 2>/dev/null; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   echo "installing python3-torchvision" >&2
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-torchvision >&2
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-torchvision \
+    >"$out/apt.log" 2>&1 || { tail -20 "$out/apt.log" >&2; exit 1; }
 fi
 
 model=$out/resnet18_torchvision.onnx

@@ -137,6 +137,19 @@ class TestCli : public QObject {
       last = v.toArray()[1].toDouble();
     }
     QCOMPARE(last, j["best_ms"].toDouble());
+    QVERIFY(!j["exhausted"].toBool());  // a matmul's space holds far more than 6
+  }
+
+  // tune-op says when the space ran dry before --trials (see test_tuner).
+  void smallSpaceSaysExhausted() {
+    Run r = tessel({"tune-op", "relu", "--shape", "1,4", "--trials", "500", "--json", "--no-db"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QVERIFY(j["exhausted"].toBool());
+    QVERIFY2(j["trials"].toInt() >= 1 && j["trials"].toInt() < 64, qPrintable(r.out));
+    QVERIFY(j["correct"].toBool());
+    Run text = tessel({"tune-op", "relu", "--shape", "1,4", "--trials", "500", "--no-db"});
+    QVERIFY2(text.out.contains("search space exhausted"), qPrintable(text.out));
   }
 
   // The default search: evolutionary, guided by the cost model.

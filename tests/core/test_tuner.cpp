@@ -1,0 +1,61 @@
+// The task tuner's rounds with real builds and the real worker: a round never
+// measures past the budget, and a space that runs dry ends the task at once.
+#include <QtTest>
+
+#include "search/search_task.h"
+#include "search/tuner.h"
+
+#ifndef TESSEL_WORKER_PATH
+#error "TESSEL_WORKER_PATH must name the tessel-worker executable"
+#endif
+
+using namespace tessel;
+
+namespace {
+
+search::TuneOptions options(int trials, int batch) {
+  search::TuneOptions o;
+  o.trials = trials;
+  o.batchSize = batch;
+  o.search = "random";
+  o.costModel = "random";
+  o.measurer.run.workerPath = TESSEL_WORKER_PATH;
+  o.measurer.build.jobs = 2;
+  return o;
+}
+
+}  // namespace
+
+class TestTuner : public QObject {
+  Q_OBJECT
+
+ private slots:
+  // ReLU over 1x4 floats has one program (nothing to tile): the first round
+  // comes back short, and that alone says the space is used up, so the model
+  // tuner never has to offer the task a round it cannot fill.
+  void aShortRoundMeansExhausted() {
+    search::SearchTask task = search::makeOperatorTask("relu", {1, 4}, "cpu");
+    search::TaskTuner tuner(task, options(500, 16));
+    const int measured = tuner.runRound();
+    QVERIFY2(measured >= 1 && measured < 16, qPrintable(QString::number(measured)));
+    QVERIFY(tuner.exhausted());
+    QVERIFY(tuner.done());
+    QVERIFY(tuner.result().exhausted);
+    QCOMPARE(tuner.runRound(), 0);
+    QCOMPARE(tuner.result().trials, measured);
+  }
+
+  void aFullRoundIsNot() {
+    search::SearchTask task = search::makeOperatorTask("matmul", {32, 24, 16}, "cpu");
+    search::TaskTuner tuner(task, options(12, 8));
+    QCOMPARE(tuner.runRound(), 8);
+    QVERIFY(!tuner.exhausted());
+    QCOMPARE(tuner.runRound(), 4);  // the budget's remainder, not a short space
+    QVERIFY(!tuner.exhausted());
+    QVERIFY(tuner.done());
+    QCOMPARE(tuner.result().trials, 12);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTuner)
+#include "test_tuner.moc"
