@@ -4,27 +4,10 @@
 
 #include "search/search_task.h"
 #include "search/tuner.h"
-
-#ifndef TESSEL_WORKER_PATH
-#error "TESSEL_WORKER_PATH must name the tessel-worker executable"
-#endif
+#include "small_tuning.h"
 
 using namespace tessel;
-
-namespace {
-
-search::TuneOptions options(int trials, int batch) {
-  search::TuneOptions o;
-  o.trials = trials;
-  o.batchSize = batch;
-  o.search = "random";
-  o.costModel = "random";
-  o.measurer.run.workerPath = TESSEL_WORKER_PATH;
-  o.measurer.build.jobs = 2;
-  return o;
-}
-
-}  // namespace
+using testing::smallTuning;
 
 class TestTuner : public QObject {
   Q_OBJECT
@@ -35,7 +18,7 @@ class TestTuner : public QObject {
   // tuner never has to offer the task a round it cannot fill.
   void aShortRoundMeansExhausted() {
     search::SearchTask task = search::makeOperatorTask("relu", {1, 4}, "cpu");
-    search::TaskTuner tuner(task, options(500, 16));
+    search::TaskTuner tuner(task, smallTuning(500, 16));
     const int measured = tuner.runRound();
     QVERIFY2(measured >= 1 && measured < 16, qPrintable(QString::number(measured)));
     QVERIFY(tuner.exhausted());
@@ -47,7 +30,7 @@ class TestTuner : public QObject {
 
   void aFullRoundIsNot() {
     search::SearchTask task = search::makeOperatorTask("matmul", {32, 24, 16}, "cpu");
-    search::TaskTuner tuner(task, options(12, 8));
+    search::TaskTuner tuner(task, smallTuning(12, 8));
     QCOMPARE(tuner.runRound(), 8);
     QVERIFY(!tuner.exhausted());
     QCOMPARE(tuner.runRound(), 4);  // the budget's remainder, not a short space

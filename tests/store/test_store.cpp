@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "../core/small_tuning.h"
 #include "export/kernel_export.h"
 #include "search/tuner.h"
 #include "store/database.h"
@@ -24,6 +25,7 @@ using namespace tessel;
 using store::Database;
 using store::OpenMode;
 using store::StoreError;
+using testing::smallTuning;
 
 namespace {
 
@@ -72,17 +74,6 @@ store::RecordRow sampleRecord(int64_t task, int64_t session, int i, bool ok) {
   r.buildSeconds = 0.25;
   r.runSeconds = 0.01 * i;
   return r;
-}
-
-search::TuneOptions smallTuning(int trials) {
-  search::TuneOptions o;
-  o.trials = trials;
-  o.batchSize = 8;
-  o.search = "random";
-  o.costModel = "random";
-  o.measurer.run.workerPath = TESSEL_WORKER_PATH;
-  o.measurer.build.jobs = 2;
-  return o;
 }
 
 }  // namespace
