@@ -13,14 +13,6 @@ namespace tessel::graph {
 
 namespace {
 
-bool usedElsewhere(const Graph& g, const std::string& value, size_t exceptNode) {
-  for (size_t i : g.consumers(value))
-    if (i != exceptNode) return true;
-  for (const std::string& o : g.outputs)
-    if (o == value) return true;
-  return false;
-}
-
 // Folds BN node `bi` into its producing Conv if possible.
 bool foldOne(Graph& g, size_t bi) {
   const Node& bn = g.nodes[bi];
@@ -32,7 +24,7 @@ bool foldOne(Graph& g, size_t bi) {
   int ci = g.producer(bn.inputs[0]);
   if (ci < 0) return false;
   Node& conv = g.nodes[size_t(ci)];
-  if (conv.op != "Conv" || usedElsewhere(g, conv.outputs[0], bi) || !g.isInitializer(conv.inputs.at(1))) return false;
+  if (conv.op != "Conv" || g.usedElsewhere(conv.outputs[0], bi) || !g.isInitializer(conv.inputs.at(1))) return false;
   bool hasBias = conv.inputs.size() > 2 && !conv.inputs[2].empty();
   if (hasBias && !g.isInitializer(conv.inputs[2])) return false;
   const ValueInfo& wInfo = g.initializers.at(conv.inputs[1]).info;
@@ -51,7 +43,7 @@ bool foldOne(Graph& g, size_t bi) {
 
   // Weights: in place when only this conv reads them, else a copy.
   std::string wName = conv.inputs[1];
-  if (usedElsewhere(g, wName, size_t(ci))) {
+  if (g.usedElsewhere(wName, size_t(ci))) {
     Initializer copy = g.initializers.at(wName);
     copy.materialise();
     wName = uniqueInitializerName(g, conv.name + "_weight_bn_folded");
@@ -76,7 +68,7 @@ bool foldOne(Graph& g, size_t bi) {
     b.materialise();
     oldBias = b.data;
   }
-  std::string bName = hasBias && !usedElsewhere(g, conv.inputs[2], size_t(ci))
+  std::string bName = hasBias && !g.usedElsewhere(conv.inputs[2], size_t(ci))
                           ? conv.inputs[2]
                           : uniqueInitializerName(g, conv.name + "_bias_bn_folded");
   Initializer bias;

@@ -4,8 +4,6 @@
 // dot product along K). The weights are constants: transposing them once, when
 // the model is loaded, gives [K, N] and transB=0, the layout the tiled
 // multiply wants (Ansor's layout rewrite for dense, done on the graph).
-#include <algorithm>
-
 #include "graph/graph.h"
 
 namespace tessel::graph {
@@ -28,8 +26,7 @@ bool transposeOne(Graph& g, size_t ni) {
       t.data[size_t(c * rows + r)] = nk[size_t(r * cols + c)];
   t.info.shape = {cols, rows};
   // Another reader (or a graph output) keeps the original; this Gemm reads a copy.
-  const bool shared = g.consumers(b).size() > 1 || std::find(g.outputs.begin(), g.outputs.end(), b) != g.outputs.end();
-  const std::string name = shared ? uniqueInitializerName(g, b + "_kn") : b;
+  const std::string name = g.usedElsewhere(b, ni) ? uniqueInitializerName(g, b + "_kn") : b;
   t.info.name = name;
   g.initializers[name] = std::move(t);
   n.inputs[1] = name;

@@ -112,6 +112,12 @@ std::vector<size_t> Graph::consumers(const std::string& v) const {
   return out;
 }
 
+bool Graph::usedElsewhere(const std::string& v, size_t exceptNode) const {
+  for (size_t i : consumers(v))
+    if (i != exceptNode) return true;
+  return std::find(outputs.begin(), outputs.end(), v) != outputs.end();
+}
+
 // Counts as the frameworks do (torchvision, Hugging Face): learned weights
 // only. Two kinds of Float32 initializer are not parameters:
 //  - BatchNormalization's running mean and variance (inputs 3 and 4) are

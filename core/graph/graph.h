@@ -79,6 +79,9 @@ class Graph {
   int producer(const std::string& value) const;
   // Indices of the nodes reading `value`.
   std::vector<size_t> consumers(const std::string& value) const;
+  // Whether a node other than `exceptNode`, or the graph's outputs, read
+  // `value`: a pass that rewrites a value in place must leave it then.
+  bool usedElsewhere(const std::string& value, size_t exceptNode) const;
 
   // Elements of all Float32 initializers that nodes use (the model's parameters).
   int64_t parameterCount() const;
