@@ -293,13 +293,18 @@ class TestBaselines : public QObject {
   // through memory is not faster than the warm loop.
   void flushedPeersKeepTheirRepeats() {
     if (!peerAvailable("onednn")) QSKIP("this build has no oneDNN");
-    const BaselineResult warm = measureBaselines("matmul", {256, 256, 256}, 2, false);
-    const BaselineResult cold = measureBaselines("matmul", {256, 256, 256}, 2, true);
-    QVERIFY2(cold.onednnSeconds && warm.onednnSeconds, qPrintable(describe(cold)));
-    QCOMPARE(cold.repeats.at("onednn").size(), size_t(3));
-    QVERIFY2(
-        *cold.onednnSeconds > 0.9 * *warm.onednnSeconds,
-        qPrintable(QString("cold %1 ms, warm %2 ms").arg(*cold.onednnSeconds * 1e3).arg(*warm.onednnSeconds * 1e3)));
+    // Under CTest -j another test may slow the warm timing alone: a pair
+    // measured again settles it; a flush that made copies faster never would.
+    QString last;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const BaselineResult warm = measureBaselines("matmul", {256, 256, 256}, 2, false);
+      const BaselineResult cold = measureBaselines("matmul", {256, 256, 256}, 2, true);
+      QVERIFY2(cold.onednnSeconds && warm.onednnSeconds, qPrintable(describe(cold)));
+      QCOMPARE(cold.repeats.at("onednn").size(), size_t(3));
+      if (*cold.onednnSeconds > 0.9 * *warm.onednnSeconds) return;
+      last = QString("cold %1 ms, warm %2 ms").arg(*cold.onednnSeconds * 1e3).arg(*warm.onednnSeconds * 1e3);
+    }
+    QFAIL(qPrintable("cold timing faster than warm three times: " + last));
   }
 
   // The verdict on a timing: steady repeats pass; spread repeats pass only

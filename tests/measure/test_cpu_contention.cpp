@@ -58,7 +58,10 @@ class TestCpuContention : public QObject {
       t.join();
     const Contention c = contentionBetween(before, sampleCpu());
     QVERIFY(c.known);
-    QVERIFY2(c.othersShare < kOthersShareLimit, qPrintable(QString("others' share %1").arg(c.othersShare)));
+    // Every CPU was ours, so counting our own time as others' would give about
+    // 1. Well below that even if a neighbour took some CPU meanwhile (the
+    // test runs alone under CTest, but a CI host may not be quiet).
+    QVERIFY2(c.othersShare < 0.6, qPrintable(QString("others' share %1").arg(c.othersShare)));
   }
 
   void stealIsNamed() {
