@@ -165,21 +165,20 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
       break;
     }
     TaskTuner& tuner = *tuners[size_t(i)];
-    if (measured == 0) {
-      scheduler.stop(size_t(i));
-      if (tuner.exhausted() && o.onExhausted) o.onExhausted(size_t(i), tuner.result());
-      continue;
-    }
-    trials += tuner.result().trials - before;
     const TuneResult& r = tuner.result();
-    scheduler.report(size_t(i), r.validTrials ? r.bestSeconds : kInf);
-    double estimate = scheduler.objective();
-    result.curve.push_back(
-        {trials, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), estimate});
-    if (o.onRound) o.onRound(size_t(i), r, estimate);
-    if (tuner.exhausted()) {  // its last programs were this round's
+    if (measured > 0) {
+      trials += r.trials - before;
+      scheduler.report(size_t(i), r.validTrials ? r.bestSeconds : kInf);
+      double estimate = scheduler.objective();
+      result.curve.push_back(
+          {trials, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), estimate});
+      if (o.onRound) o.onRound(size_t(i), r, estimate);
+    }
+    // A round that measured nothing, or the round that used up the space
+    // (it came back short), is the task's last.
+    if (measured == 0 || tuner.exhausted()) {
       scheduler.stop(size_t(i));
-      if (o.onExhausted) o.onExhausted(size_t(i), r);
+      if (tuner.exhausted() && o.onExhausted) o.onExhausted(size_t(i), r);
     }
   }
   // Tasks never scheduled this time still report what their records hold

@@ -28,7 +28,7 @@ CpuSample sampleCpu() {
   std::istringstream in(line.substr(4));
   unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
   in >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
-  if (!in && !in.eof()) return s;
+  if (!in) return s;  // a kernel without the steal field (before 2.6.11)
   const double tick = 1.0 / double(sysconf(_SC_CLK_TCK));
   s.busySeconds = double(user + nice + system + irq + softirq) * tick;
   s.stealSeconds = double(steal) * tick;

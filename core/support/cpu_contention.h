@@ -30,10 +30,10 @@ struct Contention {
 
 Contention contentionBetween(const CpuSample& before, const CpuSample& after);
 
-// Above these shares a timing is disturbed. Accounting is in clock ticks
-// (10 ms), so a window of a few hundred milliseconds is read only to a few
-// percent: the limits leave room for that and for this process's own
-// bookkeeping threads.
+// Above these shares a timing is disturbed. /proc/stat counts in clock ticks
+// (10 ms at the usual 100 Hz) while rusage is exact, so a window of a few
+// hundred milliseconds is read only to a few percent: the limits leave room
+// for that and for the system's own daemons.
 constexpr double kOthersShareLimit = 0.10;
 constexpr double kStealShareLimit = 0.05;
 

@@ -1,12 +1,10 @@
 // Qt Test suite of the contention check that flags disturbed timings: a real
 // busy process beside us must show as others' CPU time; our own busy threads
 // must not.
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <QTest>
-#include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
