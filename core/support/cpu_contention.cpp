@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -48,8 +49,10 @@ Contention contentionBetween(const CpuSample& before, const CpuSample& after) {
   // The kernel charges ticks and rusage differently (ticks vs. exact
   // runtime): a small negative difference is rounding, not negative load.
   const double others = (after.busySeconds - before.busySeconds) - (after.selfSeconds - before.selfSeconds);
-  c.othersShare = others > 0 ? others / window : 0;
-  c.stealShare = (after.stealSeconds - before.stealSeconds) / window;
+  // Ticks come in 1/CLK_TCK steps: over a window of a few milliseconds one tick
+  // more can read as more than the whole machine, which no process can use.
+  c.othersShare = std::clamp(others / window, 0.0, 1.0);
+  c.stealShare = std::clamp((after.stealSeconds - before.stealSeconds) / window, 0.0, 1.0);
   return c;
 }
 
