@@ -46,14 +46,14 @@ int main(int argc, char** argv) {
     }
   std::vector<double> best(programs.size(), INFINITY);
   std::vector<std::string> sources(programs.size());
+  measure::MeasurerOptions o;
+  o.run.workerPath = TESSEL_WORKER_PATH;
+  o.run.flushCache = flush;
+  o.keepFiles = keep;
+  measure::ProgramMeasurer pm(task, o);  // one reference and work folder for all rounds
+  if (keep) std::printf("files in %s\n", pm.workDir().c_str());
   for (int round = 0; round < 3; ++round) {
-    measure::MeasurerOptions o;
-    o.run.workerPath = TESSEL_WORKER_PATH;
-    o.run.flushCache = flush;
-    o.keepFiles = keep;
-    measure::ProgramMeasurer pm(task, o);
     const std::vector<measure::ProgramResult> results = pm.measure(programs);
-    if (keep) std::printf("round %d: files in %s\n", round + 1, pm.workDir().c_str());
     for (size_t i = 0; i < results.size(); ++i) {
       sources[i] = results[i].source;
       if (results[i].result.ok())
