@@ -127,4 +127,31 @@ std::string emitCppKernel(const lower::LoweredFunc& f, const std::string& symbol
   return os.str();
 }
 
+std::string emitCppPack(const lower::LoweredFunc& f, const std::string& symbol) {
+  if (f.packed.empty()) return "";
+  std::ostringstream os;
+  os << "extern \"C\" int " << symbol << "(float* const* plain, float* const* packed) {\n";
+  for (const lower::PackedLayout& p : f.packed) {
+    const std::string& name = f.args.at(p.arg).name;
+    os << "  {  // " << name << ": " << p.plainSize << " elements -> " << p.size() << "\n";
+    os << "    const float* __restrict__ in = plain[" << p.arg << "];\n";
+    os << "    float* __restrict__ out = packed[" << p.arg << "];\n";
+    os << "    int64_t at = 0;\n";
+    std::string pad = "    ", source = std::to_string(p.plainOffset);
+    for (size_t d = 0; d < p.dims.size(); ++d) {
+      const std::string v = "i" + std::to_string(d);
+      os << pad << "for (int64_t " << v << " = 0; " << v << " < " << p.dims[d].extent << "; ++" << v << ")\n";
+      pad += "  ";
+      source += " + " + v + " * " + std::to_string(p.dims[d].plainStride);
+    }
+    os << pad << "{\n";
+    os << pad << "  const int64_t from = " << source << ";\n";
+    os << pad << "  out[at++] = from >= 0 && from < " << p.plainSize << " ? in[from] : 0.0f;\n";
+    os << pad << "}\n";
+    os << "  }\n";
+  }
+  os << "  return 0;\n}\n";
+  return os.str();
+}
+
 }  // namespace tessel::codegen

@@ -17,11 +17,20 @@ std::string cppPrelude();
 struct CppOptions {
   CppOptions();               // this machine's vectors, register tiles on
   bool registerTiles = true;  // off: every loop as the plain emitter writes it (for comparisons)
+  // Constant inputs read in the layout the loops walk (lower/layout_rewrite.h);
+  // off: in their own layout (for comparisons, and the reference program).
+  bool layoutRewrite = true;
   VectorIsa isa;
 };
 
 // One kernel: extern "C" int `symbol`(float* const* args), args = f.args.
 std::string emitCppKernel(const lower::LoweredFunc& f, const std::string& symbol,
                           const CppOptions& options = CppOptions());
+
+// The packing of a kernel's constant inputs (f.packed, lower/layout_rewrite.h):
+// extern "C" int `symbol`(float* const* plain, float* const* packed) fills
+// packed[i] from plain[i] for every packed input i; other entries are not
+// read. Empty when f has no packed input.
+std::string emitCppPack(const lower::LoweredFunc& f, const std::string& symbol);
 
 }  // namespace tessel::codegen

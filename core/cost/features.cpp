@@ -24,6 +24,8 @@
 #include <limits>
 #include <string_view>
 
+#include "lower/layout_rewrite.h"
+
 namespace tessel::cost {
 
 using lower::ForKind;
@@ -957,7 +959,9 @@ ProgramFeatures extractFeatures(const lower::LoweredFunc& f) {
 ProgramFeatures extractProgramFeatures(const te::ComputeDAG& dag, const std::vector<schedule::Step>& steps) {
   try {
     schedule::State state = schedule::replay(dag, steps);
-    return extractFeatures(lower::lowerState(state));
+    lower::LoweredFunc f = lower::lowerState(state);
+    lower::rewriteLayouts(&f);  // as measured and run: constants in the layout the loops walk
+    return extractFeatures(f);
   } catch (const std::exception&) {
     return {};
   }

@@ -5,12 +5,13 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
 #include "codegen/cpp_codegen.h"
-#include "lower/loop_nest.h"
+#include "lower/layout_rewrite.h"
 #include "schedule/steps.h"
 #include "search/search_task.h"
 #include "store/tuning_recorder.h"
@@ -61,6 +62,59 @@ std::vector<Argument> argumentsOf(const te::ComputeDAG& dag, const lower::Lowere
     out.push_back(std::move(a));
   }
   return out;
+}
+
+// The entry points of a kernel that reads some inputs packed: F_pack packs
+// them (once), F_prepacked runs on packed inputs, and F itself, with plain
+// inputs, packs into temporaries on every call (convenient, slower).
+struct PackedEntryPoints {
+  std::string doc, declarations, definitions, perCallBody;
+  nlohmann::json manifest = nlohmann::json::array();
+};
+
+PackedEntryPoints packedEntryPoints(const std::string& function, const lower::LoweredFunc& f,
+                                    const std::vector<Argument>& args) {
+  PackedEntryPoints e;
+  if (f.packed.empty()) return e;
+  std::map<size_t, int64_t> packedSize;
+  for (const lower::PackedLayout& p : f.packed)
+    packedSize[p.arg] = p.size();
+  std::ostringstream packParams, preParams, packArrays, preCall, doc;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Argument& a = args[i];
+    const bool packed = packedSize.count(i) > 0;
+    const std::string name = packed ? a.name + "_packed" : a.name;
+    preParams << (i ? ", " : "") << (a.input ? "const float* " : "float* ") << name;
+    preCall << (i ? ", " : "") << (a.input ? "const_cast<float*>(" + name + ")" : name);
+    if (!packed) continue;
+    packParams << (packParams.tellp() ? ", " : "") << "const float* " << a.name << ", float* " << name;
+    doc << "//   " << a.name << " is read packed: " << name << "[" << packedSize[i] << "]\n";
+    e.manifest.push_back({{"name", a.name}, {"elements", packedSize[i]}});
+  }
+  const std::string packProto = "int " + function + "_pack(" + packParams.str() + ")";
+  const std::string preProto = "int " + function + "_prepacked(" + preParams.str() + ")";
+  e.doc = doc.str() + "// Pack those once with " + function + "_pack and call " + function + "_prepacked; " + function +
+          " packs on every call.\n";
+  e.declarations = packProto + ";\n" + preProto + ";\n";
+  std::ostringstream plain, packed;
+  for (size_t i = 0; i < f.numInputs; ++i) {
+    plain << (i ? ", " : "") << (packedSize.count(i) ? "const_cast<float*>(" + args[i].name + ")" : "nullptr");
+    packed << (i ? ", " : "") << (packedSize.count(i) ? args[i].name + "_packed" : "nullptr");
+  }
+  e.definitions = "extern \"C\" " + packProto + " {\n  float* const plain[] = {" + plain.str() +
+                  "};\n  float* const packed[] = {" + packed.str() + "};\n  return " + function +
+                  "_pack_args(plain, packed);\n}\n\nextern \"C\" " + preProto + " {\n  float* const args[] = {" +
+                  preCall.str() + "};\n  return " + function + "_args(args);\n}\n\n";
+  std::ostringstream body;
+  body << "  float* args[" << args.size() << "];\n  std::unique_ptr<float[]> owners[" << f.numInputs << "];\n"
+       << "  for (int i = 0; i < " << args.size() << "; ++i) args[i] = plain[i];\n";
+  for (const auto& [i, n] : packedSize)
+    body << "  owners[" << i << "].reset(new (std::nothrow) float[" << n << "]);\n"
+         << "  if (!owners[" << i << "]) return 1;\n  args[" << i << "] = owners[" << i << "].get();\n";
+  body << "  if (int rc = " << function << "_pack_args(plain, args)) return rc;\n"
+       << "  return " << function << "_args(args);\n}\n";
+  e.perCallBody = body.str();
+  return e;
 }
 
 std::string csvField(const std::string& s) {
@@ -145,6 +199,7 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
     schedule::State state = schedule::replay(task.dag, schedule::deserializeSteps(rec.steps));
     lower::LoweredFunc f = lower::lowerState(state);
     std::vector<Argument> args = argumentsOf(task.dag, f);
+    lower::rewriteLayouts(&f);  // as it was measured: weights packed (lower/layout_rewrite.h)
 
     ExportedKernel k;
     k.taskKey = row.key;
@@ -168,20 +223,28 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
           {{"name", a.name}, {"shape", a.shape}, {"role", a.input ? "input" : "output"}, {"dtype", "float32"}});
     }
     std::string prototype = "int " + k.function + "(" + params.str() + ")";
+    PackedEntryPoints packing = packedEntryPoints(k.function, f, args);
     header << "// " << row.op << " " << shapeText(row.shape);
     if (!row.layout.empty()) header << " (" << row.layout << ")";
     header << ", task " << row.key << ": " << number(k.latencyMs) << " ms, " << number(k.gflops)
            << " GFLOP/s when tuned\n"
-           << doc.str() << prototype << ";\n\n";
+           << doc.str() << packing.doc << prototype << ";\n"
+           << packing.declarations << "\n";
 
     std::ostringstream src;
     src << "// " << row.op << " " << shapeText(row.shape) << ", tuned by Tessel (task " << row.key << ", record "
         << rec.id << ").\n// Schedule: " << rec.steps << "\n"
         << codegen::cppPrelude() << "#include \"tessel_kernels.h\"\n\n"
-        << codegen::emitCppKernel(f, k.function + "_args") << "\n"
-        << "extern \"C\" " << prototype << " {\n"
-        << "  float* const args[] = {" << call.str() << "};\n"
-        << "  return " << k.function << "_args(args);\n}\n";
+        << codegen::emitCppKernel(f, k.function + "_args") << "\n";
+    if (f.packed.empty())
+      src << "extern \"C\" " << prototype << " {\n"
+          << "  float* const args[] = {" << call.str() << "};\n"
+          << "  return " << k.function << "_args(args);\n}\n";
+    else
+      src << codegen::emitCppPack(f, k.function + "_pack_args") << "\n"
+          << packing.definitions << "extern \"C\" " << prototype << " {\n"
+          << "  float* const plain[] = {" << call.str() << "};\n"
+          << packing.perCallBody;
     writeFile(root / k.source, src.str());
     sources.push_back(k.source);
 
@@ -194,6 +257,7 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
                                    {"function", k.function},
                                    {"source", k.source},
                                    {"arguments", jargs},
+                                   {"packed", packing.manifest},
                                    {"latency_ms", k.latencyMs},
                                    {"gflops", k.gflops},
                                    {"flops", row.flops},

@@ -326,7 +326,9 @@ class Lowerer {
       else if (nhwcSet_.count(v))
         p = kNHWC;
     }
-    Tensor t = b_.placeholder(uniq(v), storageShape(vi->shape, p));
+    // Weights (initializers, constants) may be packed for the kernel that reads them.
+    const bool constant = g_.isInitializer(v) || constantNode(v) != nullptr;
+    Tensor t = b_.placeholder(uniq(v), storageShape(vi->shape, p), constant);
     placeholderNames_.insert(t.name());
     placeholderOf_[v] = t.name();
     inputValues_.push_back(v);

@@ -41,17 +41,37 @@ Stmt makeIf(te::Expr cond, std::vector<Stmt> body);
 Stmt makeAlloc(std::string buffer, int64_t size, schedule::Scope scope);
 
 struct Buffer {
-  std::string name;  // a C identifier
-  int64_t size = 0;  // elements (float32)
+  std::string name;         // a C identifier
+  int64_t size = 0;         // elements (float32)
+  bool layoutFree = false;  // an input the kernel may read in a packed layout
+};
+
+// The layout a kernel reads one constant input in (lower/layout_rewrite.h):
+// element (i_0, ..., i_n) of the packed buffer, row-major over `dims`, holds
+// plain element plainOffset + sum(i_d * dims[d].plainStride), or 0 where that
+// falls outside the plain tensor.
+struct PackedLayout {
+  struct Dim {
+    int64_t extent = 1;
+    int64_t plainStride = 0;  // elements
+  };
+  size_t arg = 0;           // index into LoweredFunc::args
+  int64_t plainSize = 0;    // elements of the tensor as given
+  int64_t plainOffset = 0;  // elements
+  std::vector<Dim> dims;    // outermost first
+  int64_t size() const;     // elements of the packed buffer
 };
 
 // One kernel: `args` are the inputs then the outputs (the calling
 // convention), `temps` intermediate buffers the kernel allocates itself.
+// An input listed in `packed` is passed in its packed layout (args[i].size is
+// then the packed size).
 struct LoweredFunc {
   std::vector<Buffer> args;
   size_t numInputs = 0;
   std::vector<Buffer> temps;
   Stmt body;
+  std::vector<PackedLayout> packed;
 };
 
 // Lowers a scheduled state to its loop nest (bound inference, inlining,

@@ -5,15 +5,30 @@
 #include <stdexcept>
 
 #include "codegen/cpp_codegen.h"
-#include "lower/loop_nest.h"
+#include "lower/layout_rewrite.h"
 #include "support/subprocess.h"
 
 namespace tessel::measure {
 
+ProgramCode programCode(const te::ComputeDAG& dag, const std::vector<schedule::Step>& steps, const std::string& symbol,
+                        const codegen::CppOptions& cpp) {
+  lower::LoweredFunc f = lower::lowerState(schedule::replay(dag, steps));
+  if (cpp.layoutRewrite) lower::rewriteLayouts(&f);
+  ProgramCode code;
+  code.source = codegen::emitCppKernel(f, symbol, cpp);
+  if (!f.packed.empty()) {
+    code.packSymbol = symbol + "_pack";
+    code.source += "\n" + codegen::emitCppPack(f, code.packSymbol);
+    code.packedSizes.assign(f.numInputs, 0);
+    for (const lower::PackedLayout& p : f.packed)
+      code.packedSizes[p.arg] = p.size();
+  }
+  return code;
+}
+
 std::string programSource(const te::ComputeDAG& dag, const std::vector<schedule::Step>& steps,
                           const std::string& symbol, const codegen::CppOptions& cpp) {
-  schedule::State s = schedule::replay(dag, steps);
-  return codegen::emitCppKernel(lower::lowerState(s), symbol, cpp);
+  return programCode(dag, steps, symbol, cpp).source;
 }
 
 ProgramMeasurer::ProgramMeasurer(const search::SearchTask& task, MeasurerOptions options)
@@ -41,24 +56,29 @@ ProgramMeasurer::~ProgramMeasurer() {
 void ProgramMeasurer::buildReference() {
   codegen::BuildOptions o = options_.build;
   o.flags = {"-O2", "-std=c++17", "-w"};  // the naive program, plainly compiled
-  std::string src = programSource(task_.dag, {}, "tessel_reference");
+  codegen::CppOptions plain;
+  plain.layoutRewrite = false;
+  std::string src = programSource(task_.dag, {}, "tessel_reference", plain);
   auto out = codegen::buildCandidates({{src, "tessel_reference"}}, o);
   if (!out[0].library.size())
     throw std::runtime_error("cannot build the reference program of " + task_.key + ": " + out[0].message);
-  runTask_.reference = {out[0].library, "tessel_reference"};
+  runTask_.reference = {out[0].library, "tessel_reference", "", {}};
 }
 
 std::vector<ProgramResult> ProgramMeasurer::measure(const std::vector<std::vector<schedule::Step>>& programs) {
   std::vector<ProgramResult> results(programs.size());
   std::vector<codegen::BuildCandidate> cands;
   std::vector<size_t> owner;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> packing;  // per candidate
   ++batch_;
   for (size_t i = 0; i < programs.size(); ++i) {
     std::string symbol = "tessel_b" + std::to_string(batch_) + "_" + std::to_string(i);
     try {
-      results[i].source = programSource(task_.dag, programs[i], symbol, options_.cpp);
+      ProgramCode code = programCode(task_.dag, programs[i], symbol, options_.cpp);
+      results[i].source = code.source;
       cands.push_back({results[i].source, symbol});
       owner.push_back(i);
+      packing.push_back({code.packSymbol, code.packedSizes});
     } catch (const std::exception& e) {
       results[i].result.error = ErrorCode::Instantiation;
       results[i].result.message = e.what();
@@ -75,7 +95,7 @@ std::vector<ProgramResult> ProgramMeasurer::measure(const std::vector<std::vecto
       r.message = built[c].message;
       continue;
     }
-    kernels.push_back({built[c].library, cands[c].symbol});
+    kernels.push_back({built[c].library, cands[c].symbol, packing[c].first, packing[c].second});
     runOwner.push_back(owner[c]);
   }
   // Measured after the whole batch is built: no compiler shares the cores.

@@ -49,7 +49,17 @@ class ProgramMeasurer {
   int batch_ = 0;
 };
 
-// The kernel of one program as C++ (throws schedule::ScheduleError).
+// One program as C++: its kernel, and the packing function of the constant
+// inputs it reads in a layout of its own (lower/layout_rewrite.h).
+struct ProgramCode {
+  std::string source;
+  std::string packSymbol;            // empty: every input is passed plain
+  std::vector<int64_t> packedSizes;  // per input, 0: plain
+};
+// Throws schedule::ScheduleError.
+ProgramCode programCode(const te::ComputeDAG& dag, const std::vector<schedule::Step>& steps, const std::string& symbol,
+                        const codegen::CppOptions& cpp = codegen::CppOptions());
+// Its source only.
 std::string programSource(const te::ComputeDAG& dag, const std::vector<schedule::Step>& steps,
                           const std::string& symbol, const codegen::CppOptions& cpp = codegen::CppOptions());
 

@@ -224,6 +224,8 @@ struct Runner::Impl {
     protocol::Request req;
     req.library = kernel.library;
     req.symbol = kernel.symbol;
+    req.packSymbol = kernel.packSymbol;
+    req.packedSizes = kernel.packedSizes;
     req.taskKey = task.key;
     req.bufferSizes = task.bufferSizes;
     req.numInputs = task.numInputs;

@@ -2,7 +2,8 @@
 //
 // Kernel ABI (CPU): extern "C" int symbol(float* const* args), where args are
 // the task's input buffers then its output buffers (float32, sizes from
-// RunTask::bufferSizes); it returns 0 on success.
+// RunTask::bufferSizes, or KernelRef::packedSizes for packed inputs); it
+// returns 0 on success.
 //
 // Each kernel runs on random inputs (seeded per task, so every kernel of a
 // task sees the same data), first once with outputs pre-filled with NaN to be
@@ -27,6 +28,12 @@ namespace tessel::measure {
 struct KernelRef {
   std::string library;  // path of a shared library
   std::string symbol;
+  // Constant inputs the kernel reads packed (lower/layout_rewrite.h): the
+  // library's packing function, called once on the plain inputs before the
+  // kernel is checked and timed (not timed itself), and the packed size of
+  // each input (0: passed plain). Empty: no input is packed.
+  std::string packSymbol;
+  std::vector<int64_t> packedSizes;
 };
 
 struct RunTask {

@@ -27,6 +27,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using KernelFn = int (*)(float* const*);
+using PackFn = int (*)(float* const* plain, float* const* packed);
 
 // Libraries kept open at once; older ones are closed (a long tuning session
 // loads thousands).
@@ -69,6 +70,9 @@ class LibraryCache {
 
   // The function `symbol` of the library at `path`, or nullptr with the reason.
   KernelFn resolve(const std::string& path, const std::string& symbol, std::string& error) {
+    return reinterpret_cast<KernelFn>(resolveSymbol(path, symbol, error));
+  }
+  void* resolveSymbol(const std::string& path, const std::string& symbol, std::string& error) {
     void* handle = open(path, error);
     if (!handle) return nullptr;
     dlerror();
@@ -78,7 +82,7 @@ class LibraryCache {
       error = "symbol '" + symbol + "' not found in '" + path + "'" + (why ? std::string(": ") + why : std::string());
       return nullptr;
     }
-    return reinterpret_cast<KernelFn>(fn);
+    return fn;
   }
 
  private:
@@ -243,14 +247,16 @@ class Worker {
 
     // Correctness first: a wrong kernel's time must never count.
     resetBuffers(req.numInputs);
-    const int rc = kernel(task_.args.data());
+    if (!packInputs(req, error)) return fail(res, ErrorCode::Runtime, error);
+    float* const* args = kernelArgs_.data();
+    const int rc = kernel(args);
     if (rc != 0) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(rc));
     if (!checkGuards(req.numInputs, "kernel", error)) return fail(res, ErrorCode::Runtime, error);
     if (!compare(req, res)) return;
 
     // Timing.
     for (int i = 0; i < req.warmup; ++i) {
-      const int r = kernel(task_.args.data());
+      const int r = kernel(args);
       if (r != 0) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(r));
     }
     int64_t number = 1;
@@ -262,14 +268,14 @@ class Worker {
           for (int64_t i = 0; i < number; ++i) {
             evictBuffers();
             const auto t0 = Clock::now();
-            const int r = kernel(task_.args.data());
+            const int r = kernel(args);
             seconds += std::chrono::duration<double>(Clock::now() - t0).count();
             if (r != 0) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(r));
           }
         } else {
           const auto t0 = Clock::now();
           for (int64_t i = 0; i < number; ++i) {
-            const int r = kernel(task_.args.data());
+            const int r = kernel(args);
             if (r != 0) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(r));
           }
           seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -336,22 +342,59 @@ class Worker {
     }
   }
 
+  // Packed copies of the constant inputs the kernel reads in a layout of its
+  // own (made once per kernel, before it is checked and timed), and the
+  // arguments it is called with.
+  bool packInputs(const protocol::Request& req, std::string& error) {
+    packed_.clear();
+    kernelArgs_ = task_.args;
+    if (req.packSymbol.empty()) return true;
+    if (req.packedSizes.size() != req.numInputs) {
+      error = "invalid task: " + std::to_string(req.packedSizes.size()) + " packed sizes for " +
+              std::to_string(req.numInputs) + " inputs";
+      return false;
+    }
+    auto pack = reinterpret_cast<PackFn>(libs_.resolveSymbol(req.library, req.packSymbol, error));
+    if (!pack) return false;
+    packed_.resize(req.numInputs);
+    for (size_t a = 0; a < req.numInputs; ++a) {
+      const int64_t n = req.packedSizes[a];
+      if (n == 0) continue;
+      if (n < 0 || n > kMaxBufferElements) {
+        error = "invalid task: packed size " + std::to_string(n);
+        return false;
+      }
+      packed_[a] = std::make_unique<GuardedBuffer>(size_t(n));
+      kernelArgs_[a] = packed_[a]->data();
+    }
+    const int rc = pack(task_.args.data(), kernelArgs_.data());
+    if (rc != 0) {
+      error = "packing function returned " + std::to_string(rc);
+      return false;
+    }
+    return checkGuards(req.numInputs, "packing function", error);
+  }
+
   bool checkGuards(size_t numInputs, const char* who, std::string& error) {
     bool ok = true;
-    for (size_t a = 0; a < task_.buffers.size() && ok; ++a) {
-      GuardedBuffer& b = *task_.buffers[a];
+    auto check = [&](const GuardedBuffer& b, const std::string& what) {
       const std::optional<int64_t> at = b.clobbered();
-      if (!at) continue;
-      const bool isInput = a < numInputs;
-      error = std::string(who) + " wrote out of bounds of " + (isInput ? "input " : "output ") +
-              std::to_string(isInput ? a : a - numInputs) + " (element " + std::to_string(*at) + " of a buffer of " +
-              std::to_string(b.size()) + ")";
+      if (!at || !ok) return;
+      error = std::string(who) + " wrote out of bounds of " + what + " (element " + std::to_string(*at) +
+              " of a buffer of " + std::to_string(b.size()) + ")";
       ok = false;
-    }
+    };
+    for (size_t a = 0; a < task_.buffers.size(); ++a)
+      check(*task_.buffers[a],
+            a < numInputs ? "input " + std::to_string(a) : "output " + std::to_string(a - numInputs));
+    for (size_t a = 0; a < packed_.size(); ++a)
+      if (packed_[a]) check(*packed_[a], "packed input " + std::to_string(a));
     // Re-arm every guard so one bad kernel does not blame the next.
     if (!ok) {
       for (auto& b : task_.buffers)
         b->rearm();
+      for (auto& b : packed_)
+        if (b) b->rearm();
     }
     return ok;
   }
@@ -404,10 +447,14 @@ class Worker {
   void evictBuffers() {
     for (const auto& b : task_.buffers)
       evictFromCaches(b->data(), b->size() * sizeof(float));
+    for (const auto& b : packed_)
+      if (b) evictFromCaches(b->data(), b->size() * sizeof(float));
   }
 
   LibraryCache libs_;
   TaskData task_;
+  std::vector<std::unique_ptr<GuardedBuffer>> packed_;  // per input of the current kernel; null: plain
+  std::vector<float*> kernelArgs_;
 };
 
 }  // namespace

@@ -214,6 +214,8 @@ json toJson(const Request& r) {
   return json{{"type", "measure"},
               {"library", r.library},
               {"symbol", r.symbol},
+              {"packSymbol", r.packSymbol},
+              {"packedSizes", r.packedSizes},
               {"taskKey", r.taskKey},
               {"bufferSizes", r.bufferSizes},
               {"numInputs", r.numInputs},
@@ -248,6 +250,10 @@ bool fromJson(const json& j, Request& r, std::string* error) {
     setError(error, "unknown request type '" + type + "'");
     return false;
   }
+  // Packing is optional: a request without it passes every input plain.
+  if (j.contains("packSymbol") &&
+      !(getField(j, "packSymbol", r.packSymbol, error) && getField(j, "packedSizes", r.packedSizes, error)))
+    return false;
   return getField(j, "library", r.library, error) && getField(j, "symbol", r.symbol, error) &&
          getField(j, "taskKey", r.taskKey, error) && getField(j, "bufferSizes", r.bufferSizes, error) &&
          getField(j, "numInputs", r.numInputs, error) && getField(j, "referenceLibrary", r.referenceLibrary, error) &&

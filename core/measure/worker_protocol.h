@@ -46,6 +46,8 @@ IoStatus readMessage(int fd, nlohmann::json& message,
 struct Request {
   std::string library;
   std::string symbol;
+  std::string packSymbol;            // empty: no input is packed
+  std::vector<int64_t> packedSizes;  // per input, 0: plain
   std::string taskKey;
   std::vector<int64_t> bufferSizes;
   size_t numInputs = 0;

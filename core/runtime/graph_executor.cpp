@@ -15,7 +15,7 @@
 #include "codegen/cpp_builder.h"
 #include "codegen/cpp_codegen.h"
 #include "graph/shape_utils.h"
-#include "lower/loop_nest.h"
+#include "lower/layout_rewrite.h"
 #include "runtime/run_plan.h"
 #include "runtime/storage_layout.h"
 #include "runtime/thread_team.h"
@@ -43,6 +43,7 @@ struct AlignedFloats {
 };
 
 using KernelFn = int (*)(float* const*);
+using PackFn = int (*)(float* const* plain, float* const* packed);
 
 bool hasParallelLoop(const lower::Stmt& s) {
   if (!s) return false;
@@ -59,6 +60,8 @@ struct GraphExecutor::Impl {
   std::vector<void*> handles;
   std::vector<KernelInterface> interfaces;
   std::vector<KernelFn> fns;
+  std::vector<std::vector<lower::PackedLayout>> packed;      // per kernel: the constants it reads packed
+  std::vector<PackFn> packFns;                               // per kernel, null when it packs nothing
   std::vector<std::vector<float*>> args;                     // per kernel, fixed once the memory is placed
   std::map<std::string, std::vector<float>> plainConstants;  // as in the graph, until converted
   RunPlan plan;
@@ -154,9 +157,13 @@ struct GraphExecutor::Impl {
       } catch (const std::exception& e) {
         throw std::runtime_error("executor: cannot lower " + groupName + ": " + e.what());
       }
-      interfaces.push_back(kernelInterface(g, group, gi, ls, f, symbol));
+      interfaces.push_back(kernelInterface(g, group, gi, ls, f, symbol));  // plain sizes: the graph's
       parallelKernels |= hasParallelLoop(f.body);
-      cands.push_back({codegen::emitCppKernel(f, symbol), symbol});
+      lower::rewriteLayouts(&f);
+      std::string code = codegen::emitCppKernel(f, symbol);
+      if (!f.packed.empty()) code += "\n" + codegen::emitCppPack(f, symbol + "_pack");
+      packed.push_back(f.packed);
+      cands.push_back({code, symbol});
     }
 
     codegen::BuildOptions bo;
@@ -179,6 +186,11 @@ struct GraphExecutor::Impl {
       }
       fns.push_back(reinterpret_cast<KernelFn>(dlsym(h, symbol.c_str())));
       if (!fns.back()) throw std::runtime_error("executor: symbol " + symbol + " not found");
+      packFns.push_back(nullptr);
+      if (!packed[k].empty()) {
+        packFns.back() = reinterpret_cast<PackFn>(dlsym(h, (symbol + "_pack").c_str()));
+        if (!packFns.back()) throw std::runtime_error("executor: symbol " + symbol + "_pack not found");
+      }
     }
   }
 
@@ -206,6 +218,7 @@ struct GraphExecutor::Impl {
       args.emplace_back();
       for (size_t b : plan.kernelArgs[k])
         args.back().push_back(bufferPtr[b]);
+      packConstants(k);
     }
     stats.arenaBytes = plan.memory.arenaBytes;
     stats.unsharedBytes = plan.memory.totalBytes;
@@ -213,6 +226,26 @@ struct GraphExecutor::Impl {
     for (const PlannedStep& s : plan.steps)
       stepInfo.push_back({s.name, s.group, s.value});
     plainConstants.clear();
+  }
+
+  // Kernel k's constants in the layouts it reads them in, packed once here.
+  void packConstants(size_t k) {
+    if (packed[k].empty()) return;
+    std::vector<float*> to(args[k].size(), nullptr);
+    for (const lower::PackedLayout& p : packed[k]) {
+      const PlannedBuffer& buf = plan.buffers[plan.kernelArgs[k][p.arg]];
+      if (!buf.constant)
+        throw std::runtime_error("executor: " + interfaces[k].symbol + " packs '" + buf.value +
+                                 "', which is not a constant");
+      constantStore.emplace_back(size_t(p.size()));
+      to[p.arg] = constantStore.back().data.get();
+      stats.constantBytes += p.size() * int64_t(sizeof(float));
+      ++stats.packedConstants;
+    }
+    if (packFns[k](args[k].data(), to.data()) != 0)
+      throw std::runtime_error("executor: packing the constants of " + interfaces[k].symbol + " failed");
+    for (const lower::PackedLayout& p : packed[k])
+      args[k][p.arg] = to[p.arg];
   }
 
   void build() {

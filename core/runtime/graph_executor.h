@@ -49,10 +49,11 @@ struct RunStep {
 };
 
 struct MemoryStats {
-  int64_t arenaBytes = 0;     // intermediate tensors, with sharing
-  int64_t unsharedBytes = 0;  // the same tensors without sharing
-  int64_t constantBytes = 0;  // weights and other constants, in the layouts the kernels read
-  size_t tensors = 0;         // intermediate tensors placed in the arena
+  int64_t arenaBytes = 0;      // intermediate tensors, with sharing
+  int64_t unsharedBytes = 0;   // the same tensors without sharing
+  int64_t constantBytes = 0;   // weights and other constants, in the layouts the kernels read
+  size_t tensors = 0;          // intermediate tensors placed in the arena
+  size_t packedConstants = 0;  // constant arguments a kernel reads packed (lower/layout_rewrite.h)
 };
 
 class GraphExecutor {

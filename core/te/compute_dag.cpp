@@ -141,11 +141,12 @@ static void checkShape(const std::string& name, const std::vector<int64_t>& shap
     if (d <= 0) throw std::invalid_argument("tensor '" + name + "' has a non-positive dimension " + std::to_string(d));
 }
 
-Tensor DagBuilder::placeholder(const std::string& name, std::vector<int64_t> shape) {
+Tensor DagBuilder::placeholder(const std::string& name, std::vector<int64_t> shape, bool layoutFree) {
   checkShape(name, shape);
   Op op;
   op.name = uniqueName(name);
   op.placeholder = true;
+  op.layoutFree = layoutFree;
   op.shape = shape;
   ops_.push_back(op);
   return Tensor(name, shape);

@@ -23,6 +23,10 @@ enum class ReduceKind : uint8_t { None, Sum, Max, Min };
 struct Op {
   std::string name;
   bool placeholder = false;
+  // A placeholder whose value is known before the runs (weights): the kernel
+  // may read it in a layout of its own, packed once (lower/layout_rewrite.h).
+  // Not part of the definition's text, so workload keys do not depend on it.
+  bool layoutFree = false;
   std::vector<int64_t> shape;
   std::vector<IterVar> axes;
   std::vector<IterVar> reduceAxes;
@@ -85,7 +89,7 @@ using Indices = std::vector<Expr>;
 
 class DagBuilder {
  public:
-  Tensor placeholder(const std::string& name, std::vector<int64_t> shape);
+  Tensor placeholder(const std::string& name, std::vector<int64_t> shape, bool layoutFree = false);
   // Element-wise / injective stage: f(spatial index) -> value.
   Tensor compute(const std::string& name, std::vector<int64_t> shape, const std::function<Expr(const Indices&)>& f);
   // Reduction stage: f(spatial index, reduce index) -> value reduced by `kind`.

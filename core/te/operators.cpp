@@ -263,7 +263,7 @@ ComputeDAG makeOperator(const std::string& op, const std::vector<int64_t>& s, La
   } else if (op == "dense") {
     need(3, 3), positive(0, 3);
     Tensor x = b.placeholder("X", {s[0], s[2]});
-    Tensor w = b.placeholder("W", {s[1], s[2]});
+    Tensor w = b.placeholder("W", {s[1], s[2]}, /*layoutFree=*/true);
     Tensor bias = b.placeholder("bias", {s[1]});
     biasAdd(b, dense(b, x, w), bias, 1);
   } else if (op == "conv2d" || op == "conv2d_bias_relu") {
@@ -272,8 +272,10 @@ ComputeDAG makeOperator(const std::string& op, const std::vector<int64_t>& s, La
     if (p.dilation <= 0 || p.groups <= 0) throw std::invalid_argument(op + ": dilation and groups must be positive");
     if (s[1] % p.groups) throw std::invalid_argument(op + ": groups must divide the input channels");
     Tensor x = b.placeholder("X", image(layout, s[0], s[1], s[2], s[3]));
-    Tensor w = b.placeholder("W", layout == Layout::NCHW ? std::vector<int64_t>{s[4], s[1] / p.groups, s[5], s[6]}
-                                                         : std::vector<int64_t>{s[5], s[6], s[1] / p.groups, s[4]});
+    Tensor w = b.placeholder("W",
+                             layout == Layout::NCHW ? std::vector<int64_t>{s[4], s[1] / p.groups, s[5], s[6]}
+                                                    : std::vector<int64_t>{s[5], s[6], s[1] / p.groups, s[4]},
+                             /*layoutFree=*/true);
     Tensor c = conv2d(b, x, w, p);
     if (op == "conv2d_bias_relu") {
       Tensor bias = b.placeholder("bias", {s[4]});
@@ -285,8 +287,10 @@ ComputeDAG makeOperator(const std::string& op, const std::vector<int64_t>& s, La
     need(8, 9), positive(0, 7);
     Conv2dParams p{s[6], s[7], s.size() > 8 ? s[8] : 1, s[1], layout};
     Tensor x = b.placeholder("X", image(layout, s[0], s[1], s[2], s[3]));
-    Tensor w = b.placeholder("W", layout == Layout::NCHW ? std::vector<int64_t>{s[1], 1, s[4], s[5]}
-                                                         : std::vector<int64_t>{s[4], s[5], 1, s[1]});
+    Tensor w = b.placeholder(
+        "W",
+        layout == Layout::NCHW ? std::vector<int64_t>{s[1], 1, s[4], s[5]} : std::vector<int64_t>{s[4], s[5], 1, s[1]},
+        /*layoutFree=*/true);
     conv2d(b, x, w, p);
   } else if (op == "max_pool2d" || op == "avg_pool2d") {
     need(7, 7), positive(0, 6);

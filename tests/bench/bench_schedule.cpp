@@ -4,8 +4,10 @@
 // best of three rounds, and its C++ printed with --show-code. For checking what
 // a schedule the search did not find would give, and reading its kernel.
 //
-// usage: bench_schedule OP SHAPE STEPS_FILE [--flush] [--show-code] [--keep]
-// (--keep leaves the sources and shared libraries in the printed folders)
+// usage: bench_schedule OP SHAPE STEPS_FILE [--flush] [--show-code] [--keep] [--plain-layout]
+// (--keep leaves the sources and shared libraries in the printed folders;
+// --plain-layout reads the weights in their own layout, without the layout
+// rewrite, for comparisons)
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -22,14 +24,16 @@ using namespace tessel;
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: bench_schedule OP SHAPE STEPS_FILE [--flush] [--show-code] [--keep]\n");
+    std::fprintf(stderr,
+                 "usage: bench_schedule OP SHAPE STEPS_FILE [--flush] [--show-code] [--keep] [--plain-layout]\n");
     return 2;
   }
-  bool flush = false, showCode = false, keep = false;
+  bool flush = false, showCode = false, keep = false, plainLayout = false;
   for (int i = 4; i < argc; ++i) {
     flush |= std::strcmp(argv[i], "--flush") == 0;
     showCode |= std::strcmp(argv[i], "--show-code") == 0;
     keep |= std::strcmp(argv[i], "--keep") == 0;
+    plainLayout |= std::strcmp(argv[i], "--plain-layout") == 0;
   }
   std::vector<int64_t> shape;
   std::stringstream dims(argv[2]);
@@ -50,6 +54,7 @@ int main(int argc, char** argv) {
   o.run.workerPath = TESSEL_WORKER_PATH;
   o.run.flushCache = flush;
   o.keepFiles = keep;
+  o.cpp.layoutRewrite = !plainLayout;
   measure::ProgramMeasurer pm(task, o);  // one reference and work folder for all rounds
   if (keep) std::printf("files in %s\n", pm.workDir().c_str());
   for (int round = 0; round < 3; ++round) {

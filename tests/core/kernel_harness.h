@@ -11,7 +11,7 @@
 
 #include "codegen/cpp_builder.h"
 #include "codegen/cpp_codegen.h"
-#include "lower/loop_nest.h"
+#include "lower/layout_rewrite.h"
 #include "schedule/steps.h"
 #include "support/subprocess.h"
 
@@ -58,7 +58,9 @@ class KernelHarness {
   // Compiles every program of `dag` (plus the naive one) and checks each
   // against the naive program on random inputs. One outcome per program;
   // sources() has the C++ of each (empty when it could not be instantiated).
-  // `cpp`: how the programs become C++ (the naive one is always plain).
+  // `cpp`: how the programs become C++ (the naive one is always plain). With
+  // cpp.layoutRewrite, the constant inputs a program reads packed are packed
+  // by its own packing function first, as the worker and the executor do.
   std::vector<CheckOutcome> check(const te::ComputeDAG& dag, const std::vector<std::vector<schedule::Step>>& programs,
                                   const codegen::CppOptions& cpp = codegen::CppOptions()) {
     std::vector<CheckOutcome> out(programs.size());
@@ -68,10 +70,16 @@ class KernelHarness {
     plain.registerTiles = false;
     cands.push_back({codegen::emitCppKernel(naive, "naive", plain), "naive"});
     std::vector<size_t> owner;
+    std::vector<std::vector<lower::PackedLayout>> packed(1);  // per candidate
     for (size_t i = 0; i < programs.size(); ++i) {
       std::string sym = "k" + std::to_string(i);
       try {
-        cands.push_back({codegen::emitCppKernel(lower::lowerState(schedule::replay(dag, programs[i])), sym, cpp), sym});
+        lower::LoweredFunc f = lower::lowerState(schedule::replay(dag, programs[i]));
+        if (cpp.layoutRewrite) lower::rewriteLayouts(&f);
+        std::string code = codegen::emitCppKernel(f, sym, cpp);
+        if (!f.packed.empty()) code += "\n" + codegen::emitCppPack(f, sym + "_pack");
+        cands.push_back({code, sym});
+        packed.push_back(f.packed);
         owner.push_back(i);
         sources_.resize(programs.size());
         sources_[i] = cands.back().code;
@@ -85,14 +93,15 @@ class KernelHarness {
     o.maxPerUnit = 64;
     auto built = codegen::buildCandidates(cands, o);
     using Fn = int (*)(float* const*);
-    auto load = [&](size_t c) -> Fn {
+    using PackFn = int (*)(float* const*, float* const*);
+    auto load = [&](size_t c, const std::string& suffix = "") -> void* {
       if (built[c].library.empty()) return nullptr;
       void* h = dlopen(built[c].library.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!h) return nullptr;
       handles_.push_back(h);
-      return reinterpret_cast<Fn>(dlsym(h, cands[c].symbol.c_str()));
+      return dlsym(h, (cands[c].symbol + suffix).c_str());
     };
-    Fn ref = load(0);
+    auto ref = reinterpret_cast<Fn>(load(0));
     if (!ref) {
       for (auto& o2 : out)
         o2.message = "naive program failed to build: " + built[0].message;
@@ -114,14 +123,27 @@ class KernelHarness {
     double tol = 1e-4 * std::max(1.0, std::sqrt(double(dag.maxReductionLength())));
     for (size_t c = 1; c < cands.size(); ++c) {
       CheckOutcome& res = out[owner[c - 1]];
-      Fn f = load(c);
+      auto f = reinterpret_cast<Fn>(load(c));
       if (!f) {
         res.message = "build failed: " + built[c].message.substr(0, 2000) + "\n" + cands[c].code;
         continue;
       }
       for (size_t o2 = naive.numInputs; o2 < bufs.size(); ++o2)
         std::fill(bufs[o2].begin(), bufs[o2].end(), NAN);
-      if (f(ptrs.data()) != 0) {
+      std::vector<float*> args = ptrs;
+      std::vector<std::vector<float>> packedBufs(args.size());
+      if (!packed[c].empty()) {
+        for (const lower::PackedLayout& p : packed[c]) {
+          packedBufs[p.arg].assign(size_t(p.size()), NAN);
+          args[p.arg] = packedBufs[p.arg].data();
+        }
+        auto pack = reinterpret_cast<PackFn>(load(c, "_pack"));
+        if (!pack || pack(ptrs.data(), args.data()) != 0) {
+          res.message = "packing function missing or failed\n" + cands[c].code;
+          continue;
+        }
+      }
+      if (f(args.data()) != 0) {
         res.message = "kernel returned an error";
         continue;
       }

@@ -11,12 +11,14 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <array>
 #include <atomic>
 #include <set>
 #include <thread>
 
 #include "../core/small_tuning.h"
 #include "export/kernel_export.h"
+#include "schedule/steps.h"
 #include "search/tuner.h"
 #include "store/database.h"
 #include "store/tuning_recorder.h"
@@ -38,6 +40,46 @@ void writeAll(const QString& path, const QByteArray& bytes) {
   QFile f(path);
   QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
   f.write(bytes);
+}
+
+std::pair<int, QString> runProcess(const QStringList& args) {
+  QProcess p;
+  p.setProcessChannelMode(QProcess::MergedChannels);
+  p.start(args[0], args.mid(1));
+  p.waitForFinished(300000);
+  return std::make_pair(p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAll()));
+}
+
+// A user's project in `user` that builds the export in `exported` with CMake
+// (add_subdirectory) and runs `main` linked against it, with %M, %N, %K and
+// %FN replaced by the sizes and the exported function: it must exit 0.
+void checkUserProgram(const QString& user, const QString& exported, QByteArray main, std::array<int64_t, 3> mnk,
+                      const std::string& function) {
+  main.replace("%M", QByteArray::number(mnk[0])).replace("%N", QByteArray::number(mnk[1]));
+  main.replace("%K", QByteArray::number(mnk[2])).replace("%FN", QByteArray::fromStdString(function));
+  QDir().mkpath(user);
+  writeAll(user + "/CMakeLists.txt", QByteArray("cmake_minimum_required(VERSION 3.16)\nproject(user CXX)\n"
+                                                "add_subdirectory(") +
+                                         exported.toUtf8() +
+                                         " kernels)\nadd_executable(check main.cpp)\n"
+                                         "target_link_libraries(check tessel_kernels)\n");
+  writeAll(user + "/main.cpp", main);
+  auto [cfg, cfgOut] = runProcess({"cmake", "-S", user, "-B", user + "/build", "-DCMAKE_BUILD_TYPE=Release"});
+  QVERIFY2(cfg == 0, qPrintable(cfgOut));
+  auto [bld, bldOut] = runProcess({"cmake", "--build", user + "/build"});
+  QVERIFY2(bld == 0, qPrintable(bldOut));
+  auto [chk, chkOut] = runProcess({user + "/build/check"});
+  QVERIFY2(chk == 0, qPrintable(chkOut));
+  QVERIFY(chkOut.contains("max abs error"));
+}
+
+// A few measured trials of `task`, recorded in the database at `path`.
+void tuneInto(const std::string& path, const search::SearchTask& task, int trials) {
+  auto db = Database::open(path, OpenMode::ReadWrite);
+  search::TuneOptions o = smallTuning(trials);
+  store::TuningRecorder rec(*db, task, "{}", trials, false);
+  rec.attach(o);
+  rec.finish(search::tuneTask(task, o));
 }
 
 // The StoreError message of opening `path`, or "" if it opened.
@@ -370,13 +412,7 @@ class TestStore : public QObject {
     const std::string path = dir.filePath("export.db").toStdString();
     const int64_t M = 24, N = 40, K = 16;
     search::SearchTask task = search::makeOperatorTask("matmul", {M, N, K}, "cpu");
-    {
-      auto db = Database::open(path, OpenMode::ReadWrite);
-      search::TuneOptions o = smallTuning(8);
-      store::TuningRecorder rec(*db, task, "{}", 8, false);
-      rec.attach(o);
-      rec.finish(search::tuneTask(task, o));
-    }
+    tuneInto(path, task, 8);
     auto db = Database::open(path, OpenMode::ReadOnly);
     const QString out = dir.filePath("kernels");
     exporter::ExportResult res = exporter::exportKernels(*db, db->tasks(), out.toStdString());
@@ -392,13 +428,6 @@ class TestStore : public QObject {
     QCOMPARE(manifest["target"].toString(), QString("cpu"));
 
     // A user's project that builds the export with CMake and checks a call.
-    const QString user = dir.filePath("user");
-    QDir().mkpath(user);
-    writeAll(user + "/CMakeLists.txt", QByteArray("cmake_minimum_required(VERSION 3.16)\nproject(user CXX)\n"
-                                                  "add_subdirectory(") +
-                                           out.toUtf8() +
-                                           " kernels)\nadd_executable(check main.cpp)\n"
-                                           "target_link_libraries(check tessel_kernels)\n");
     QByteArray main = R"(#include <cmath>
 #include <cstdio>
 #include <vector>
@@ -420,24 +449,7 @@ int main() {
   return worst < 1e-4 ? 0 : 1;
 }
 )";
-    main.replace("%M", QByteArray::number(M)).replace("%N", QByteArray::number(N)).replace("%K", QByteArray::number(K));
-    main.replace("%FN", QByteArray::fromStdString(res.kernels[0].function));
-    writeAll(user + "/main.cpp", main);
-    auto run = [](const QStringList& args, const QString& cwd = {}) {
-      QProcess p;
-      if (!cwd.isEmpty()) p.setWorkingDirectory(cwd);
-      p.setProcessChannelMode(QProcess::MergedChannels);
-      p.start(args[0], args.mid(1));
-      p.waitForFinished(300000);
-      return std::make_pair(p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAll()));
-    };
-    auto [cfg, cfgOut] = run({"cmake", "-S", user, "-B", user + "/build", "-DCMAKE_BUILD_TYPE=Release"});
-    QVERIFY2(cfg == 0, qPrintable(cfgOut));
-    auto [bld, bldOut] = run({"cmake", "--build", user + "/build"});
-    QVERIFY2(bld == 0, qPrintable(bldOut));
-    auto [chk, chkOut] = run({user + "/build/check"});
-    QVERIFY2(chk == 0, qPrintable(chkOut));
-    QVERIFY(chkOut.contains("max abs error"));
+    checkUserProgram(dir.filePath("user"), out, main, {M, N, K}, res.kernels[0].function);
 
     // Records as CSV and JSON lines: a header and one line per record.
     exporter::ExportResult csv = exporter::exportRecords(*db, db->tasks(), out.toStdString(), "csv");
@@ -451,6 +463,63 @@ int main() {
       QVERIFY(o.contains("steps") && o["steps"].isArray());
       QCOMPARE(o["task"].toString().toStdString(), task.key);
     }
+  }
+
+  // A kernel that reads its weights packed (lower/layout_rewrite.h) is
+  // exported with its packing: plain weights, packed once, or packed per call
+  // all compute dense(X, W) + bias.
+  void exportOfPackedWeightsOffersAllEntryPoints() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("export.db").toStdString();
+    const int64_t M = 8, N = 48, K = 40;
+    search::SearchTask task = search::makeOperatorTask("dense", {M, N, K}, "cpu");
+    tuneInto(path, task, 2);
+    {
+      auto db = Database::open(path, OpenMode::ReadWrite);
+      // The best record: output features in blocks of 16 inside the reduction,
+      // which reads W[N][K] block by block (packed as [N/16][K][16]).
+      store::RecordRow r = db->records(db->tasks().at(0).id).at(0);
+      r.id = 0;
+      r.steps = schedule::serializeSteps({schedule::SplitStep{3, 1, {16}}, schedule::ReorderStep{3, {1, 0, 3, 2}}});
+      r.costs = {1e-9};
+      db->addRecords({r});
+    }
+    auto db = Database::open(path, OpenMode::ReadOnly);
+    const QString out = dir.filePath("kernels");
+    exporter::ExportResult res = exporter::exportKernels(*db, db->tasks(), out.toStdString());
+    QCOMPARE(res.kernels.size(), size_t(1));
+    QJsonObject k =
+        QJsonDocument::fromJson(readAll(out + "/manifest.json")).object()["kernels"].toArray()[0].toObject();
+    QJsonArray packed = k["packed"].toArray();
+    QCOMPARE(packed.size(), 1);
+    QCOMPARE(packed[0].toObject()["name"].toString(), QString("W"));
+    QCOMPARE(packed[0].toObject()["elements"].toInteger(), qint64(N * K));
+
+    QByteArray main = R"(#include <cmath>
+#include <cstdio>
+#include <vector>
+#include "tessel_kernels.h"
+int main() {
+  const int M = %M, N = %N, K = %K;
+  std::vector<float> x(M * K), w(N * K), bias(N), packed(N * K, NAN), c1(M * N, -1.0f), c2(M * N, -1.0f);
+  for (int i = 0; i < M * K; ++i) x[i] = float((i * 7) % 13) / 13.0f - 0.5f;
+  for (int i = 0; i < N * K; ++i) w[i] = float((i * 5) % 11) / 11.0f - 0.5f;
+  for (int i = 0; i < N; ++i) bias[i] = float(i % 3) - 1.0f;
+  if (%FN(x.data(), w.data(), bias.data(), c1.data()) != 0) return 2;
+  if (%FN_pack(w.data(), packed.data()) != 0) return 3;
+  if (%FN_prepacked(x.data(), packed.data(), bias.data(), c2.data()) != 0) return 4;
+  double worst = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double ref = bias[j];
+      for (int k = 0; k < K; ++k) ref += double(x[i * K + k]) * w[j * K + k];
+      worst = std::fmax(worst, std::fmax(std::fabs(ref - c1[i * N + j]), std::fabs(ref - c2[i * N + j])));
+    }
+  std::printf("max abs error %g\n", worst);
+  return worst < 1e-4 ? 0 : 1;
+}
+)";
+    checkUserProgram(dir.filePath("user"), out, main, {M, N, K}, res.kernels[0].function);
   }
 };
 
