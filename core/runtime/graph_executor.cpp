@@ -220,12 +220,33 @@ struct GraphExecutor::Impl {
         args.back().push_back(bufferPtr[b]);
       packConstants(k);
     }
+    freeUnreadConstants();
     stats.arenaBytes = plan.memory.arenaBytes;
     stats.unsharedBytes = plan.memory.totalBytes;
     stats.tensors = plan.arenaBuffers.size();
     for (const PlannedStep& s : plan.steps)
       stepInfo.push_back({s.name, s.group, s.value});
     plainConstants.clear();
+  }
+
+  // A constant every reader of which got a packed copy is not kept plain too.
+  void freeUnreadConstants() {
+    std::set<const float*> read;
+    for (const std::vector<float*>& a : args)
+      read.insert(a.begin(), a.end());
+    for (const PlannedStep& s : plan.steps)
+      if (s.convert) read.insert(bufferPtr[s.src]);
+    for (const auto& [name, b] : plan.outputBuffers)
+      read.insert(bufferPtr[b]);
+    for (size_t b = 0; b < plan.buffers.size(); ++b) {
+      if (!plan.buffers[b].constant || read.count(bufferPtr[b])) continue;
+      for (AlignedFloats& c : constantStore)
+        if (c.data.get() == bufferPtr[b]) {
+          stats.constantBytes -= int64_t(c.size * sizeof(float));
+          c = AlignedFloats();
+        }
+      bufferPtr[b] = nullptr;
+    }
   }
 
   // Kernel k's constants in the layouts it reads them in, packed once here.
