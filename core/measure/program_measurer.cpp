@@ -42,6 +42,8 @@ ProgramMeasurer::ProgramMeasurer(const search::SearchTask& task, MeasurerOptions
   for (const lower::Buffer& b : f.args)
     runTask_.bufferSizes.push_back(b.size);
   runTask_.numInputs = f.numInputs;
+  for (size_t i = 0; i < f.numInputs; ++i)
+    if (f.args[i].layoutFree) runTask_.constantInputs.push_back(i);
   // float32 sums of L terms drift by about eps * sqrt(L) relative to their size.
   runTask_.tolerance = 1e-5 * std::max(1.0, std::sqrt(double(task.dag.maxReductionLength()))) * 4;
   buildReference();

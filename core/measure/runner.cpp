@@ -236,6 +236,10 @@ struct Runner::Impl {
     req.repeats = options.repeats;
     req.minRepeatSeconds = options.minRepeatSeconds;
     req.flushCache = options.flushCache;
+    if (options.flushConstantsOnly) {
+      req.flushConstantsOnly = true;
+      req.constantInputs = task.constantInputs;
+    }
     req.seed = options.seed;
     const nlohmann::json message = protocol::toJson(req);
 

@@ -40,8 +40,9 @@ struct RunTask {
   std::string key;                   // the worker caches the reference output per key
   std::vector<int64_t> bufferSizes;  // elements of each argument, inputs then outputs
   size_t numInputs = 0;
-  KernelRef reference;      // the naive program of the task
-  double tolerance = 1e-4;  // |out - ref| <= tolerance * (1 + |ref|)
+  std::vector<size_t> constantInputs;  // inputs known before a model runs (weights)
+  KernelRef reference;                 // the naive program of the task
+  double tolerance = 1e-4;             // |out - ref| <= tolerance * (1 + |ref|)
 };
 
 struct RunOptions {
@@ -51,6 +52,9 @@ struct RunOptions {
   int repeats = 3;
   double minRepeatSeconds = 0.02;
   bool flushCache = false;  // evict the kernel's buffers from the caches before each call
+  // With flushCache: evict only its constant inputs (weights, packed or not),
+  // leaving activations and outputs where the previous call left them.
+  bool flushConstantsOnly = false;
   unsigned seed = 1;
   // Set: the kernel being measured is abandoned (its worker killed) and the
   // rest are not run; their results say "cancelled".

@@ -266,7 +266,7 @@ class Worker {
         if (req.flushCache) {
           // Cold caches for every call: only the calls are timed, not the evictions.
           for (int64_t i = 0; i < number; ++i) {
-            evictBuffers();
+            evictBuffers(req);
             const auto t0 = Clock::now();
             const int r = kernel(args);
             seconds += std::chrono::duration<double>(Clock::now() - t0).count();
@@ -444,11 +444,22 @@ class Worker {
     return false;
   }
 
-  void evictBuffers() {
-    for (const auto& b : task_.buffers)
-      evictFromCaches(b->data(), b->size() * sizeof(float));
-    for (const auto& b : packed_)
+  void evictBuffers(const protocol::Request& req) {
+    auto evict = [](const std::unique_ptr<GuardedBuffer>& b) {
       if (b) evictFromCaches(b->data(), b->size() * sizeof(float));
+    };
+    if (req.flushConstantsOnly) {
+      for (size_t a : req.constantInputs)
+        if (a < req.numInputs) {
+          evict(task_.buffers.at(a));
+          if (a < packed_.size()) evict(packed_[a]);
+        }
+      return;
+    }
+    for (const auto& b : task_.buffers)
+      evict(b);
+    for (const auto& b : packed_)
+      evict(b);
   }
 
   LibraryCache libs_;

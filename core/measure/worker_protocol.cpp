@@ -226,6 +226,8 @@ json toJson(const Request& r) {
               {"repeats", r.repeats},
               {"minRepeatSeconds", encodeDouble(r.minRepeatSeconds)},
               {"flushCache", r.flushCache},
+              {"flushConstantsOnly", r.flushConstantsOnly},
+              {"constantInputs", r.constantInputs},
               {"seed", r.seed}};
 }
 
@@ -250,9 +252,13 @@ bool fromJson(const json& j, Request& r, std::string* error) {
     setError(error, "unknown request type '" + type + "'");
     return false;
   }
-  // Packing is optional: a request without it passes every input plain.
+  // Optional fields: without them every input is passed plain and, with the
+  // cache flush, every buffer evicted.
   if (j.contains("packSymbol") &&
       !(getField(j, "packSymbol", r.packSymbol, error) && getField(j, "packedSizes", r.packedSizes, error)))
+    return false;
+  if (j.contains("flushConstantsOnly") && !(getField(j, "flushConstantsOnly", r.flushConstantsOnly, error) &&
+                                            getField(j, "constantInputs", r.constantInputs, error)))
     return false;
   return getField(j, "library", r.library, error) && getField(j, "symbol", r.symbol, error) &&
          getField(j, "taskKey", r.taskKey, error) && getField(j, "bufferSizes", r.bufferSizes, error) &&

@@ -58,6 +58,8 @@ struct Request {
   int repeats = 3;
   double minRepeatSeconds = 0.02;
   bool flushCache = false;
+  bool flushConstantsOnly = false;     // with flushCache: evict constantInputs only
+  std::vector<size_t> constantInputs;  // input indices
   unsigned seed = 1;
 };
 

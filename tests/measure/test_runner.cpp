@@ -225,6 +225,8 @@ void TestRunner::protocolRoundTrip() {
   req.seed = 9;
   req.packSymbol = "k_pack";
   req.packedSizes = {0, 6};
+  req.flushConstantsOnly = true;
+  req.constantInputs = {1};
   protocol::Response res;
   res.error = ErrorCode::WrongAnswer;
   res.message = "bad \xff bytes";  // invalid UTF-8 must not break the encoder
@@ -257,6 +259,8 @@ void TestRunner::protocolRoundTrip() {
   QCOMPARE(req2.seed, req.seed);
   QCOMPARE(req2.packSymbol, req.packSymbol);
   QCOMPARE(req2.packedSizes, req.packedSizes);
+  QCOMPARE(req2.flushConstantsOnly, req.flushConstantsOnly);
+  QCOMPARE(req2.constantInputs, req.constantInputs);
   QCOMPARE(protocol::readMessage(fds[0], j, deadline, &error), protocol::IoStatus::Ok);
   writer.join();
   protocol::Response res2;
@@ -560,20 +564,26 @@ void TestRunner::cacheFlushEvicts() {
   RunOptions o = fastOptions();
   o.repeats = 5;
   o.minRepeatSeconds = 0.01;
-  double warm = 0, cold = 0;
+  task.constantInputs = {0};   // as if the copied buffer were weights
+  double best[3] = {0, 0, 0};  // warm, every buffer cold, the constant input cold
   // Interleaved, best of three each, so a busy moment cannot decide it.
   for (int round = 0; round < 3; ++round)
-    for (bool flush : {false, true}) {
-      o.flushCache = flush;
+    for (int state = 0; state < 3; ++state) {
+      o.flushCache = state > 0;
+      o.flushConstantsOnly = state == 2;
       Runner runner(o);
       const MeasureResult r = runner.run(task, {kernel("good", "copy_l2")})[0];
       QVERIFY2(r.ok(), r.message.c_str());
-      double& best = flush ? cold : warm;
-      best = best == 0 ? r.medianCost() : std::min(best, r.medianCost());
+      best[state] = best[state] == 0 ? r.medianCost() : std::min(best[state], r.medianCost());
     }
+  const double warm = best[0], cold = best[1], inputCold = best[2];
   QVERIFY2(cold > 1.3 * warm,
            qPrintable(QString("cold %1 us, warm %2 us").arg(cold * 1e6, 0, 'f', 1).arg(warm * 1e6, 0, 'f', 1)));
-  qInfo("copy of 128 KiB: warm %.1f us, cold (flushed) %.1f us", warm * 1e6, cold * 1e6);
+  QVERIFY2(
+      inputCold > 1.3 * warm,
+      qPrintable(QString("input cold %1 us, warm %2 us").arg(inputCold * 1e6, 0, 'f', 1).arg(warm * 1e6, 0, 'f', 1)));
+  qInfo("copy of 128 KiB: warm %.1f us, cold (flushed) %.1f us, input cold %.1f us", warm * 1e6, cold * 1e6,
+        inputCold * 1e6);
 }
 
 // A kernel that reads an input packed gets it from the library's packing
