@@ -154,4 +154,14 @@ std::string emitCppPack(const lower::LoweredFunc& f, const std::string& symbol) 
   return os.str();
 }
 
+std::string packSymbol(const std::string& kernelSymbol) {
+  return kernelSymbol + "_pack";
+}
+
+std::string emitCppKernelAndPack(const lower::LoweredFunc& f, const std::string& symbol, const CppOptions& options) {
+  std::string code = emitCppKernel(f, symbol, options);
+  if (!f.packed.empty()) code += "\n" + emitCppPack(f, packSymbol(symbol));
+  return code;
+}
+
 }  // namespace tessel::codegen

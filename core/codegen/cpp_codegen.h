@@ -32,5 +32,10 @@ std::string emitCppKernel(const lower::LoweredFunc& f, const std::string& symbol
 // packed[i] from plain[i] for every packed input i; other entries are not
 // read. Empty when f has no packed input.
 std::string emitCppPack(const lower::LoweredFunc& f, const std::string& symbol);
+// The symbol of a kernel's packing function in the code below.
+std::string packSymbol(const std::string& kernelSymbol);
+// The kernel, followed by its packing function (packSymbol) if it has one.
+std::string emitCppKernelAndPack(const lower::LoweredFunc& f, const std::string& symbol,
+                                 const CppOptions& options = CppOptions());
 
 }  // namespace tessel::codegen

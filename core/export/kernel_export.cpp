@@ -79,7 +79,7 @@ PackedEntryPoints packedEntryPoints(const std::string& function, const lower::Lo
   std::map<size_t, int64_t> packedSize;
   for (const lower::PackedLayout& p : f.packed)
     packedSize[p.arg] = p.size();
-  std::ostringstream packParams, preParams, packArrays, preCall, doc;
+  std::ostringstream packParams, preParams, preCall, doc;
   for (size_t i = 0; i < args.size(); ++i) {
     const Argument& a = args[i];
     const bool packed = packedSize.count(i) > 0;
@@ -101,18 +101,19 @@ PackedEntryPoints packedEntryPoints(const std::string& function, const lower::Lo
     plain << (i ? ", " : "") << (packedSize.count(i) ? "const_cast<float*>(" + args[i].name + ")" : "nullptr");
     packed << (i ? ", " : "") << (packedSize.count(i) ? args[i].name + "_packed" : "nullptr");
   }
+  const std::string kernel = function + "_args", pack = codegen::packSymbol(kernel);
   e.definitions = "extern \"C\" " + packProto + " {\n  float* const plain[] = {" + plain.str() +
-                  "};\n  float* const packed[] = {" + packed.str() + "};\n  return " + function +
-                  "_pack_args(plain, packed);\n}\n\nextern \"C\" " + preProto + " {\n  float* const args[] = {" +
-                  preCall.str() + "};\n  return " + function + "_args(args);\n}\n\n";
+                  "};\n  float* const packed[] = {" + packed.str() + "};\n  return " + pack +
+                  "(plain, packed);\n}\n\nextern \"C\" " + preProto + " {\n  float* const args[] = {" + preCall.str() +
+                  "};\n  return " + kernel + "(args);\n}\n\n";
   std::ostringstream body;
   body << "  float* args[" << args.size() << "];\n  std::unique_ptr<float[]> owners[" << f.numInputs << "];\n"
        << "  for (int i = 0; i < " << args.size() << "; ++i) args[i] = plain[i];\n";
   for (const auto& [i, n] : packedSize)
     body << "  owners[" << i << "].reset(new (std::nothrow) float[" << n << "]);\n"
          << "  if (!owners[" << i << "]) return 1;\n  args[" << i << "] = owners[" << i << "].get();\n";
-  body << "  if (int rc = " << function << "_pack_args(plain, args)) return rc;\n"
-       << "  return " << function << "_args(args);\n}\n";
+  body << "  if (int rc = " << pack << "(plain, args)) return rc;\n"
+       << "  return " << kernel << "(args);\n}\n";
   e.perCallBody = body.str();
   return e;
 }
@@ -235,14 +236,13 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
     src << "// " << row.op << " " << shapeText(row.shape) << ", tuned by Tessel (task " << row.key << ", record "
         << rec.id << ").\n// Schedule: " << rec.steps << "\n"
         << codegen::cppPrelude() << "#include \"tessel_kernels.h\"\n\n"
-        << codegen::emitCppKernel(f, k.function + "_args") << "\n";
+        << codegen::emitCppKernelAndPack(f, k.function + "_args") << "\n";
     if (f.packed.empty())
       src << "extern \"C\" " << prototype << " {\n"
           << "  float* const args[] = {" << call.str() << "};\n"
           << "  return " << k.function << "_args(args);\n}\n";
     else
-      src << codegen::emitCppPack(f, k.function + "_pack_args") << "\n"
-          << packing.definitions << "extern \"C\" " << prototype << " {\n"
+      src << packing.definitions << "extern \"C\" " << prototype << " {\n"
           << "  float* const plain[] = {" << call.str() << "};\n"
           << packing.perCallBody;
     writeFile(root / k.source, src.str());

@@ -15,10 +15,9 @@ ProgramCode programCode(const te::ComputeDAG& dag, const std::vector<schedule::S
   lower::LoweredFunc f = lower::lowerState(schedule::replay(dag, steps));
   if (cpp.layoutRewrite) lower::rewriteLayouts(&f);
   ProgramCode code;
-  code.source = codegen::emitCppKernel(f, symbol, cpp);
+  code.source = codegen::emitCppKernelAndPack(f, symbol, cpp);
   if (!f.packed.empty()) {
-    code.packSymbol = symbol + "_pack";
-    code.source += "\n" + codegen::emitCppPack(f, code.packSymbol);
+    code.packSymbol = codegen::packSymbol(symbol);
     code.packedSizes.assign(f.numInputs, 0);
     for (const lower::PackedLayout& p : f.packed)
       code.packedSizes[p.arg] = p.size();

@@ -160,10 +160,8 @@ struct GraphExecutor::Impl {
       interfaces.push_back(kernelInterface(g, group, gi, ls, f, symbol));  // plain sizes: the graph's
       parallelKernels |= hasParallelLoop(f.body);
       lower::rewriteLayouts(&f);
-      std::string code = codegen::emitCppKernel(f, symbol);
-      if (!f.packed.empty()) code += "\n" + codegen::emitCppPack(f, symbol + "_pack");
       packed.push_back(f.packed);
-      cands.push_back({code, symbol});
+      cands.push_back({codegen::emitCppKernelAndPack(f, symbol), symbol});
     }
 
     codegen::BuildOptions bo;
@@ -188,8 +186,9 @@ struct GraphExecutor::Impl {
       if (!fns.back()) throw std::runtime_error("executor: symbol " + symbol + " not found");
       packFns.push_back(nullptr);
       if (!packed[k].empty()) {
-        packFns.back() = reinterpret_cast<PackFn>(dlsym(h, (symbol + "_pack").c_str()));
-        if (!packFns.back()) throw std::runtime_error("executor: symbol " + symbol + "_pack not found");
+        const std::string pack = codegen::packSymbol(symbol);
+        packFns.back() = reinterpret_cast<PackFn>(dlsym(h, pack.c_str()));
+        if (!packFns.back()) throw std::runtime_error("executor: symbol " + pack + " not found");
       }
     }
   }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,15 +37,18 @@ int main(int argc, char** argv) {
     if (best.empty()) continue;
     const search::SearchTask task = fusion::toSearchTask(gt, "cpu");
     const std::vector<std::vector<schedule::Step>> program = {schedule::deserializeSteps(best.front().record.steps)};
+    std::vector<std::unique_ptr<measure::ProgramMeasurer>> measurers;  // one per state: one reference built each
+    for (int s = 0; s < 3; ++s) {
+      measure::MeasurerOptions o;
+      o.run.workerPath = TESSEL_WORKER_PATH;
+      o.run.flushCache = s > 0;
+      o.run.flushConstantsOnly = s == 2;
+      measurers.push_back(std::make_unique<measure::ProgramMeasurer>(task, o));
+    }
     double seconds[3] = {INFINITY, INFINITY, INFINITY};
     for (int round = 0; round < 3; ++round)
       for (int s = 0; s < 3; ++s) {
-        measure::MeasurerOptions o;
-        o.run.workerPath = TESSEL_WORKER_PATH;
-        o.run.flushCache = s > 0;
-        o.run.flushConstantsOnly = s == 2;
-        measure::ProgramMeasurer pm(task, o);
-        const measure::ProgramResult r = pm.measure(program).at(0);
+        const measure::ProgramResult r = measurers[size_t(s)]->measure(program).at(0);
         if (!r.result.ok()) {
           std::fprintf(stderr, "%s (%s): %s\n", gt.key.c_str(), states[s], r.result.message.c_str());
           continue;

@@ -76,9 +76,7 @@ class KernelHarness {
       try {
         lower::LoweredFunc f = lower::lowerState(schedule::replay(dag, programs[i]));
         if (cpp.layoutRewrite) lower::rewriteLayouts(&f);
-        std::string code = codegen::emitCppKernel(f, sym, cpp);
-        if (!f.packed.empty()) code += "\n" + codegen::emitCppPack(f, sym + "_pack");
-        cands.push_back({code, sym});
+        cands.push_back({codegen::emitCppKernelAndPack(f, sym, cpp), sym});
         packed.push_back(f.packed);
         owner.push_back(i);
         sources_.resize(programs.size());
@@ -137,7 +135,7 @@ class KernelHarness {
           packedBufs[p.arg].assign(size_t(p.size()), NAN);
           args[p.arg] = packedBufs[p.arg].data();
         }
-        auto pack = reinterpret_cast<PackFn>(load(c, "_pack"));
+        auto pack = reinterpret_cast<PackFn>(load(c, codegen::packSymbol("")));
         if (!pack || pack(ptrs.data(), args.data()) != 0) {
           res.message = "packing function missing or failed\n" + cands[c].code;
           continue;
