@@ -102,7 +102,7 @@ void TuningSession::run(TuningRequest request) {
                                {"batch", request.batch},
                                {"population", request.population},
                                {"tasks", qint64(tasks.size())},
-                               {"cache_flush", request.cacheFlush}};
+                               {"cache_flush", measure::cacheStateName(request.cacheState)}};
       session = db->beginSession("model", 0, modelId,
                                  QJsonDocument(config).toJson(QJsonDocument::Compact).toStdString(), request.trials);
     }
@@ -120,7 +120,7 @@ void TuningSession::run(TuningRequest request) {
     QString worker = request.workerPath;
     if (worker.isEmpty()) worker = QDir(QCoreApplication::applicationDirPath()).filePath("tessel-worker");
     o.perTask.measurer.run.workerPath = worker.toStdString();
-    o.perTask.measurer.run.flushCache = request.cacheFlush;
+    o.perTask.measurer.run.cacheState = request.cacheState;
     std::vector<std::unique_ptr<store::TuningRecorder>> recorders(tasks.size());
     int measuredTrials = 0;                            // this thread only
     std::vector<double> best(tasks.size(), INFINITY);  // per task, to report new bests

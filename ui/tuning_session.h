@@ -15,6 +15,8 @@
 #include <mutex>
 #include <thread>
 
+#include "measure/cache_state.h"
+
 namespace tessel::ui {
 
 struct TuningRequest {
@@ -28,8 +30,9 @@ struct TuningRequest {
   qint64 resumeSession = 0;
   int batch = 16;
   int population = 512;
-  bool cacheFlush = true;  // cold-cache timing, as `tessel tune` (the kernels inside a model meet cold caches)
-  QString workerPath;      // tessel-worker; empty: beside the running executable
+  // As `tessel tune`: timed as inside the model (measure/cache_state.h).
+  measure::CacheState cacheState = measure::CacheState::Model;
+  QString workerPath;  // tessel-worker; empty: beside the running executable
 };
 
 struct TaskInfo {

@@ -1,5 +1,6 @@
 #include "args.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -73,14 +74,17 @@ std::vector<int64_t> parseShape(const std::string& text) {
   return out;
 }
 
-bool Args::getOnOff(const std::string& name, bool fallback) const {
+std::string Args::getChoice(const std::string& name, const std::string& fallback,
+                            const std::vector<std::string>& choices) const {
   if (!has(name)) return fallback;
   const std::string v = get(name);
-  if (v == "on") return true;
-  if (v == "off") return false;
+  if (std::find(choices.begin(), choices.end(), v) != choices.end()) return v;
   std::string message = "--";  // built in steps: GCC 12 warns falsely (-Wrestrict) on "--" + name
   message += name;
-  message += " takes on or off, not '" + v + "'";
+  message += " takes ";
+  for (size_t i = 0; i < choices.size(); ++i)
+    message += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+  message += ", not '" + v + "'";
   throw UsageError(message);
 }
 

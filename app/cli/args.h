@@ -21,8 +21,9 @@ class Args {
   bool has(const std::string& name) const { return values_.count(name) > 0; }
   std::string get(const std::string& name, const std::string& fallback = "") const;
   long long getInt(const std::string& name, long long fallback, long long min, long long max) const;
-  // An "on"/"off" option; UsageError naming the option for anything else.
-  bool getOnOff(const std::string& name, bool fallback) const;
+  // One of `choices`; UsageError naming the option and the choices for anything else.
+  std::string getChoice(const std::string& name, const std::string& fallback,
+                        const std::vector<std::string>& choices) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:

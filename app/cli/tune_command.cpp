@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "fusion/fusion_plan.h"
 #include "fusion/task_extraction.h"
+#include "measure/cache_state.h"
 #include "model_loader.h"
 #include "search/task_scheduler.h"
 #include "store/tuning_recorder.h"
@@ -37,8 +38,10 @@ const char* kHelp =
     "  --population N      evolutionary population (default 2048)\n"
     "  --seed S            (default 1)\n"
     "  --timeout SECONDS   per-program run time limit (default 10)\n"
-    "  --cache-flush on|off  evict a kernel's buffers from the caches before each timed\n"
-    "                      call, as inside a model (default on; off: warm-cache loops)\n"
+    "  --cache-flush model|on|off  where a kernel's data is at each timed call:\n"
+    "                      model (default): as inside the model, weights in memory,\n"
+    "                      activations in the shared cache; on: every buffer in\n"
+    "                      memory (Ansor's flush); off: warm-cache loops\n"
     "  --db FILE           the tuning database (default $TESSEL_DB, else ~/.local/share/tessel/tessel.db)\n"
     "  --resume            continue the model's last session (interrupted, or finished\n"
     "                      with fewer trials) until it has --trials\n"
@@ -95,9 +98,10 @@ int tuneCommand(const std::vector<std::string>& argv) {
   to.measurer.run.workerPath = siblingExecutable("tessel-worker");
   to.measurer.run.timeoutSeconds = double(args.getInt("timeout", 10, 1, 3600));
   to.measurer.run.seed = unsigned(to.seed);
-  // Inside a model a kernel meets cold caches (the weights of a model rarely
-  // fit the last-level cache, and the other kernels run in between).
-  to.measurer.run.flushCache = args.getOnOff("cache-flush", true);
+  // Timed as inside the model: weights from memory, activations from the
+  // shared cache (measure/cache_state.h).
+  to.measurer.run.cacheState =
+      *measure::parseCacheState(args.getChoice("cache-flush", "model", {"model", "on", "off"}));
   to.measurer.build.jobs = int(args.getInt("jobs", cores, 1, 256));
   const bool json = args.has("json");
   // Checked before anything is written: a new session must give every task a program.
@@ -130,7 +134,7 @@ int tuneCommand(const std::vector<std::string>& argv) {
                                {"seed", to.seed},
                                {"batch", to.batchSize},
                                {"tasks", tasks.size()},
-                               {"cache_flush", to.measurer.run.flushCache}};
+                               {"cache_flush", measure::cacheStateName(to.measurer.run.cacheState)}};
       sessionId = db->beginSession("model", 0, modelId, config.dump(), o.trials);
     }
     o.prepareTask = [&](size_t i, search::TuneOptions& t) {
@@ -210,7 +214,7 @@ int tuneCommand(const std::vector<std::string>& argv) {
     j["fusion"] = fusionName;
     j["trials"] = r.trials;
     j["warmup_batch"] = r.warmupBatch;
-    j["cache_flush"] = to.measurer.run.flushCache;
+    j["cache_flush"] = measure::cacheStateName(to.measurer.run.cacheState);
     j["tasks"] = rows;
     j["estimated_ms"] = complete ? nlohmann::json(r.estimatedSeconds * 1e3) : nlohmann::json();
     nlohmann::json curve = nlohmann::json::array();

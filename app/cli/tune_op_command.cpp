@@ -9,6 +9,7 @@
 #include "args.h"
 #include "baseline/baselines.h"
 #include "commands.h"
+#include "measure/cache_state.h"
 #include "search/tuner.h"
 #include "store/tuning_recorder.h"
 #include "te/operators.h"
@@ -36,8 +37,10 @@ const char* kHelp =
     "  --batch N           programs built and measured per round (default 64)\n"
     "  --population N      evolutionary population (default 2048)\n"
     "  --timeout SECONDS   per-program run time limit (default 10)\n"
-    "  --cache-flush on|off  evict the kernel's buffers from the caches before each timed\n"
-    "                      call, as inside a model (default off: warm-cache loops)\n"
+    "  --cache-flush off|on|model  where the kernel's data is at each timed call:\n"
+    "                      off (default): warm-cache loops; on: every buffer in memory\n"
+    "                      (Ansor's flush); model: weights in memory, activations in\n"
+    "                      the shared cache, as inside a model\n"
     "  --jobs N            parallel compiler processes (default: cores)\n"
     "  --db FILE           keep every record in this SQLite database (default:\n"
     "                      $TESSEL_DB, else ~/.local/share/tessel/tessel.db)\n"
@@ -115,7 +118,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   o.measurer.run.workerPath = siblingExecutable("tessel-worker");
   o.measurer.run.timeoutSeconds = double(args.getInt("timeout", 10, 1, 3600));
   o.measurer.run.seed = unsigned(o.seed);
-  o.measurer.run.flushCache = args.getOnOff("cache-flush", false);
+  o.measurer.run.cacheState = *measure::parseCacheState(args.getChoice("cache-flush", "off", {"off", "on", "model"}));
   o.measurer.build.jobs = int(args.getInt("jobs", cores, 1, 256));
   bool json = args.has("json");
 
@@ -135,7 +138,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
                              {"seed", o.seed},
                              {"batch", o.batchSize},
                              {"population", o.evolution.population},
-                             {"cache_flush", o.measurer.run.flushCache}};
+                             {"cache_flush", measure::cacheStateName(o.measurer.run.cacheState)}};
     recorder.emplace(*db, task, config.dump(), o.trials, args.has("resume"));
     recorder->attach(o);
     if (!json) {
@@ -171,7 +174,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   // The peers run after the tuning, in this process, with the worker's timing rule.
   std::optional<baseline::BaselineResult> peers;
   // Timed as Tessel's kernels were: the same cache flush, pinned OpenMP threads.
-  if (args.has("compare")) peers = baseline::measureBaselines(op, shape, cores, o.measurer.run.flushCache);
+  if (args.has("compare")) peers = baseline::measureBaselines(op, shape, cores, o.measurer.run.cacheState);
   // A busy machine during the tuning shows in the best program's repeats too.
   std::map<std::string, std::string> disturbed;
   if (peers) disturbed = peers->disturbed;
@@ -222,7 +225,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
       if (peers->libtorchSeconds) b["libtorch_ms"] = *peers->libtorchSeconds * 1e3;
       if (!peers->notes.empty()) b["notes"] = peers->notes;
       j["baselines"] = b;
-      j["cache_flush"] = o.measurer.run.flushCache;
+      j["cache_flush"] = measure::cacheStateName(o.measurer.run.cacheState);
       j["disturbed"] = !disturbed.empty();
       if (!disturbed.empty()) j["disturbance"] = disturbed;
     }

@@ -33,6 +33,7 @@ int64_t numElements(const std::vector<int64_t>& shape) {
 namespace {
 
 using detail::OpSpec;
+using detail::PeerBuffer;
 using detail::PeerKernel;
 
 // The worker's timing rule (core/measure/worker.cpp).
@@ -47,8 +48,10 @@ OpSpec parseOp(const std::string& op, const std::vector<int64_t>& shape) {
   OpSpec spec;
   spec.op = op;
   spec.shape = shape;
-  for (const std::string& name : dag.inputs())
+  for (const std::string& name : dag.inputs()) {
     spec.inputs.push_back(dag.op(name).shape);
+    spec.weights.push_back(dag.op(name).layoutFree);
+  }
   if (dag.outputs().size() != 1) throw std::invalid_argument(op + ": expected one output");
   spec.output = dag.op(dag.outputs().front()).shape;
 
@@ -138,25 +141,33 @@ void checkInputs(const OpSpec& spec, const std::vector<std::vector<float>>& inpu
 }
 
 // Seconds per call of each repeat, after a warm-up.
-std::vector<double> timeKernel(PeerKernel& kernel, bool flushCache) {
+// The cache state as the worker makes it (worker.cpp, evictBuffers).
+std::vector<double> timeKernel(PeerKernel& kernel, measure::CacheState cacheState) {
   using Clock = std::chrono::steady_clock;
   for (int i = 0; i < kWarmup; ++i)
     kernel.run();
-  const std::vector<std::pair<const void*, size_t>> buffers =
-      flushCache ? kernel.buffers() : std::vector<std::pair<const void*, size_t>>{};
+  const bool flushCache = cacheState != measure::CacheState::Warm;
+  std::vector<PeerBuffer> buffers;
+  if (flushCache)
+    for (const PeerBuffer& b : kernel.buffers())
+      if (cacheState == measure::CacheState::Cold || b.weights) buffers.push_back(b);
   std::vector<double> costs;
   int64_t number = 1;
   for (int rep = 0; rep < kRepeats; ++rep) {
     for (;;) {
       double seconds = 0;
+      bool longEnough = false;
       if (flushCache) {
+        const auto start = Clock::now();
         for (int64_t i = 0; i < number; ++i) {
-          for (const auto& [p, bytes] : buffers)
-            measure::evictFromCaches(p, bytes);
+          for (const PeerBuffer& b : buffers)
+            measure::evictFromCaches(b.data, b.bytes);
+          if (cacheState == measure::CacheState::Model) measure::evictPrivateCaches();
           const auto t0 = Clock::now();
           kernel.run();
           seconds += std::chrono::duration<double>(Clock::now() - t0).count();
         }
+        longEnough = std::chrono::duration<double>(Clock::now() - start).count() >= kMinRepeatSeconds;
       } else {
         const auto t0 = Clock::now();
         for (int64_t i = 0; i < number; ++i)
@@ -164,7 +175,7 @@ std::vector<double> timeKernel(PeerKernel& kernel, bool flushCache) {
         seconds = std::chrono::duration<double>(Clock::now() - t0).count();
       }
       // Repeats after the first reuse the calibrated number.
-      if (seconds >= kMinRepeatSeconds || number >= (flushCache ? kMaxFlushedNumber : kMaxNumber)) {
+      if (longEnough || seconds >= kMinRepeatSeconds || number >= (flushCache ? kMaxFlushedNumber : kMaxNumber)) {
         costs.push_back(seconds / double(number));
         break;
       }
@@ -237,7 +248,7 @@ std::vector<float> runBaselineOnce(const std::string& peer, const std::string& o
 }
 
 BaselineResult measureBaselines(const std::string& op, const std::vector<int64_t>& shape, int threads,
-                                bool flushCache) {
+                                measure::CacheState cacheState) {
   const OpSpec spec = parseOp(op, shape);
   threads = resolveThreads(threads);
 
@@ -272,10 +283,10 @@ BaselineResult measureBaselines(const std::string& op, const std::vector<int64_t
       const std::vector<float> out = kernel->output();
       if (std::any_of(out.begin(), out.end(), [](float v) { return std::isnan(v); }))
         throw std::runtime_error("the output contains NaN");
-      std::vector<double> costs = timeKernel(*kernel, flushCache);
+      std::vector<double> costs = timeKernel(*kernel, cacheState);
       if (spreadOf(costs) > kDisturbedSpread) {
         // A busy moment: measure again; keep the steadier of the two.
-        std::vector<double> again = timeKernel(*kernel, flushCache);
+        std::vector<double> again = timeKernel(*kernel, cacheState);
         const std::string why = disturbanceOf(costs, again);
         if (!why.empty()) result.disturbed[peer] = why;
         if (spreadOf(again) < spreadOf(costs)) costs = again;

@@ -3,8 +3,9 @@
 // Tessel's measurement worker (one warm-up call, then 3 repeats; each repeat
 // calls the op `number` times, `number` doubling from 1 until a repeat lasts
 // at least 20 ms; the cost is the median over the repeats of time / number;
-// with the cache flush, only the calls are timed, each after its buffers
-// were evicted). A measurement whose repeats spread is taken again; one that
+// with a cache flush, only the calls are timed, each after its buffers were
+// put in the cache state, and a repeat is long enough once calls and
+// evictions together last 20 ms). A measurement whose repeats spread is taken again; one that
 // stays disturbed is flagged, never reported as a plain time.
 //
 // What each peer times, once its inputs are in place:
@@ -24,6 +25,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "measure/cache_state.h"
 
 namespace tessel::baseline {
 
@@ -52,11 +55,11 @@ bool peerAvailable(const std::string& peer);
 // `threads` threads (less than 1: all hardware threads). Throws
 // std::invalid_argument for an unknown op or a bad shape; a failure inside a
 // peer becomes that peer's note and the other peers still run.
-// With flushCache, each timed call first has the peer's buffers evicted from
-// the caches, as Tessel's worker does with --cache-flush on. OpenMP peers run
-// on a pinned team, like Tessel's kernels.
+// Each timed call first has the peer's buffers put in `cacheState`, as
+// Tessel's worker does with the same --cache-flush. OpenMP peers run on a
+// pinned team, like Tessel's kernels.
 BaselineResult measureBaselines(const std::string& op, const std::vector<int64_t>& shape, int threads,
-                                bool flushCache = false);
+                                measure::CacheState cacheState = measure::CacheState::Warm);
 
 // Median over min of a measurement's repeats above which it is disturbed.
 constexpr double kDisturbedSpread = 1.15;

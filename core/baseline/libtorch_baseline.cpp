@@ -29,7 +29,7 @@ class TorchThreads {
 class TorchKernel : public PeerKernel {
  public:
   TorchKernel(const OpSpec& spec, const std::vector<std::vector<float>>& inputs, int threads)
-      : threads_(threads), data_(inputs) {
+      : threads_(threads), data_(inputs), weights_(spec.weights) {
     for (size_t i = 0; i < data_.size(); ++i)
       tensors_.push_back(at::from_blob(data_[i].data(), spec.inputs[i], at::TensorOptions().dtype(at::kFloat)));
     call_ = makeCall(spec);
@@ -46,10 +46,10 @@ class TorchKernel : public PeerKernel {
   }
 
   // The inputs; each call allocates its output anew (as ATen does).
-  std::vector<std::pair<const void*, size_t>> buffers() const override {
-    std::vector<std::pair<const void*, size_t>> out;
-    for (const auto& in : data_)
-      out.emplace_back(in.data(), in.size() * sizeof(float));
+  std::vector<PeerBuffer> buffers() const override {
+    std::vector<PeerBuffer> out;
+    for (size_t i = 0; i < data_.size(); ++i)
+      out.push_back({data_[i].data(), data_[i].size() * sizeof(float), weights_[i]});
     return out;
   }
 
@@ -110,6 +110,7 @@ class TorchKernel : public PeerKernel {
 
   TorchThreads threads_;
   std::vector<std::vector<float>> data_;  // the inputs, which the tensors view
+  std::vector<bool> weights_;             // per input
   std::vector<at::Tensor> tensors_;
   std::function<at::Tensor()> call_;
   at::Tensor result_;

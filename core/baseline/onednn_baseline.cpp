@@ -43,7 +43,7 @@ class OmpThreads {
 class OnednnKernel : public PeerKernel {
  public:
   OnednnKernel(const OpSpec& spec, const std::vector<std::vector<float>>& inputs, int threads)
-      : threads_(threads), inputs_(inputs) {
+      : threads_(threads), inputs_(inputs), constantWeights_(spec.weights.size() > 1 && spec.weights[1]) {
     outputSize_ = numElements(spec.output);
     const std::string& op = spec.op;
     if (op == "matmul" || op == "batch_matmul" || op == "dense") {
@@ -110,10 +110,10 @@ class OnednnKernel : public PeerKernel {
     stream_.wait();
   }
 
-  std::vector<std::pair<const void*, size_t>> buffers() const override {
-    std::vector<std::pair<const void*, size_t>> out;
+  std::vector<PeerBuffer> buffers() const override {
+    std::vector<PeerBuffer> out;
     for (const auto& [arg, mem] : args_)
-      out.emplace_back(mem.get_data_handle(), mem.get_desc().get_size());
+      out.push_back({mem.get_data_handle(), mem.get_desc().get_size(), arg == DNNL_ARG_WEIGHTS && constantWeights_});
     return out;
   }
 
@@ -236,6 +236,9 @@ class OnednnKernel : public PeerKernel {
   // count is set first.
   OmpThreads threads_;
   std::vector<std::vector<float>> inputs_;  // the op's inputs as given
+  // DNNL_ARG_WEIGHTS holds input 1; a model's constant for conv and dense
+  // (matmul's B is an activation).
+  bool constantWeights_ = false;
   dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream_{engine_};
   dnnl::primitive primitive_;

@@ -12,7 +12,8 @@ namespace {
 
 class OpenblasGemm : public PeerKernel {
  public:
-  OpenblasGemm(const OpSpec& spec, const std::vector<std::vector<float>>& inputs) : op_(spec.op), inputs_(inputs) {
+  OpenblasGemm(const OpSpec& spec, const std::vector<std::vector<float>>& inputs)
+      : op_(spec.op), inputs_(inputs), weights_(spec.weights) {
     const auto& s = spec.shape;
     if (op_ == "matmul" || op_ == "dense") {
       batch_ = 1, m_ = s[0], n_ = s[1], k_ = s[2];
@@ -44,16 +45,17 @@ class OpenblasGemm : public PeerKernel {
   }
 
   std::vector<float> output() override { return out_; }
-  std::vector<std::pair<const void*, size_t>> buffers() const override {
-    std::vector<std::pair<const void*, size_t>> out = {{out_.data(), out_.size() * sizeof(float)}};
-    for (const auto& in : inputs_)
-      out.emplace_back(in.data(), in.size() * sizeof(float));
+  std::vector<PeerBuffer> buffers() const override {
+    std::vector<PeerBuffer> out = {{out_.data(), out_.size() * sizeof(float), false}};
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      out.push_back({inputs_[i].data(), inputs_[i].size() * sizeof(float), weights_[i]});
     return out;
   }
 
  private:
   std::string op_;
   std::vector<std::vector<float>> inputs_;
+  std::vector<bool> weights_;  // per input
   std::vector<float> out_;
   int64_t batch_ = 1, m_ = 0, n_ = 0, k_ = 0;
 };

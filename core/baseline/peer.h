@@ -19,6 +19,7 @@ struct OpSpec {
   std::string op;
   std::vector<int64_t> shape;
   std::vector<std::vector<int64_t>> inputs;  // shapes, in placeholder order
+  std::vector<bool> weights;                 // per input: constant in a model (te::Op::layoutFree)
   std::vector<int64_t> output;
 
   // conv2d, conv2d_bias_relu and depthwise_conv2d (groups = C): input
@@ -41,6 +42,13 @@ class NotApplicable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A buffer of a peer's run, and whether it holds the op's weights.
+struct PeerBuffer {
+  const void* data = nullptr;
+  size_t bytes = 0;
+  bool weights = false;
+};
+
 // One op bound to its inputs, ready to be called many times.
 class PeerKernel {
  public:
@@ -51,7 +59,7 @@ class PeerKernel {
   virtual std::vector<float> output() = 0;
   // The memory a run reads and writes (inputs in the layouts it runs on,
   // weights, output), for a cache flush before each timed call.
-  virtual std::vector<std::pair<const void*, size_t>> buffers() const = 0;
+  virtual std::vector<PeerBuffer> buffers() const = 0;
 };
 
 // Each peer's factory; `inputs` match spec.inputs (checked by the caller).

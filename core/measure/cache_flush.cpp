@@ -1,5 +1,7 @@
 #include "measure/cache_flush.h"
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -36,7 +38,28 @@ void flushPlain(const char* p, const char* end) {
 }
 #endif
 
+size_t privateCacheBytes() {
+  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (l2 <= 0) l2 = 2L << 20;  // not reported (some VMs): assume a large L2
+  return size_t(l2);
+}
+
 }  // namespace
+
+void evictPrivateCaches() {
+  // 1.5x L2: with an LRU-like policy a sweep of that much leaves none of the
+  // earlier lines behind; reads only, so no dirty lines are left to write back.
+  static const size_t bytes = privateCacheBytes() * 3 / 2;
+  static volatile unsigned long long sink = 0;
+#pragma omp parallel
+  {
+    thread_local std::vector<unsigned long long> sweep(bytes / sizeof(unsigned long long), 1);
+    unsigned long long sum = 0;
+    for (size_t i = 0; i < sweep.size(); i += kLine / sizeof(unsigned long long))
+      sum += sweep[i];
+    if (sum == 1) sink = sum;  // never true; keeps the reads
+  }
+}
 
 const char* cacheFlushMethod() {
 #if TESSEL_X86

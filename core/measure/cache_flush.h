@@ -14,6 +14,12 @@ namespace tessel::measure {
 // cache of the machine; returns once they are gone.
 void evictFromCaches(const void* data, size_t bytes);
 
+// Pushes whatever the cores' private caches (L1, L2) hold out to the shared
+// last-level cache: every thread of the OpenMP team reads a buffer of its own
+// larger than its L2. Data a kernel finds there afterwards comes from L3, as
+// the activations a kernel reads inside a model do.
+void evictPrivateCaches();
+
 // The instruction used: "clflushopt", "clflush", or "overwrite" (other
 // machines: a buffer larger than the last-level cache is written instead).
 const char* cacheFlushMethod();

@@ -235,11 +235,8 @@ struct Runner::Impl {
     req.warmup = options.warmup;
     req.repeats = options.repeats;
     req.minRepeatSeconds = options.minRepeatSeconds;
-    req.flushCache = options.flushCache;
-    if (options.flushConstantsOnly) {
-      req.flushConstantsOnly = true;
-      req.constantInputs = task.constantInputs;
-    }
+    req.cacheState = options.cacheState;
+    req.constantInputs = task.constantInputs;
     req.seed = options.seed;
     const nlohmann::json message = protocol::toJson(req);
 

@@ -10,16 +10,19 @@
 // checked against the task's reference kernel, then timed: warm-up runs, then
 // `repeats` repeats, each running the kernel `number` times where `number`
 // grows until one repeat lasts at least `minRepeatSeconds`; the cost of a
-// repeat is its time / number. With flushCache, each call first has every
-// buffer of the kernel evicted from the caches (cache_flush.h) and only the
-// calls are timed: the cold-cache time a kernel has inside a model. A crash, a hang (per-kernel timeout) or a wrong
-// answer is an error result; the worker is replaced and the batch goes on.
+// repeat is its time / number. Unless the cache state is Warm, each call
+// first has the kernel's buffers put where RunOptions::cacheState says
+// (cache_state.h, cache_flush.h), only the calls are timed, and a repeat is
+// long enough once calls and evictions together last minRepeatSeconds. A crash, a
+// hang (per-kernel timeout) or a wrong answer is an error result; the worker
+// is replaced and the batch goes on.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "measure/cache_state.h"
 #include "measure/measure_types.h"
 #include "support/cancellation.h"
 
@@ -51,10 +54,8 @@ struct RunOptions {
   int warmup = 1;
   int repeats = 3;
   double minRepeatSeconds = 0.02;
-  bool flushCache = false;  // evict the kernel's buffers from the caches before each call
-  // With flushCache: evict only its constant inputs (weights, packed or not),
-  // leaving activations and outputs where the previous call left them.
-  bool flushConstantsOnly = false;
+  // Where the kernel's buffers are at each timed call (evictions not timed).
+  CacheState cacheState = CacheState::Warm;
   unsigned seed = 1;
   // Set: the kernel being measured is abandoned (its worker killed) and the
   // rest are not run; their results say "cancelled".

@@ -263,8 +263,12 @@ class Worker {
     for (int rep = 0; rep < req.repeats; ++rep) {
       for (;;) {
         double seconds = 0;
-        if (req.flushCache) {
-          // Cold caches for every call: only the calls are timed, not the evictions.
+        bool longEnough = false;
+        if (req.cacheState != CacheState::Warm) {
+          // The cache state made anew for every call: only the calls are
+          // timed, each on its own, so a repeat is long enough once the calls
+          // and evictions together last minRepeatSeconds.
+          const auto start = Clock::now();
           for (int64_t i = 0; i < number; ++i) {
             evictBuffers(req);
             const auto t0 = Clock::now();
@@ -272,6 +276,7 @@ class Worker {
             seconds += std::chrono::duration<double>(Clock::now() - t0).count();
             if (r != 0) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(r));
           }
+          longEnough = std::chrono::duration<double>(Clock::now() - start).count() >= req.minRepeatSeconds;
         } else {
           const auto t0 = Clock::now();
           for (int64_t i = 0; i < number; ++i) {
@@ -281,7 +286,8 @@ class Worker {
           seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         }
         // Repeats after the first reuse the calibrated number.
-        if (seconds >= req.minRepeatSeconds || number >= (req.flushCache ? kMaxFlushedNumber : kMaxNumber)) {
+        if (longEnough || seconds >= req.minRepeatSeconds ||
+            number >= (req.cacheState != CacheState::Warm ? kMaxFlushedNumber : kMaxNumber)) {
           res.costs.push_back(seconds / double(number));
           break;
         }
@@ -448,12 +454,13 @@ class Worker {
     auto evict = [](const std::unique_ptr<GuardedBuffer>& b) {
       if (b) evictFromCaches(b->data(), b->size() * sizeof(float));
     };
-    if (req.flushConstantsOnly) {
+    if (req.cacheState == CacheState::Model) {
       for (size_t a : req.constantInputs)
         if (a < req.numInputs) {
           evict(task_.buffers.at(a));
           if (a < packed_.size()) evict(packed_[a]);
         }
+      evictPrivateCaches();
       return;
     }
     for (const auto& b : task_.buffers)

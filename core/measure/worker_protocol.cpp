@@ -225,8 +225,7 @@ json toJson(const Request& r) {
               {"warmup", r.warmup},
               {"repeats", r.repeats},
               {"minRepeatSeconds", encodeDouble(r.minRepeatSeconds)},
-              {"flushCache", r.flushCache},
-              {"flushConstantsOnly", r.flushConstantsOnly},
+              {"cacheFlush", cacheStateName(r.cacheState)},
               {"constantInputs", r.constantInputs},
               {"seed", r.seed}};
 }
@@ -252,21 +251,25 @@ bool fromJson(const json& j, Request& r, std::string* error) {
     setError(error, "unknown request type '" + type + "'");
     return false;
   }
-  // Optional fields: without them every input is passed plain and, with the
-  // cache flush, every buffer evicted.
+  // Optional fields: without them every input is passed plain.
   if (j.contains("packSymbol") &&
       !(getField(j, "packSymbol", r.packSymbol, error) && getField(j, "packedSizes", r.packedSizes, error)))
     return false;
-  if (j.contains("flushConstantsOnly") && !(getField(j, "flushConstantsOnly", r.flushConstantsOnly, error) &&
-                                            getField(j, "constantInputs", r.constantInputs, error)))
+  std::string cacheFlush;
+  if (!(getField(j, "cacheFlush", cacheFlush, error) && getField(j, "constantInputs", r.constantInputs, error)))
     return false;
+  if (auto state = parseCacheState(cacheFlush)) {
+    r.cacheState = *state;
+  } else {
+    setError(error, "field 'cacheFlush' must be off, on or model, not '" + cacheFlush + "'");
+    return false;
+  }
   return getField(j, "library", r.library, error) && getField(j, "symbol", r.symbol, error) &&
          getField(j, "taskKey", r.taskKey, error) && getField(j, "bufferSizes", r.bufferSizes, error) &&
          getField(j, "numInputs", r.numInputs, error) && getField(j, "referenceLibrary", r.referenceLibrary, error) &&
          getField(j, "referenceSymbol", r.referenceSymbol, error) && getDouble(j, "tolerance", r.tolerance, error) &&
          getField(j, "warmup", r.warmup, error) && getField(j, "repeats", r.repeats, error) &&
-         getDouble(j, "minRepeatSeconds", r.minRepeatSeconds, error) &&
-         getField(j, "flushCache", r.flushCache, error) && getField(j, "seed", r.seed, error);
+         getDouble(j, "minRepeatSeconds", r.minRepeatSeconds, error) && getField(j, "seed", r.seed, error);
 }
 
 bool fromJson(const json& j, Response& r, std::string* error) {

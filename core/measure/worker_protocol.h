@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "measure/cache_state.h"
 #include "measure/measure_types.h"
 
 namespace tessel::measure::protocol {
@@ -57,9 +58,8 @@ struct Request {
   int warmup = 1;
   int repeats = 3;
   double minRepeatSeconds = 0.02;
-  bool flushCache = false;
-  bool flushConstantsOnly = false;     // with flushCache: evict constantInputs only
-  std::vector<size_t> constantInputs;  // input indices
+  CacheState cacheState = CacheState::Warm;
+  std::vector<size_t> constantInputs;  // input indices: the weights, for CacheState::Model
   unsigned seed = 1;
 };
 

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
       for (int tiles = 1; tiles >= 0; --tiles) {
         measure::MeasurerOptions o;
         o.run.workerPath = TESSEL_WORKER_PATH;
-        o.run.flushCache = true;
+        o.run.cacheState = measure::CacheState::Cold;
         o.cpp.registerTiles = tiles == 1;
         if (prefer256) {
           auto& f = o.build.flags;

@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> sources(programs.size());
   measure::MeasurerOptions o;
   o.run.workerPath = TESSEL_WORKER_PATH;
-  o.run.flushCache = flush;
+  o.run.cacheState = flush ? measure::CacheState::Cold : measure::CacheState::Warm;
   o.keepFiles = keep;
   o.cpp.layoutRewrite = !plainLayout;
   measure::ProgramMeasurer pm(task, o);  // one reference and work folder for all rounds

@@ -316,6 +316,7 @@ class TestCli : public QObject {
     QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
     QCOMPARE(j["trials"].toInt(), 13);
     QCOMPARE(j["warmup_batch"].toInt(), 2);
+    QCOMPARE(j["cache_flush"].toString(), QString("off"));
     QVERIFY(!j["estimated_ms"].isNull());
     int sum = 0;
     for (const QJsonValue& t : j["tasks"].toArray()) {
@@ -336,7 +337,7 @@ class TestCli : public QObject {
     QCOMPARE(QJsonDocument::fromJson(full.out.toUtf8()).object()["warmup_batch"].toInt(), 4);
     Run bad = tessel({"tune", "tiny_cnn", "--cache-flush", "maybe"});
     QCOMPARE(bad.code, 2);
-    QVERIFY2(bad.err.contains("--cache-flush takes on or off"), qPrintable(bad.err));
+    QVERIFY2(bad.err.contains("--cache-flush takes model, on or off, not 'maybe'"), qPrintable(bad.err));
   }
 
   // tune a small model under the task scheduler, resume it, run it against LibTorch.
@@ -348,6 +349,7 @@ class TestCli : public QObject {
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
     QCOMPARE(j["trials"].toInt(), 20);
+    QCOMPARE(j["cache_flush"].toString(), QString("model"));  // the default of model tuning
     QJsonArray tasks = j["tasks"].toArray();
     QCOMPARE(tasks.size(), 5);
     double estimate = 0, share = 0;
