@@ -57,7 +57,7 @@ void CodeView::setTitle(const QString& title, const QString& note) {
   titleLabel_->setText(note.isEmpty() ? title : title + QStringLiteral(" — ") + note);
 }
 
-void CodeView::showProgram(const search::SearchTask& task, const QString& title, const QString& decisionsJson,
+void CodeView::showProgram(const task::SearchTask& task, const QString& title, const QString& decisionsJson,
                            const QString& stepsJson) {
   const quint64 gen = ++generation_;
   ready_ = false;

@@ -6,7 +6,7 @@
 #include <QString>
 #include <QWidget>
 
-#include "search/search_task.h"
+#include "task/search_task.h"
 
 class QLabel;
 class QPlainTextEdit;
@@ -26,7 +26,7 @@ class CodeView : public QWidget {
   // program's steps when given (replayed exactly), else the decisions; both
   // empty = the naive program. A newer call (or showText) supersedes a
   // pending one.
-  void showProgram(const search::SearchTask& task, const QString& title, const QString& decisionsJson,
+  void showProgram(const task::SearchTask& task, const QString& title, const QString& decisionsJson,
                    const QString& stepsJson = {});
   void showText(const QString& title, const QString& code);  // shows given code
   void clear();

@@ -465,7 +465,7 @@ SessionsDialog* MainWindow::showSessions() {
 ExportDialog* MainWindow::showExport() {
   auto* dialog = new ExportDialog(effectiveDatabase(), this);
   ExportDialog::TaskDefinitions tasks;
-  for (const search::SearchTask& t : searchTasks_)
+  for (const task::SearchTask& t : searchTasks_)
     tasks.emplace_back(t.key, t.dag);
   dialog->setModelTasks(prepared_ ? model_ : QString(), tasks, selected_);
   if (!prepared_ && selected_ >= 0) dialog->setScope(ExportDialog::SelectedTaskScope);  // a task session
@@ -521,7 +521,7 @@ void MainWindow::reopenSession(qint64 session) {
       return;
     }
     // A session of one operator (tessel tune-op): its task alone, no graph.
-    search::SearchTask task;
+    task::SearchTask task;
     const store::TaskRow& t = history->tasks.empty() ? store::TaskRow{} : history->tasks.front().task;
     try {
       if (history->tasks.empty()) throw std::runtime_error("the session has no record");

@@ -11,7 +11,7 @@
 #include <memory>
 #include <optional>
 
-#include "search/search_task.h"
+#include "task/search_task.h"
 
 class QAction;
 class QCloseEvent;
@@ -168,9 +168,9 @@ class MainWindow : public QMainWindow {
   SearchSpaceView* space_ = nullptr;
   CodeView* code_ = nullptr;
   std::shared_ptr<const frontend::PreparedModel> prepared_;
-  search::SearchTask selectedTask_;
+  task::SearchTask selectedTask_;
   int selected_ = -1;
-  std::vector<search::SearchTask> searchTasks_;                  // of the open model, or of a reopened task session
+  std::vector<task::SearchTask> searchTasks_;                    // of the open model, or of a reopened task session
   QVector<BestProgram> best_;                                    // per task
   std::shared_ptr<const store::SessionHistory> pendingHistory_;  // shown once its model is open
   qint64 resumable_ = 0;

@@ -75,7 +75,7 @@ QString SearchSpaceView::formatCount(double n) {
   return s;
 }
 
-void SearchSpaceView::showTask(const search::SearchTask& task, const QString& bestDecisions, double bestSeconds,
+void SearchSpaceView::showTask(const task::SearchTask& task, const QString& bestDecisions, double bestSeconds,
                                const QString& bestSteps) {
   const quint64 gen = ++generation_;
   ready_ = false;

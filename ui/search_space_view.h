@@ -35,7 +35,7 @@ class SearchSpaceView : public QWidget {
   // of the best program so far ("" = none yet), bestSeconds NaN if none,
   // bestSteps its serialised steps when it comes from the database (the
   // code view then replays them exactly).
-  void showTask(const search::SearchTask& task, const QString& bestDecisions, double bestSeconds,
+  void showTask(const task::SearchTask& task, const QString& bestDecisions, double bestSeconds,
                 const QString& bestSteps = {});
   // Updates the best program of the task shown without recomputing the space.
   void setBest(const QString& bestDecisions, double bestSeconds, const QString& bestSteps = {});

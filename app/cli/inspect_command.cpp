@@ -10,7 +10,7 @@
 #include "fusion/task_extraction.h"
 #include "graph/graph.h"
 #include "model_loader.h"
-#include "search/search_task.h"
+#include "task/search_task.h"
 
 namespace tessel::cli {
 

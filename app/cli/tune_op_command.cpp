@@ -100,9 +100,9 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   if (costModel != "xgb" && costModel != "random")
     throw UsageError("unknown --cost-model " + costModel +
                      " (available: xgb, random; mlp, gat and atformer come later)");
-  search::SearchTask task;
+  task::SearchTask task;
   try {
-    task = search::makeOperatorTask(op, shape, target, args.get("layout", ""));
+    task = task::makeOperatorTask(op, shape, target, args.get("layout", ""));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

@@ -11,7 +11,7 @@
 
 namespace tessel::codegen {
 
-using measure::ErrorCode;
+using support::ErrorCode;
 
 namespace {
 

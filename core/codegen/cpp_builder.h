@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "codegen/cpu_features.h"
-#include "measure/measure_types.h"
 #include "support/cancellation.h"
+#include "support/error_code.h"
 
 namespace tessel::codegen {
 
@@ -18,7 +18,7 @@ struct BuildCandidate {
 };
 
 struct BuildOutput {
-  measure::ErrorCode error = measure::ErrorCode::None;
+  support::ErrorCode error = support::ErrorCode::None;
   std::string message;
   std::string library;  // path of the .so holding the symbol
   double seconds = 0;   // compile time of its unit

@@ -13,9 +13,9 @@
 #include "codegen/cpp_codegen.h"
 #include "lower/layout_rewrite.h"
 #include "schedule/steps.h"
-#include "search/search_task.h"
 #include "store/tuning_recorder.h"
 #include "support/subprocess.h"
+#include "task/search_task.h"
 
 namespace tessel::exporter {
 
@@ -139,9 +139,9 @@ std::string number(double v) {
 
 // The task as it was tuned: its definition from the options, or rebuilt
 // from its op and shape (throws naming the problem).
-search::SearchTask rebuildTask(const store::TaskRow& row, const KernelExportOptions& options) {
+task::SearchTask rebuildTask(const store::TaskRow& row, const KernelExportOptions& options) {
   if (auto d = options.definitions.find(row.key); d != options.definitions.end()) {
-    search::SearchTask task;
+    task::SearchTask task;
     task.dag = d->second;
     task.key = row.key;
     return task;
@@ -196,7 +196,7 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
     std::vector<store::BestRow> best = db.best(row.id);
     if (best.empty()) throw std::runtime_error("task " + row.key + " has no valid record to export");
     const store::RecordRow& rec = best.front().record;
-    const search::SearchTask task = rebuildTask(row, options);
+    const task::SearchTask task = rebuildTask(row, options);
     schedule::State state = schedule::replay(task.dag, schedule::deserializeSteps(rec.steps));
     lower::LoweredFunc f = lower::lowerState(state);
     std::vector<Argument> args = argumentsOf(task.dag, f);

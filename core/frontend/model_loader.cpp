@@ -4,7 +4,7 @@
 
 #include "frontend/torchscript_import.h"
 #include "graph/zoo.h"
-#include "search/search_task.h"
+#include "task/search_task.h"
 #ifdef TESSEL_HAVE_ONNX
 #include "frontend/onnx_import.h"
 #endif
@@ -98,7 +98,7 @@ PreparedModel prepareModel(const std::string& model, const std::string& inputSha
   graph::foldBatchNorm(m.graph);
   graph::pretransposeGemmWeights(m.graph);
   m.plan = fusion::makeFusionPlan(m.graph, m.fusion);
-  m.lowering.imageLayout = te::parseLayout(search::defaultLayout(target));
+  m.lowering.imageLayout = te::parseLayout(task::defaultLayout(target));
   m.tasks = fusion::extractTasks(m.graph, m.plan, m.lowering);
   return m;
 }

@@ -92,7 +92,7 @@ std::vector<GraphTask> extractTasks(const graph::Graph& g, const FusionPlan& pla
     graph::LoweredSubgraph lowered = graph::lowerSubgraph(g, group, options);
     t.dag = canonicalizeNames(lowered.dag);
     if (!t.dag.outputs().empty()) t.shape = t.dag.op(t.dag.outputs().front()).shape;
-    t.key = search::workloadKey(t.name, t.shape, t.dag);
+    t.key = task::workloadKey(t.name, t.shape, t.dag);
     t.flops = t.dag.flops();
     auto [it, fresh] = byKey.insert({t.key, tasks.size()});
     if (fresh) tasks.push_back(std::move(t));
@@ -102,8 +102,8 @@ std::vector<GraphTask> extractTasks(const graph::Graph& g, const FusionPlan& pla
   return tasks;
 }
 
-search::SearchTask toSearchTask(const GraphTask& t, const std::string& target) {
-  search::SearchTask s;
+task::SearchTask toSearchTask(const GraphTask& t, const std::string& target) {
+  task::SearchTask s;
   s.op = t.name;
   s.shape = t.shape;
   s.target = target;

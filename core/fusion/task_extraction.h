@@ -7,7 +7,7 @@
 
 #include "fusion/fusion_plan.h"
 #include "graph/te_lowering.h"
-#include "search/search_task.h"
+#include "task/search_task.h"
 
 namespace tessel::fusion {
 
@@ -32,6 +32,6 @@ std::vector<GraphTask> extractTasks(const graph::Graph& g, const FusionPlan& pla
 // in order: subgraphs that compute the same thing get the same text.
 te::ComputeDAG canonicalizeNames(const te::ComputeDAG& dag);
 
-search::SearchTask toSearchTask(const GraphTask& t, const std::string& target);
+task::SearchTask toSearchTask(const GraphTask& t, const std::string& target);
 
 }  // namespace tessel::fusion

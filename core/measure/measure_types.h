@@ -4,21 +4,13 @@
 #include <string>
 #include <vector>
 
+#include "support/error_code.h"
+
 namespace tessel::measure {
 
-enum class ErrorCode : int {
-  None = 0,
-  Instantiation = 1,
-  CompileHost = 2,
-  CompileDevice = 3,
-  Runtime = 4,
-  WrongAnswer = 5,
-  BuildTimeout = 6,
-  RunTimeout = 7,
-  Unknown = 8,
-};
-// "none", "instantiation error", ... : the message of each code.
-const char* errorName(ErrorCode c);
+// Defined in support/ (the code generator's builder reports them too).
+using support::ErrorCode;
+using support::errorName;
 
 struct MeasureResult {
   ErrorCode error = ErrorCode::None;

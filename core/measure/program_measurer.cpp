@@ -30,7 +30,7 @@ std::string programSource(const te::ComputeDAG& dag, const std::vector<schedule:
   return programCode(dag, steps, symbol, cpp).source;
 }
 
-ProgramMeasurer::ProgramMeasurer(const search::SearchTask& task, MeasurerOptions options)
+ProgramMeasurer::ProgramMeasurer(const task::SearchTask& task, MeasurerOptions options)
     : task_(task), options_(std::move(options)) {
   if (options_.build.workDir.empty()) {
     options_.build.workDir = support::makeTempDir("tessel-build");

@@ -11,7 +11,7 @@
 #include "codegen/cpp_codegen.h"
 #include "measure/runner.h"
 #include "schedule/steps.h"
-#include "search/search_task.h"
+#include "task/search_task.h"
 
 namespace tessel::measure {
 
@@ -29,7 +29,7 @@ struct ProgramResult {
 
 class ProgramMeasurer {
  public:
-  ProgramMeasurer(const search::SearchTask& task, MeasurerOptions options);
+  ProgramMeasurer(const task::SearchTask& task, MeasurerOptions options);
   ~ProgramMeasurer();
   ProgramMeasurer(const ProgramMeasurer&) = delete;
   ProgramMeasurer& operator=(const ProgramMeasurer&) = delete;
@@ -41,7 +41,7 @@ class ProgramMeasurer {
 
  private:
   void buildReference();
-  const search::SearchTask& task_;
+  const task::SearchTask& task_;
   MeasurerOptions options_;
   bool ownsWorkDir_ = false;
   RunTask runTask_;

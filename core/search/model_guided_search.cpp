@@ -12,7 +12,7 @@
 
 namespace tessel::search {
 
-ModelGuidedSearch::ModelGuidedSearch(const SearchTask& task, const schedule::HardwareParams& hw,
+ModelGuidedSearch::ModelGuidedSearch(const task::SearchTask& task, const schedule::HardwareParams& hw,
                                      std::unique_ptr<cost::CostModel> model, uint64_t seed, bool anneal,
                                      EvolutionParams params)
     : RandomSearch(task, hw, seed), model_(std::move(model)), anneal_(anneal), params_(params) {}

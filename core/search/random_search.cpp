@@ -5,7 +5,7 @@
 
 namespace tessel::search {
 
-RandomSearch::RandomSearch(const SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed)
+RandomSearch::RandomSearch(const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed)
     : task_(task), hw_(hw), sketches_(schedule::generateSketches(task.dag, hw)), rng_(seed) {
   if (sketches_.empty()) throw std::runtime_error("no sketch for task " + task.key);
 }
@@ -57,7 +57,7 @@ void RandomSearch::restore(const std::vector<Program>& programs, const std::vect
     seen_.insert(schedule::serializeSteps(p));
 }
 
-std::unique_ptr<SearchPolicy> makeSearchPolicy(const std::string& name, const SearchTask& task,
+std::unique_ptr<SearchPolicy> makeSearchPolicy(const std::string& name, const task::SearchTask& task,
                                                const schedule::HardwareParams& hw, uint64_t seed,
                                                const std::string& costModel, EvolutionParams params) {
   if (name == "random") return std::make_unique<RandomSearch>(task, hw, seed);

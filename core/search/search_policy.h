@@ -13,8 +13,8 @@
 #include "cost/cost_model.h"
 #include "measure/measure_types.h"
 #include "schedule/sketch.h"
-#include "search/search_task.h"
 #include "support/cancellation.h"
+#include "task/search_task.h"
 
 namespace tessel::search {
 
@@ -45,7 +45,7 @@ class SearchPolicy {
 // Random programs: a random sketch, randomly annotated (Ansor's baseline).
 class RandomSearch : public SearchPolicy {
  public:
-  RandomSearch(const SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed);
+  RandomSearch(const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed);
   std::string name() const override { return "random"; }
   std::vector<Program> nextBatch(int n) override;
   void update(const std::vector<Program>&, const std::vector<measure::MeasureResult>&) override {}
@@ -62,7 +62,7 @@ class RandomSearch : public SearchPolicy {
   // Rejects GPU programs over the shared-memory limit (throws ScheduleError).
   void checkGpuLimits(const Program& p) const;
 
-  const SearchTask& task_;
+  const task::SearchTask& task_;
   schedule::HardwareParams hw_;
   std::vector<schedule::Sketch> sketches_;
   std::mt19937_64 rng_;
@@ -85,8 +85,8 @@ struct EvolutionParams {
 // (Ansor) or "anneal" (AutoTVM-style simulated annealing).
 class ModelGuidedSearch : public RandomSearch {
  public:
-  ModelGuidedSearch(const SearchTask& task, const schedule::HardwareParams& hw, std::unique_ptr<cost::CostModel> model,
-                    uint64_t seed, bool anneal, EvolutionParams params = {});
+  ModelGuidedSearch(const task::SearchTask& task, const schedule::HardwareParams& hw,
+                    std::unique_ptr<cost::CostModel> model, uint64_t seed, bool anneal, EvolutionParams params = {});
   std::string name() const override { return anneal_ ? "anneal" : "evolutionary"; }
   std::vector<Program> nextBatch(int n) override;
   void update(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results) override;
@@ -125,7 +125,7 @@ class ModelGuidedSearch : public RandomSearch {
 };
 
 // By name: random | evolutionary | anneal, with a cost model by name.
-std::unique_ptr<SearchPolicy> makeSearchPolicy(const std::string& name, const SearchTask& task,
+std::unique_ptr<SearchPolicy> makeSearchPolicy(const std::string& name, const task::SearchTask& task,
                                                const schedule::HardwareParams& hw, uint64_t seed,
                                                const std::string& costModel = "random", EvolutionParams params = {});
 

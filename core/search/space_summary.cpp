@@ -243,7 +243,7 @@ std::string sampleText(const ProgramDecisions& d) {
   return os.str();
 }
 
-std::vector<Sketch> sketchesOf(const SearchTask& task, const schedule::HardwareParams& hw) {
+std::vector<Sketch> sketchesOf(const task::SearchTask& task, const schedule::HardwareParams& hw) {
   std::vector<Sketch> sketches = schedule::generateSketches(task.dag, hw);
   if (sketches.empty()) throw std::runtime_error("no sketch for task " + task.key);
   return sketches;
@@ -269,7 +269,8 @@ double countTileLengths(int64_t extent, size_t n, int64_t maxInnermost) {
   return total;
 }
 
-SpaceSummary summarizeSpace(const SearchTask& task, const schedule::HardwareParams& hw, int samples, uint64_t seed) {
+SpaceSummary summarizeSpace(const task::SearchTask& task, const schedule::HardwareParams& hw, int samples,
+                            uint64_t seed) {
   std::vector<Sketch> sketches = sketchesOf(task, hw);
   SpaceSummary out;
   for (size_t i = 0; i < sketches.size(); ++i) {
@@ -304,15 +305,15 @@ SpaceSummary summarizeSpace(const SearchTask& task, const schedule::HardwarePara
   return out;
 }
 
-SpaceSummary summarizeSpace(const SearchTask& task, int samples, uint64_t seed) {
+SpaceSummary summarizeSpace(const task::SearchTask& task, int samples, uint64_t seed) {
   return summarizeSpace(task, hostHardware(task.target), samples, seed);
 }
 
-std::string kernelSymbol(const SearchTask& task) {
+std::string kernelSymbol(const task::SearchTask& task) {
   return "tessel_" + lower::cIdent(task.key.empty() ? task.op : task.key);
 }
 
-std::string programSource(const SearchTask& task, const std::string& decisionsJson,
+std::string programSource(const task::SearchTask& task, const std::string& decisionsJson,
                           const schedule::HardwareParams& hw) {
   ProgramDecisions d = schedule::deserializeDecisions(decisionsJson);
   std::vector<Sketch> sketches = sketchesOf(task, hw);
@@ -327,11 +328,11 @@ std::string programSource(const SearchTask& task, const std::string& decisionsJs
   return os.str();
 }
 
-std::string programSource(const SearchTask& task, const std::string& decisionsJson) {
+std::string programSource(const task::SearchTask& task, const std::string& decisionsJson) {
   return programSource(task, decisionsJson, hostHardware(task.target));
 }
 
-std::string storedProgramSource(const SearchTask& task, const std::string& stepsJson) {
+std::string storedProgramSource(const task::SearchTask& task, const std::string& stepsJson) {
   std::vector<schedule::Step> steps = schedule::deserializeSteps(stepsJson);
   std::ostringstream os;
   os << "// " << task.key << ", stored program\n"
@@ -339,7 +340,7 @@ std::string storedProgramSource(const SearchTask& task, const std::string& steps
   return os.str();
 }
 
-std::string naiveProgramSource(const SearchTask& task) {
+std::string naiveProgramSource(const task::SearchTask& task) {
   std::ostringstream os;
   os << "// " << task.key << ", naive program (not scheduled)\n"
      << codegen::cppPrelude() << measure::programSource(task.dag, {}, kernelSymbol(task));

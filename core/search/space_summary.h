@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "schedule/sketch.h"
-#include "search/search_task.h"
+#include "task/search_task.h"
 
 namespace tessel::search {
 
@@ -51,23 +51,24 @@ schedule::HardwareParams hostHardware(const std::string& target);
 // innermost at most `maxInnermost`: the domain sampleTileLengths draws from.
 double countTileLengths(int64_t extent, size_t n, int64_t maxInnermost);
 
-SpaceSummary summarizeSpace(const SearchTask& task, const schedule::HardwareParams& hw, int samples = 3,
+SpaceSummary summarizeSpace(const task::SearchTask& task, const schedule::HardwareParams& hw, int samples = 3,
                             uint64_t seed = 1);
-SpaceSummary summarizeSpace(const SearchTask& task, int samples = 3, uint64_t seed = 1);
+SpaceSummary summarizeSpace(const task::SearchTask& task, int samples = 3, uint64_t seed = 1);
 
 // The name of the kernel function programSource emits.
-std::string kernelSymbol(const SearchTask& task);
+std::string kernelSymbol(const task::SearchTask& task);
 
 // C++ source of the program given by serialised decisions (from the
 // database, or a sample): a compilable translation unit with one kernel
 // `kernelSymbol(task)`. Throws (std::runtime_error / ScheduleError) naming
 // the problem for bad decisions.
-std::string programSource(const SearchTask& task, const std::string& decisionsJson, const schedule::HardwareParams& hw);
-std::string programSource(const SearchTask& task, const std::string& decisionsJson);
+std::string programSource(const task::SearchTask& task, const std::string& decisionsJson,
+                          const schedule::HardwareParams& hw);
+std::string programSource(const task::SearchTask& task, const std::string& decisionsJson);
 // C++ source of a stored program, replayed from its serialised steps: the
 // exact program that was measured, whatever machine chose its decisions.
-std::string storedProgramSource(const SearchTask& task, const std::string& stepsJson);
+std::string storedProgramSource(const task::SearchTask& task, const std::string& stepsJson);
 // The naive (unscheduled) program's source, when no decisions exist yet.
-std::string naiveProgramSource(const SearchTask& task);
+std::string naiveProgramSource(const task::SearchTask& task);
 
 }  // namespace tessel::search

@@ -52,7 +52,7 @@ class GradientTaskScheduler {
 };
 
 struct ModelTask {
-  SearchTask task;
+  task::SearchTask task;
   double weight = 1;
   std::string tag;  // similarity tag (e.g. the subgraph's op names)
 };

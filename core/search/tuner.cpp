@@ -14,7 +14,8 @@ struct TaskTuner::State {
   bool exhausted = false;
 };
 
-TaskTuner::TaskTuner(const SearchTask& task, TuneOptions options) : task_(task), o_(std::move(options)), s_(new State) {
+TaskTuner::TaskTuner(const task::SearchTask& task, TuneOptions options)
+    : task_(task), o_(std::move(options)), s_(new State) {
   start_ = std::chrono::steady_clock::now();
   if (o_.cancel) o_.evolution.cancel = o_.measurer.run.cancel = o_.measurer.build.cancel = o_.cancel;
   s_->policy = makeSearchPolicy(o_.search, task_, o_.hardware, o_.seed, o_.costModel, o_.evolution);
@@ -136,7 +137,7 @@ const TuneResult& TaskTuner::finish() {
   return r;
 }
 
-TuneResult tuneTask(const SearchTask& task, const TuneOptions& o) {
+TuneResult tuneTask(const task::SearchTask& task, const TuneOptions& o) {
   TaskTuner tuner(task, o);
   while (!tuner.done())
     if (tuner.runRound() == 0) break;

@@ -68,7 +68,7 @@ struct TuneResult {
 class TaskTuner {
  public:
   // Restores options.previous / options.known before the first round.
-  TaskTuner(const SearchTask& task, TuneOptions options);
+  TaskTuner(const task::SearchTask& task, TuneOptions options);
   ~TaskTuner();
   TaskTuner(const TaskTuner&) = delete;
   TaskTuner& operator=(const TaskTuner&) = delete;
@@ -86,17 +86,17 @@ class TaskTuner {
   const TuneResult& result() const { return r_; }
   // The final result (best source, saved cost model); call once at the end.
   const TuneResult& finish();
-  const SearchTask& task() const { return task_; }
+  const task::SearchTask& task() const { return task_; }
 
  private:
   struct State;
-  const SearchTask& task_;
+  const task::SearchTask& task_;
   TuneOptions o_;
   State* s_;
   TuneResult r_;
   std::chrono::steady_clock::time_point start_;
 };
 
-TuneResult tuneTask(const SearchTask& task, const TuneOptions& options);
+TuneResult tuneTask(const task::SearchTask& task, const TuneOptions& options);
 
 }  // namespace tessel::search

@@ -4,10 +4,10 @@
 
 namespace tessel::store {
 
-search::SearchTask operatorTaskOf(const TaskRow& row) {
-  search::SearchTask task;
+task::SearchTask operatorTaskOf(const TaskRow& row) {
+  task::SearchTask task;
   try {
-    task = search::makeOperatorTask(row.op, row.shape, row.target, row.layout);
+    task = task::makeOperatorTask(row.op, row.shape, row.target, row.layout);
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot rebuild task " + row.key + " (" + e.what() +
                              "): a model's tasks are rebuilt from the model");
@@ -18,7 +18,7 @@ search::SearchTask operatorTaskOf(const TaskRow& row) {
   return task;
 }
 
-TaskRow taskRowOf(const search::SearchTask& task) {
+TaskRow taskRowOf(const task::SearchTask& task) {
   TaskRow t;
   t.key = task.key;
   t.target = task.target;
@@ -63,7 +63,7 @@ RecordRow toRecordRow(const search::TuneRecord& t, int64_t taskId, int64_t sessi
   return r;
 }
 
-TuningRecorder::TuningRecorder(Database& db, const search::SearchTask& task, const std::string& config, int64_t trials,
+TuningRecorder::TuningRecorder(Database& db, const task::SearchTask& task, const std::string& config, int64_t trials,
                                bool resume)
     : db_(db) {
   taskId_ = db_.ensureTask(taskRowOf(task));
@@ -80,7 +80,7 @@ TuningRecorder::TuningRecorder(Database& db, const search::SearchTask& task, con
     (r.sessionId == sessionId_ ? previous_ : known_).push_back(toTuneRecord(r));
 }
 
-TuningRecorder::TuningRecorder(Database& db, const search::SearchTask& task, int64_t modelSessionId) : db_(db) {
+TuningRecorder::TuningRecorder(Database& db, const task::SearchTask& task, int64_t modelSessionId) : db_(db) {
   taskId_ = db_.ensureTask(taskRowOf(task));
   sessionId_ = modelSessionId;
   for (const RecordRow& r : db_.records(taskId_))

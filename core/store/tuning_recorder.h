@@ -10,12 +10,12 @@
 
 namespace tessel::store {
 
-TaskRow taskRowOf(const search::SearchTask& task);
+TaskRow taskRowOf(const task::SearchTask& task);
 // A stored library-operator task (tune-op's) rebuilt from its op, shape and
 // layout. Throws std::runtime_error when it cannot be (a model's fused
 // subgraph: rebuild it from the model) or when the operator's definition
 // changed since it was tuned (another workload key).
-search::SearchTask operatorTaskOf(const TaskRow& row);
+task::SearchTask operatorTaskOf(const TaskRow& row);
 // A stored record as the tuner's, and back.
 search::TuneRecord toTuneRecord(const RecordRow& r);
 RecordRow toRecordRow(const search::TuneRecord& r, int64_t taskId, int64_t sessionId);
@@ -26,11 +26,11 @@ class TuningRecorder {
   // finished with fewer trials) if there is one (resumed() says whether);
   // otherwise starts a new session. `config`
   // is the session's configuration as JSON.
-  TuningRecorder(Database& db, const search::SearchTask& task, const std::string& config, int64_t trials, bool resume);
+  TuningRecorder(Database& db, const task::SearchTask& task, const std::string& config, int64_t trials, bool resume);
 
   // A task of a model's session (kind "model"): records of the task in that
   // session are its previous trials, the others are known.
-  TuningRecorder(Database& db, const search::SearchTask& task, int64_t modelSessionId);
+  TuningRecorder(Database& db, const task::SearchTask& task, int64_t modelSessionId);
 
   // Fills options.previous / options.known and chains options.onRecords.
   void attach(search::TuneOptions& options);

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     if (!row) continue;
     const std::vector<store::BestRow> best = db->best(row->id);
     if (best.empty()) continue;
-    const search::SearchTask task = fusion::toSearchTask(gt, "cpu");
+    const task::SearchTask task = fusion::toSearchTask(gt, "cpu");
     const std::vector<std::vector<schedule::Step>> program = {schedule::deserializeSteps(best.front().record.steps)};
     std::vector<std::unique_ptr<measure::ProgramMeasurer>> measurers;  // one per state: one reference built each
     for (measure::CacheState state : states) {

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   double sumTiles = 0, sumPlain = 0, logRatio = 0;
   int n = 0;
   for (const fusion::GraphTask& gt : m.tasks) {
-    const search::SearchTask task = fusion::toSearchTask(gt, "cpu");
+    const task::SearchTask task = fusion::toSearchTask(gt, "cpu");
     const auto row = db->taskByKey(gt.key, "cpu");
     if (!row) continue;
     std::vector<store::RecordRow> records = db->records(row->id);

@@ -18,7 +18,7 @@
 
 #include "measure/program_measurer.h"
 #include "schedule/steps.h"
-#include "search/search_task.h"
+#include "task/search_task.h"
 
 using namespace tessel;
 
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   std::stringstream dims(argv[2]);
   for (std::string d; std::getline(dims, d, ',');)
     shape.push_back(std::stoll(d));
-  const search::SearchTask task = search::makeOperatorTask(argv[1], shape, "cpu", "");
+  const task::SearchTask task = task::makeOperatorTask(argv[1], shape, "cpu", "");
   std::vector<std::vector<schedule::Step>> programs;
   std::vector<std::string> lines;
   std::ifstream in(argv[3]);

@@ -25,7 +25,7 @@ struct Curve {
   std::vector<double> bestMs, seconds;
 };
 
-search::TuneResult tune(const search::SearchTask& task, const std::string& search, int trials, Curve* curve) {
+search::TuneResult tune(const task::SearchTask& task, const std::string& search, int trials, Curve* curve) {
   search::TuneOptions o;
   o.trials = trials;
   o.batchSize = 64;
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   std::stringstream ss(shapeText);
   for (std::string part; std::getline(ss, part, ',');)
     shape.push_back(std::stoll(part));
-  search::SearchTask task = search::makeOperatorTask(op, shape, "cpu");
+  task::SearchTask task = task::makeOperatorTask(op, shape, "cpu");
 
   Curve evoCurve, rndCurve;
   search::TuneResult evo = tune(task, "evolutionary", trials, &evoCurve);

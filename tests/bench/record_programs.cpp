@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   std::stringstream ss(argv[2]);
   for (std::string part; std::getline(ss, part, ',');)
     shape.push_back(std::stoll(part));
-  search::SearchTask task = search::makeOperatorTask(argv[1], shape, "cpu");
+  task::SearchTask task = task::makeOperatorTask(argv[1], shape, "cpu");
   search::TuneOptions o;
   o.trials = std::atoi(argv[3]);
   o.seed = uint64_t(std::atoll(argv[4]));

@@ -90,7 +90,7 @@ class TestSearch : public QObject {
   }
 
   void guidedSearchesNeverRepeatAProgram() {
-    search::SearchTask task = search::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
     HardwareParams hw;
     for (const char* name : {"evolutionary", "anneal"}) {
       search::EvolutionParams p;

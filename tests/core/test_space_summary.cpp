@@ -62,7 +62,7 @@ class TestSpaceSummary : public QObject {
   }
 
   void matmulSpace() {
-    search::SearchTask task = search::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
     HardwareParams hw = search::hostHardware("cpu");
     search::SpaceSummary s = search::summarizeSpace(task, hw, 4, 3);
     QVERIFY(!s.sketches.empty());
@@ -139,7 +139,7 @@ class TestSpaceSummary : public QObject {
   void samplesCompileAndAreRight() {
     QFETCH(QString, op);
     QFETCH(QString, shape);
-    search::SearchTask task = search::makeOperatorTask(op.toStdString(), parseShape(shape), "cpu");
+    task::SearchTask task = task::makeOperatorTask(op.toStdString(), parseShape(shape), "cpu");
     search::SpaceSummary s = search::summarizeSpace(task, 4, 5);
     QVERIFY(!s.sampleDecisions.empty());
     std::string symbol = search::kernelSymbol(task);
@@ -168,7 +168,7 @@ class TestSpaceSummary : public QObject {
   // A stored program (its serialised steps) gives the same kernel as the
   // decisions it came from; garbage steps are an error, not a crash.
   void storedProgramsReplayTheirSteps() {
-    search::SearchTask task = search::makeOperatorTask("matmul", {32, 24, 40}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {32, 24, 40}, "cpu");
     HardwareParams hw = search::hostHardware("cpu");
     std::vector<Sketch> sketches = generateSketches(task.dag, hw);
     search::SpaceSummary s = search::summarizeSpace(task, hw, 3, 7);
@@ -186,7 +186,7 @@ class TestSpaceSummary : public QObject {
   }
 
   void loopNestNamesFusedTiles() {
-    search::SearchTask task = search::makeOperatorTask("conv2d_bias_relu", {1, 8, 10, 10, 8, 3, 3, 1, 1}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("conv2d_bias_relu", {1, 8, 10, 10, 8, 3, 3, 1, 1}, "cpu");
     search::SpaceSummary s = search::summarizeSpace(task, 1, 1);
     bool follows = false;
     for (const search::SketchSummary& sk : s.sketches)
@@ -195,7 +195,7 @@ class TestSpaceSummary : public QObject {
   }
 
   void badDecisionsThrow() {
-    search::SearchTask task = search::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
     try {
       search::programSource(task, "{not json");
       QFAIL("garbage decisions accepted");

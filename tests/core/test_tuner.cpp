@@ -2,9 +2,9 @@
 // measures past the budget, and a space that runs dry ends the task at once.
 #include <QtTest>
 
-#include "search/search_task.h"
 #include "search/tuner.h"
 #include "small_tuning.h"
+#include "task/search_task.h"
 
 using namespace tessel;
 using testing::smallTuning;
@@ -17,7 +17,7 @@ class TestTuner : public QObject {
   // comes back short, and that alone says the space is used up, so the model
   // tuner never has to offer the task a round it cannot fill.
   void aShortRoundMeansExhausted() {
-    search::SearchTask task = search::makeOperatorTask("relu", {1, 4}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("relu", {1, 4}, "cpu");
     search::TaskTuner tuner(task, smallTuning(500, 16));
     const int measured = tuner.runRound();
     QVERIFY2(measured >= 1 && measured < 16, qPrintable(QString::number(measured)));
@@ -29,7 +29,7 @@ class TestTuner : public QObject {
   }
 
   void aFullRoundIsNot() {
-    search::SearchTask task = search::makeOperatorTask("matmul", {32, 24, 16}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {32, 24, 16}, "cpu");
     search::TaskTuner tuner(task, smallTuning(12, 8));
     QCOMPARE(tuner.runRound(), 8);
     QVERIFY(!tuner.exhausted());

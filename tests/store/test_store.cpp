@@ -74,7 +74,7 @@ void checkUserProgram(const QString& user, const QString& exported, QByteArray m
 }
 
 // A few measured trials of `task`, recorded in the database at `path`.
-void tuneInto(const std::string& path, const search::SearchTask& task, int trials) {
+void tuneInto(const std::string& path, const task::SearchTask& task, int trials) {
   auto db = Database::open(path, OpenMode::ReadWrite);
   search::TuneOptions o = smallTuning(trials);
   store::TuningRecorder rec(*db, task, "{}", trials, false);
@@ -293,7 +293,7 @@ class TestStore : public QObject {
   void resumeSkipsMeasuredPrograms() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("resume.db").toStdString();
-    search::SearchTask task = search::makeOperatorTask("matmul", {24, 16, 32}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {24, 16, 32}, "cpu");
     {
       auto db = Database::open(path, OpenMode::ReadWrite);
       search::TuneOptions o = smallTuning(16);
@@ -326,7 +326,7 @@ class TestStore : public QObject {
   void evolutionaryResumeWarmStartsFromStoredDecisions() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("evo.db").toStdString();
-    search::SearchTask task = search::makeOperatorTask("matmul", {32, 32, 32}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {32, 32, 32}, "cpu");
     auto db = Database::open(path, OpenMode::ReadWrite);
     search::TuneOptions o = smallTuning(16);
     o.search = "evolutionary";
@@ -374,13 +374,13 @@ class TestStore : public QObject {
   void planLeavesOutWhatCannotBeExported() {
     QTemporaryDir dir;
     auto db = Database::open(dir.filePath("plan.db").toStdString(), OpenMode::ReadWrite);
-    search::SearchTask good = search::makeOperatorTask("matmul", {8, 8, 8}, "cpu");
-    search::SearchTask failing = search::makeOperatorTask("matmul", {16, 8, 8}, "cpu");
-    search::SearchTask fused = search::makeOperatorTask("relu", {64}, "cpu");
+    task::SearchTask good = task::makeOperatorTask("matmul", {8, 8, 8}, "cpu");
+    task::SearchTask failing = task::makeOperatorTask("matmul", {16, 8, 8}, "cpu");
+    task::SearchTask fused = task::makeOperatorTask("relu", {64}, "cpu");
     fused.op = "fused_relu_subgraph";  // a model's subgraph: op and shape cannot rebuild it
     const int64_t s = db->beginSession("task", 0, 0, "{}", 3);
     std::vector<store::RecordRow> records;
-    for (const search::SearchTask* t : {&good, &failing, &fused}) {
+    for (const task::SearchTask* t : {&good, &failing, &fused}) {
       store::RecordRow r = sampleRecord(db->ensureTask(store::taskRowOf(*t)), s, 0, t != &failing);
       r.steps = "[]";
       records.push_back(r);
@@ -411,7 +411,7 @@ class TestStore : public QObject {
     QTemporaryDir dir;
     const std::string path = dir.filePath("export.db").toStdString();
     const int64_t M = 24, N = 40, K = 16;
-    search::SearchTask task = search::makeOperatorTask("matmul", {M, N, K}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {M, N, K}, "cpu");
     tuneInto(path, task, 8);
     auto db = Database::open(path, OpenMode::ReadOnly);
     const QString out = dir.filePath("kernels");
@@ -472,7 +472,7 @@ int main() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("export.db").toStdString();
     const int64_t M = 8, N = 48, K = 40;
-    search::SearchTask task = search::makeOperatorTask("dense", {M, N, K}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("dense", {M, N, K}, "cpu");
     tuneInto(path, task, 2);
     {
       auto db = Database::open(path, OpenMode::ReadWrite);

@@ -117,7 +117,7 @@ class TestProgramViews : public QObject {
 
   void searchSpaceOfConv2d() {
     // N, C, H, W, K, R, S, stride, pad
-    search::SearchTask task = search::makeOperatorTask("conv2d", {1, 64, 56, 56, 64, 3, 3, 1, 1}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("conv2d", {1, 64, 56, 56, 64, 3, 3, 1, 1}, "cpu");
     SearchSpaceView view;
     view.resize(700, 800);
     view.show();
@@ -163,7 +163,7 @@ class TestProgramViews : public QObject {
   }
 
   void bestProgramIsSelected() {
-    search::SearchTask task = search::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
     search::SpaceSummary s = search::summarizeSpace(task, 2, 9);
     QString best = QString::fromStdString(s.sampleDecisions.back());
     SearchSpaceView view;
@@ -187,8 +187,8 @@ class TestProgramViews : public QObject {
   }
 
   void newerTaskSupersedesOlder() {
-    search::SearchTask a = search::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
-    search::SearchTask b = search::makeOperatorTask("softmax", {4, 96}, "cpu");
+    task::SearchTask a = task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
+    task::SearchTask b = task::makeOperatorTask("softmax", {4, 96}, "cpu");
     SearchSpaceView view;
     QSignalSpy ready(&view, &SearchSpaceView::ready);
     view.showTask(a, "", std::nan(""));
@@ -209,7 +209,7 @@ class TestProgramViews : public QObject {
     for (const auto& t : m.tasks)
       if (t.ops.size() > fused->ops.size()) fused = &t;
     QVERIFY2(fused->ops.size() > 1, fused->name.c_str());
-    search::SearchTask task = fusion::toSearchTask(*fused, "cpu");
+    task::SearchTask task = fusion::toSearchTask(*fused, "cpu");
     SearchSpaceView view;
     QSignalSpy selected(&view, &SearchSpaceView::programSelected);
     view.showTask(task, "", std::nan(""));
@@ -228,7 +228,7 @@ class TestProgramViews : public QObject {
   }
 
   void codeViewShowsHighlightedProgram() {
-    search::SearchTask task = search::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
     search::SpaceSummary s = search::summarizeSpace(task, 3, 2);
     CodeView view;
     view.resize(600, 500);

@@ -142,7 +142,7 @@ class TestSessions : public QObject {
 
     // A task session, as tessel tune-op makes one: 16 trials of a matmul.
     auto db = tessel::store::Database::open(db_.toStdString(), tessel::store::OpenMode::ReadWrite);
-    tessel::search::SearchTask task = tessel::search::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
+    tessel::task::SearchTask task = tessel::task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
     tessel::search::TuneOptions o;
     o.trials = 16;
     o.batchSize = 8;
@@ -250,7 +250,7 @@ class TestSessions : public QObject {
                  .arg(modelSession_)
                  .arg(tasks->task(2).key));
     QCOMPARE(best.steps, bestSteps);
-    tessel::search::SearchTask task;
+    tessel::task::SearchTask task;
     for (const auto& t : window.preparedModel()->tasks)
       if (QString::fromStdString(t.key) == tasks->task(2).key) task = tessel::fusion::toSearchTask(t, "cpu");
     QCOMPARE(window.codeView()->code(),
@@ -309,7 +309,7 @@ class TestSessions : public QObject {
     QVERIFY(!window.preparedModel());
     QVERIFY(window.modelPath().isEmpty());
     QVERIFY(codeReady.wait(60000) || window.codeView()->isReady());
-    const QString key = QString::fromStdString(tessel::search::makeOperatorTask("matmul", {64, 64, 64}, "cpu").key);
+    const QString key = QString::fromStdString(tessel::task::makeOperatorTask("matmul", {64, 64, 64}, "cpu").key);
     QVERIFY2(window.codeView()->code().startsWith("// " + key + ", stored program"),
              qPrintable(window.codeView()->code().left(200)));
     QCOMPARE(window.tasksPanel()->model()->rowCount(), 1);

@@ -1,4 +1,5 @@
-// A tuning task: one compute definition at fixed shapes for one target.
+// A tuning task: one compute definition at fixed shapes for one target. Below
+// measure/ and search/, which both take it.
 #pragma once
 
 #include <string>
@@ -6,7 +7,7 @@
 
 #include "te/compute_dag.h"
 
-namespace tessel::search {
+namespace tessel::task {
 
 struct SearchTask {
   std::string op;              // operator name, or a fused subgraph's name
@@ -29,4 +30,4 @@ SearchTask makeOperatorTask(const std::string& op, const std::vector<int64_t>& s
 // Key from the op name, shape and a hash of the compute definition.
 std::string workloadKey(const std::string& op, const std::vector<int64_t>& shape, const te::ComputeDAG& dag);
 
-}  // namespace tessel::search
+}  // namespace tessel::task

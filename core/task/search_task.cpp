@@ -1,11 +1,11 @@
-#include "search/search_task.h"
+#include "task/search_task.h"
 
 #include <cstdio>
 #include <stdexcept>
 
 #include "te/operators.h"
 
-namespace tessel::search {
+namespace tessel::task {
 
 std::string workloadKey(const std::string& op, const std::vector<int64_t>& shape, const te::ComputeDAG& dag) {
   // FNV-1a over the definition: independent of the standard library's hash.
@@ -40,4 +40,4 @@ SearchTask makeOperatorTask(const std::string& op, const std::vector<int64_t>& s
   return t;
 }
 
-}  // namespace tessel::search
+}  // namespace tessel::task
