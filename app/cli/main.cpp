@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "support/version.h"
 
 namespace {
 
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "--version") {
-      std::puts("tessel 0.1.0");
+      std::printf("tessel %s\n", tessel::support::version());
       return 0;
     }
     if (cmd == "tune-op") return tessel::cli::tuneOpCommand(rest);

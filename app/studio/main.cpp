@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "support/version.h"
 #include "ui/app_icon.h"
 #include "ui/graph_view.h"
 #include "ui/main_window.h"
@@ -70,7 +71,7 @@ int main(int argc, char* argv[]) {
   QApplication app(argc, argv);
   QApplication::setOrganizationName(MainWindow::kSettingsOrganization);
   QApplication::setApplicationName(MainWindow::kSettingsApplication);
-  QApplication::setApplicationVersion(QStringLiteral(TESSEL_VERSION));
+  QApplication::setApplicationVersion(QString::fromUtf8(tessel::support::version()));
   QApplication::setDesktopFileName(QStringLiteral("tessel-studio"));
   QApplication::setWindowIcon(tessel::ui::appIcon());
 

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "measure/worker.h"
+#include "support/version.h"
 
 namespace {
 
@@ -91,7 +92,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (arg == "--version") {
-      std::printf("tessel-worker %s\n", TESSEL_VERSION);
+      std::printf("tessel-worker %s\n", tessel::support::version());
       return 0;
     }
     if ((arg == "--in-fd" || arg == "--out-fd") && i + 1 < argc) {

@@ -15,6 +15,7 @@
 #include "schedule/steps.h"
 #include "store/tuning_recorder.h"
 #include "support/subprocess.h"
+#include "support/version.h"
 #include "task/search_task.h"
 
 namespace tessel::exporter {
@@ -181,7 +182,7 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
          << "// they were tuned on (see manifest.json).\n"
          << "#pragma once\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   nlohmann::json manifest;
-  manifest["tessel_version"] = "0.1.0";
+  manifest["tessel_version"] = support::version();
   manifest["created"] = isoNow();
   manifest["header"] = result.header;
   manifest["kernels"] = nlohmann::json::array();

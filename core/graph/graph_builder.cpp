@@ -3,20 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "support/hash.h"
+
 namespace tessel::graph {
-
-namespace {
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-}  // namespace
 
 GraphBuilder::GraphBuilder(std::string graphName) {
   g_.name = std::move(graphName);
@@ -30,7 +19,7 @@ std::string GraphBuilder::input(const std::string& name, std::vector<int64_t> sh
 std::string GraphBuilder::weight(const std::string& name, std::vector<int64_t> shape, float scale) {
   Initializer& init = g_.initializers[name];
   init.info = ValueInfo{name, std::move(shape), DType::Float32};
-  init.seed = fnv1a(g_.name + "/" + name);
+  init.seed = support::fnv1a(g_.name + "/" + name, support::kStableKeyBasis);
   init.scale = scale;
   return name;
 }

@@ -20,6 +20,7 @@
 
 #include "measure/cache_flush.h"
 #include "measure/worker_protocol.h"
+#include "support/hash.h"
 
 namespace tessel::measure {
 
@@ -47,15 +48,6 @@ std::string formatFloat(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.9g", v);
   return buf;
-}
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 class LibraryCache {
@@ -317,7 +309,7 @@ class Worker {
 
     // Only the latest task is kept, so memory stays bounded by one task.
     task_ = TaskData{};
-    const uint64_t h = fnv1a(req.taskKey);
+    const uint64_t h = support::fnv1a(req.taskKey);
     std::seed_seq seq{uint32_t(h), uint32_t(h >> 32), uint32_t(req.seed)};
     std::mt19937 rng(seq);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);

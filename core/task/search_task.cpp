@@ -3,15 +3,13 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "support/hash.h"
 #include "te/operators.h"
 
 namespace tessel::task {
 
 std::string workloadKey(const std::string& op, const std::vector<int64_t>& shape, const te::ComputeDAG& dag) {
-  // FNV-1a over the definition: independent of the standard library's hash.
-  uint64_t h = 1469598103934665603ull;
-  for (char c : dag.toString())
-    h = (h ^ uint8_t(c)) * 1099511628211ull;
+  const uint64_t h = support::fnv1a(dag.toString(), support::kStableKeyBasis);
   std::string key = op;
   for (int64_t s : shape)
     key += "_" + std::to_string(s);

@@ -50,6 +50,18 @@ class TestCli : public QObject {
   Q_OBJECT
 
  private slots:
+  // One version string: the project's, in every executable.
+  void versionIsTheProjects() {
+    Run cli = tessel({"--version"});
+    QCOMPARE(cli.code, 0);
+    QCOMPARE(cli.out.trimmed(), QString("tessel " TESSEL_PROJECT_VERSION));
+    QProcess worker;
+    worker.start(TESSEL_WORKER_PATH, {"--version"});
+    QVERIFY(worker.waitForFinished(30000));
+    QCOMPARE(QString::fromUtf8(worker.readAllStandardOutput()).trimmed(),
+             QString("tessel-worker " TESSEL_PROJECT_VERSION));
+  }
+
   void badInputFailsWithAMessage_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");

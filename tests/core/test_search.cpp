@@ -6,6 +6,8 @@
 #include "kernel_harness.h"
 #include "search/mutation.h"
 #include "search/search_policy.h"
+#include "support/hash.h"
+#include "task/search_task.h"
 #include "te/operators.h"
 
 using namespace tessel;
@@ -15,6 +17,15 @@ class TestSearch : public QObject {
   Q_OBJECT
 
  private slots:
+  // Workload keys are stored in users' databases: the hash under them never
+  // changes. FNV-1a's published test vector, and a key recorded in
+  // docs/benchmarks.md by an early version.
+  void workloadKeysStayStable() {
+    static_assert(support::fnv1a("") == support::kFnvOffsetBasis);
+    static_assert(support::fnv1a("a") == 0xaf63dc4c8601ec8cull);
+    QCOMPARE(task::makeOperatorTask("matmul", {512, 512, 512}, "cpu").key, std::string("matmul_512_512_512_132fa37f"));
+  }
+
   void mutatedProgramsAreRight_data() {
     QTest::addColumn<QString>("op");
     QTest::addColumn<QString>("shape");
