@@ -30,4 +30,8 @@ std::vector<std::string> kernelCompilerFlags() {
   return flags;
 }
 
+std::vector<std::string> referenceCompilerFlags() {
+  return {"-O2", "-std=c++17", "-w"};
+}
+
 }  // namespace tessel::codegen

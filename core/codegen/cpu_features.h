@@ -24,4 +24,9 @@ const VectorIsa& nativeVectorIsa();
 // AVX-512 CPUs (Intel's among them) at 256 bits.
 std::vector<std::string> kernelCompilerFlags();
 
+// -O2 -std=c++17 -w: the naive program each kernel is checked against, plainly
+// compiled (no -march, no OpenMP), so that an optimisation the tuned kernels
+// rely on cannot also hide in the reference.
+std::vector<std::string> referenceCompilerFlags();
+
 }  // namespace tessel::codegen

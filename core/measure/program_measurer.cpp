@@ -56,7 +56,7 @@ ProgramMeasurer::~ProgramMeasurer() {
 
 void ProgramMeasurer::buildReference() {
   codegen::BuildOptions o = options_.build;
-  o.flags = {"-O2", "-std=c++17", "-w"};  // the naive program, plainly compiled
+  o.flags = codegen::referenceCompilerFlags();
   codegen::CppOptions plain;
   plain.layoutRewrite = false;
   std::string src = programSource(task_.dag, {}, "tessel_reference", plain);
