@@ -33,7 +33,6 @@ int64_t numElements(const std::vector<int64_t>& shape) {
 namespace {
 
 using detail::OpSpec;
-using detail::PeerBuffer;
 using detail::PeerKernel;
 
 // The worker's timing rule (core/measure/worker.cpp).
@@ -141,16 +140,12 @@ void checkInputs(const OpSpec& spec, const std::vector<std::vector<float>>& inpu
 }
 
 // Seconds per call of each repeat, after a warm-up.
-// The cache state as the worker makes it (worker.cpp, evictBuffers).
 std::vector<double> timeKernel(PeerKernel& kernel, measure::CacheState cacheState) {
   using Clock = std::chrono::steady_clock;
   for (int i = 0; i < kWarmup; ++i)
     kernel.run();
   const bool flushCache = cacheState != measure::CacheState::Warm;
-  std::vector<PeerBuffer> buffers;
-  if (flushCache)
-    for (const PeerBuffer& b : kernel.buffers())
-      if (cacheState == measure::CacheState::Cold || b.weights) buffers.push_back(b);
+  const std::vector<measure::CallBuffer> buffers = kernel.buffers();
   std::vector<double> costs;
   int64_t number = 1;
   for (int rep = 0; rep < kRepeats; ++rep) {
@@ -160,9 +155,7 @@ std::vector<double> timeKernel(PeerKernel& kernel, measure::CacheState cacheStat
       if (flushCache) {
         const auto start = Clock::now();
         for (int64_t i = 0; i < number; ++i) {
-          for (const PeerBuffer& b : buffers)
-            measure::evictFromCaches(b.data, b.bytes);
-          if (cacheState == measure::CacheState::Model) measure::evictPrivateCaches();
+          measure::enterCacheState(cacheState, buffers);  // as the worker does
           const auto t0 = Clock::now();
           kernel.run();
           seconds += std::chrono::duration<double>(Clock::now() - t0).count();

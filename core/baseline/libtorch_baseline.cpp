@@ -46,8 +46,8 @@ class TorchKernel : public PeerKernel {
   }
 
   // The inputs; each call allocates its output anew (as ATen does).
-  std::vector<PeerBuffer> buffers() const override {
-    std::vector<PeerBuffer> out;
+  std::vector<measure::CallBuffer> buffers() const override {
+    std::vector<measure::CallBuffer> out;
     for (size_t i = 0; i < data_.size(); ++i)
       out.push_back({data_[i].data(), data_[i].size() * sizeof(float), weights_[i]});
     return out;

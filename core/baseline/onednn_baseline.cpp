@@ -110,8 +110,8 @@ class OnednnKernel : public PeerKernel {
     stream_.wait();
   }
 
-  std::vector<PeerBuffer> buffers() const override {
-    std::vector<PeerBuffer> out;
+  std::vector<measure::CallBuffer> buffers() const override {
+    std::vector<measure::CallBuffer> out;
     for (const auto& [arg, mem] : args_)
       out.push_back({mem.get_data_handle(), mem.get_desc().get_size(), arg == DNNL_ARG_WEIGHTS && constantWeights_});
     return out;

@@ -45,8 +45,8 @@ class OpenblasGemm : public PeerKernel {
   }
 
   std::vector<float> output() override { return out_; }
-  std::vector<PeerBuffer> buffers() const override {
-    std::vector<PeerBuffer> out = {{out_.data(), out_.size() * sizeof(float), false}};
+  std::vector<measure::CallBuffer> buffers() const override {
+    std::vector<measure::CallBuffer> out = {{out_.data(), out_.size() * sizeof(float), false}};
     for (size_t i = 0; i < inputs_.size(); ++i)
       out.push_back({inputs_[i].data(), inputs_[i].size() * sizeof(float), weights_[i]});
     return out;

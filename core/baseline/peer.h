@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "measure/cache_flush.h"
+
 namespace tessel::baseline::detail {
 
 // An operator of `tune-op`, checked by te::makeOperator, with the parameters
@@ -42,13 +44,6 @@ class NotApplicable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A buffer of a peer's run, and whether it holds the op's weights.
-struct PeerBuffer {
-  const void* data = nullptr;
-  size_t bytes = 0;
-  bool weights = false;
-};
-
 // One op bound to its inputs, ready to be called many times.
 class PeerKernel {
  public:
@@ -58,8 +53,8 @@ class PeerKernel {
   // The output of the latest run, row-major in the op's layout.
   virtual std::vector<float> output() = 0;
   // The memory a run reads and writes (inputs in the layouts it runs on,
-  // weights, output), for a cache flush before each timed call.
-  virtual std::vector<PeerBuffer> buffers() const = 0;
+  // weights, output), for the cache state before each timed call.
+  virtual std::vector<measure::CallBuffer> buffers() const = 0;
 };
 
 // Each peer's factory; `inputs` match spec.inputs (checked by the caller).

@@ -61,6 +61,13 @@ void evictPrivateCaches() {
   }
 }
 
+void enterCacheState(CacheState state, const std::vector<CallBuffer>& buffers) {
+  if (state == CacheState::Warm) return;
+  for (const CallBuffer& b : buffers)
+    if (state == CacheState::Cold || b.weights) evictFromCaches(b.data, b.bytes);
+  if (state == CacheState::Model) evictPrivateCaches();
+}
+
 const char* cacheFlushMethod() {
 #if TESSEL_X86
   static const bool opt = haveClflushopt();

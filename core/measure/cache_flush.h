@@ -7,6 +7,9 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
+
+#include "measure/cache_state.h"
 
 namespace tessel::measure {
 
@@ -19,6 +22,18 @@ void evictFromCaches(const void* data, size_t bytes);
 // larger than its L2. Data a kernel finds there afterwards comes from L3, as
 // the activations a kernel reads inside a model do.
 void evictPrivateCaches();
+
+// A buffer a timed call reads or writes, and whether it holds weights.
+struct CallBuffer {
+  const void* data = nullptr;
+  size_t bytes = 0;
+  bool weights = false;
+};
+
+// Puts a call's buffers in `state` before it is timed: Cold evicts every one
+// to memory; Model evicts the weights and then evictPrivateCaches(); Warm
+// leaves them. The worker and the peers of --compare both call it.
+void enterCacheState(CacheState state, const std::vector<CallBuffer>& buffers);
 
 // The instruction used: "clflushopt", "clflush", or "overwrite" (other
 // machines: a buffer larger than the last-level cache is written instead).

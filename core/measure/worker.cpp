@@ -260,9 +260,10 @@ class Worker {
           // The cache state made anew for every call: only the calls are
           // timed, each on its own, so a repeat is long enough once the calls
           // and evictions together last minRepeatSeconds.
+          const std::vector<CallBuffer> buffers = callBuffers(req);
           const auto start = Clock::now();
           for (int64_t i = 0; i < number; ++i) {
-            evictBuffers(req);
+            enterCacheState(req.cacheState, buffers);
             const auto t0 = Clock::now();
             const int r = kernel(args);
             seconds += std::chrono::duration<double>(Clock::now() - t0).count();
@@ -442,23 +443,16 @@ class Worker {
     return false;
   }
 
-  void evictBuffers(const protocol::Request& req) {
-    auto evict = [](const std::unique_ptr<GuardedBuffer>& b) {
-      if (b) evictFromCaches(b->data(), b->size() * sizeof(float));
-    };
-    if (req.cacheState == CacheState::Model) {
-      for (size_t a : req.constantInputs)
-        if (a < req.numInputs) {
-          evict(task_.buffers.at(a));
-          if (a < packed_.size()) evict(packed_[a]);
-        }
-      evictPrivateCaches();
-      return;
+  // What the kernel reads and writes: an input's packed copy where it has one
+  // (the plain buffer beside it is never touched, so it is not evicted).
+  std::vector<CallBuffer> callBuffers(const protocol::Request& req) {
+    std::vector<CallBuffer> out;
+    for (size_t a = 0; a < task_.buffers.size(); ++a) {
+      GuardedBuffer& b = a < packed_.size() && packed_[a] ? *packed_[a] : *task_.buffers[a];
+      const bool weights = a < req.numInputs && std::count(req.constantInputs.begin(), req.constantInputs.end(), a) > 0;
+      out.push_back({b.data(), b.size() * sizeof(float), weights});
     }
-    for (const auto& b : task_.buffers)
-      evict(b);
-    for (const auto& b : packed_)
-      evict(b);
+    return out;
   }
 
   LibraryCache libs_;
