@@ -24,6 +24,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <cmath>
 
+#include "cost/cost_model_registry.h"
 #include "frontend/model_loader.h"
 #include "graph/zoo.h"
 #include "store/database.h"
@@ -195,9 +196,15 @@ void MainWindow::createToolBar() {
   fusionBox_->setCurrentText(settings.value("tuning/fusion", "dp").toString());
   costModelBox_ = new QComboBox(this);
   costModelBox_->setObjectName(QStringLiteral("costModelBox"));
-  costModelBox_->addItems({QStringLiteral("xgb"), QStringLiteral("random")});
+  // The models this build can make, from the registry the CLI reads too.
+  for (const cost::CostModelEntry& m : cost::costModels())
+    if (m.available) {
+      costModelBox_->addItem(QString::fromStdString(m.name));
+      costModelBox_->setItemData(costModelBox_->count() - 1, QString::fromStdString(m.summary), Qt::ToolTipRole);
+    }
   costModelBox_->setToolTip(tr("Cost model that guides the search"));
-  costModelBox_->setCurrentText(settings.value("tuning/costModel", "xgb").toString());
+  costModelBox_->setCurrentText(
+      settings.value("tuning/costModel", QString::fromStdString(cost::defaultCostModel())).toString());
   budgetBox_ = new QSpinBox(this);
   budgetBox_->setObjectName(QStringLiteral("budgetBox"));
   budgetBox_->setRange(16, 1000000);
@@ -645,16 +652,19 @@ void MainWindow::startTuning() {
   if (model_.isEmpty() || tuning_ || session_->isRunning()) return;
   tuning_ = true;
   TuningRequest request;
-  request.model = model_;
+  request.config.model = model_.toStdString();
+  request.config.trials = trialBudget_;
+  request.config.fusion = fusionBox_->currentText().toStdString();
+  request.config.costModel = costModelBox_->currentText().toStdString();
+  request.config.target = kTarget;
   request.database = effectiveDatabase();
-  request.trials = trialBudget_;
-  request.fusion = fusionBox_->currentText();
-  request.costModel = costModelBox_->currentText();
+  // The model as shown: tuned without preparing it again.
+  if (prepared_ && prepared_->fusion == request.config.fusion) request.prepared = prepared_;
   // After a reopened (or stopped) session of this model, Start goes on with
   // it: the budget is trials to add, and its curves continue.
   if (resumable_) {
     request.resumeSession = resumable_;
-    request.trials = resumedTrials_ + trialBudget_;
+    request.config.trials = resumedTrials_ + trialBudget_;
   } else {
     resumedTrials_ = 0;
     sessionStart_ = QDateTime::currentDateTimeUtc();
@@ -668,8 +678,8 @@ void MainWindow::startTuning() {
   if (persistent_) {
     QSettings settings = layoutSettings();
     settings.setValue("tuning/trials", trialBudget_);
-    settings.setValue("tuning/fusion", request.fusion);
-    settings.setValue("tuning/costModel", request.costModel);
+    settings.setValue("tuning/fusion", fusionBox_->currentText());
+    settings.setValue("tuning/costModel", costModelBox_->currentText());
   }
   log_->appendMessage(tr("Tuning %1: %2 trials into %3").arg(model_).arg(trialBudget_).arg(request.database));
   if (!resumable_) {

@@ -15,24 +15,30 @@
 #include <mutex>
 #include <thread>
 
-#include "measure/cache_state.h"
+#include "tuning/tuning_config.h"
+
+namespace tessel::frontend {
+struct PreparedModel;
+}
 
 namespace tessel::ui {
 
 struct TuningRequest {
-  QString model;     // zoo name, .onnx or .pt
+  // As `tessel tune` takes it; command "studio". An empty workerPath is
+  // tessel-worker beside the running executable.
+  tuning::TuningConfig config = studioConfig();
   QString database;  // SQLite file (created if missing)
-  QString fusion = "dp";
-  QString search = "evolutionary";
-  QString costModel = "xgb";
-  int trials = 256;  // of the whole session, a resumed session's earlier trials included
   // A model session of this model to continue (0: a new session).
   qint64 resumeSession = 0;
-  int batch = 16;
-  int population = 512;
-  // As `tessel tune`: timed as inside the model (measure/cache_state.h).
-  measure::CacheState cacheState = measure::CacheState::Model;
-  QString workerPath;  // tessel-worker; empty: beside the running executable
+  // The model as the window prepared it (same fusion and target): not
+  // prepared a second time. Null: prepared on the tuning thread.
+  std::shared_ptr<const frontend::PreparedModel> prepared;
+
+  static tuning::TuningConfig studioConfig() {
+    tuning::TuningConfig c;
+    c.command = "studio";
+    return c;
+  }
 };
 
 struct TaskInfo {

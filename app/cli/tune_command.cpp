@@ -2,52 +2,73 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
-#include <thread>
 
 #include "args.h"
 #include "commands.h"
-#include "fusion/fusion_plan.h"
-#include "fusion/task_extraction.h"
-#include "measure/cache_state.h"
-#include "model_loader.h"
-#include "search/task_scheduler.h"
-#include "store/tuning_recorder.h"
+#include "tuning/model_tuning.h"
+#include "tuning_options.h"
 
 namespace tessel::cli {
 
 namespace {
 
-const char* kHelp =
-    "usage: tessel tune MODEL [options]\n"
-    "\n"
-    "Tunes every task of a model (a zoo name, .onnx or .pt file), sharing the trials\n"
-    "between tasks with Ansor's gradient task scheduler, and reports per task the\n"
-    "trials, best latency and share of the estimated end-to-end latency\n"
-    "(sum of weight x best latency).\n"
-    "\n"
-    "options:\n"
-    "  --trials N          programs to measure for the whole model (default 1000)\n"
-    "  --target cpu        target (cuda comes with its issue)\n"
-    "  --fusion rule|dp|none  (default dp)\n"
-    "  --search evolutionary|random|anneal, --cost-model xgb|random\n"
-    "  --batch N           programs per round (default 64)\n"
-    "  --population N      evolutionary population (default 2048)\n"
-    "  --seed S            (default 1)\n"
-    "  --timeout SECONDS   per-program run time limit (default 10)\n"
-    "  --cache-flush model|on|off  where a kernel's data is at each timed call:\n"
-    "                      model (default): as inside the model, weights in memory,\n"
-    "                      activations in the shared cache; on: every buffer in\n"
-    "                      memory (Ansor's flush); off: warm-cache loops\n"
-    "  --db FILE           the tuning database (default $TESSEL_DB, else ~/.local/share/tessel/tessel.db)\n"
-    "  --resume            continue the model's last session (interrupted, or finished\n"
-    "                      with fewer trials) until it has --trials\n"
-    "  --no-db             keep nothing\n"
-    "  --json              one JSON object on stdout\n"
-    "  --input-shapes A,B;C,D  shapes of a TorchScript model's inputs\n";
+std::string help() {
+  return "usage: tessel tune MODEL [options]\n"
+         "\n"
+         "Tunes every task of a model (a zoo name, .onnx or .pt file), sharing the trials\n"
+         "between tasks with Ansor's gradient task scheduler, and reports per task the\n"
+         "trials, best latency and share of the estimated end-to-end latency\n"
+         "(sum of weight x best latency).\n"
+         "\n"
+         "options:\n"
+         "  --trials N          programs to measure for the whole model (default 1000)\n"
+         "  --target cpu        target (the CUDA backend is not implemented yet)\n"
+         "  --fusion dp|rule|none  operator fusion: AutoGTCO's DP (default), TVM's rules, none\n" +
+         searchHelp() + costModelHelp() +
+         "  --batch N           programs per round (default 64)\n"
+         "  --population N      evolutionary population (default 2048)\n"
+         "  --seed S            random seed (default 1)\n"
+         "  --timeout SECONDS   per-program run time limit (default 10)\n"
+         "  --jobs N            parallel compiler processes (default: cores)\n" +
+         cacheFlushHelp(measure::CacheState::Model) +
+         "  --db FILE           the tuning database (default $TESSEL_DB, else\n"
+         "                      ~/.local/share/tessel/tessel.db)\n"
+         "  --resume            continue the model's last session (interrupted, or finished\n"
+         "                      with fewer trials) until it has --trials\n"
+         "  --no-db             keep nothing\n"
+         "  --json              one JSON object on stdout\n"
+         "  --input-shapes A,B;C,D  shapes of a TorchScript model's inputs\n"
+         "\n"
+         "example:\n"
+         "  tessel tune resnet18 --trials 2000 --db resnet18.db\n";
+}
+
+// The command line as the tuning service's config.
+tuning::TuningConfig configOf(const Args& args) {
+  if (args.positional().size() != 1)
+    throw UsageError(args.positional().empty() ? "missing MODEL (try --help)"
+                                               : "expected one MODEL, got '" + args.positional()[1] + "' too");
+  tuning::TuningConfig c;
+  c.command = "tune";
+  c.model = args.positional()[0];
+  c.inputShapes = args.get("input-shapes");
+  c.target = targetOption(args);
+  c.fusion = args.getChoice("fusion", "dp", {"dp", "rule", "none"});
+  c.trials = int(args.getInt("trials", tuning::kDefaultTrials, 1, 100000000));
+  c.search = searchOption(args);
+  c.costModel = costModelOption(args);
+  c.seed = uint64_t(args.getInt("seed", 1, 0, (1ll << 62)));
+  c.batch = int(args.getInt("batch", tuning::kDefaultBatch, 1, 4096));
+  c.population = int(args.getInt("population", tuning::kDefaultPopulation, 16, 1 << 20));
+  c.timeoutSeconds = double(args.getInt("timeout", tuning::kDefaultTimeoutSeconds, 1, 3600));
+  c.jobs = int(args.getInt("jobs", 0, 1, 256));
+  // Timed as inside the model: weights from memory, activations from the
+  // shared cache (measure/cache_state.h).
+  c.cacheState = cacheFlushOption(args, measure::CacheState::Model);
+  c.workerPath = siblingExecutable("tessel-worker");
+  return c;
+}
 
 }  // namespace
 
@@ -57,130 +78,54 @@ int tuneCommand(const std::vector<std::string>& argv) {
              "jobs", "input-shapes", "cache-flush"},
             {"json", "help", "resume", "no-db"});
   if (args.has("help")) {
-    std::fputs(kHelp, stdout);
+    std::fputs(help().c_str(), stdout);
     return 0;
   }
   if (args.has("no-db") && (args.has("db") || args.has("resume")))
     throw UsageError("--no-db cannot be combined with --db or --resume");
-  const std::string target = args.get("target", "cpu");
-  if (target == "cuda")
-    throw std::runtime_error("the cuda target is not available yet: CUDA code generation comes in a later issue");
-  if (target != "cpu") throw UsageError("unknown --target " + target + " (available: cpu)");
-  const std::string search = args.get("search", "evolutionary");
-  if (search != "random" && search != "evolutionary" && search != "anneal")
-    throw UsageError("unknown --search " + search + " (available: evolutionary, random, anneal)");
-#ifdef TESSEL_HAVE_XGBOOST
-  const std::string costModel = args.get("cost-model", "xgb");
-#else
-  const std::string costModel = args.get("cost-model", "random");
-#endif
-  if (costModel != "xgb" && costModel != "random")
-    throw UsageError("unknown --cost-model " + costModel + " (available: xgb, random)");
-
-  PreparedModel prepared = prepareModel(args, target);
-  const std::string& model = prepared.name;
-  const std::string& fusionName = prepared.fusion;
-  const std::vector<fusion::GraphTask>& graphTasks = prepared.tasks;
-  std::vector<search::ModelTask> tasks;
-  for (const auto& t : graphTasks)
-    tasks.push_back({fusion::toSearchTask(t, target), double(t.weight), t.name});
-
-  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  search::ModelTuneOptions o;
-  o.trials = int(args.getInt("trials", 1000, 1, 100000000));
-  search::TuneOptions& to = o.perTask;
-  to.batchSize = int(args.getInt("batch", 64, 1, 4096));
-  to.search = search;
-  to.costModel = costModel;
-  to.seed = uint64_t(args.getInt("seed", 1, 0, (1ll << 62)));
-  to.evolution.population = int(args.getInt("population", 2048, 16, 1 << 20));
-  to.hardware.cores = cores;
-  to.measurer.run.workerPath = siblingExecutable("tessel-worker");
-  to.measurer.run.timeoutSeconds = double(args.getInt("timeout", 10, 1, 3600));
-  to.measurer.run.seed = unsigned(to.seed);
-  // Timed as inside the model: weights from memory, activations from the
-  // shared cache (measure/cache_state.h).
-  to.measurer.run.cacheState =
-      *measure::parseCacheState(args.getChoice("cache-flush", "model", {"model", "on", "off"}));
-  to.measurer.build.jobs = int(args.getInt("jobs", cores, 1, 256));
+  tuning::ModelTuning tuning(configOf(args));
+  const tuning::TuningConfig& config = tuning.config();
+  const std::vector<search::ModelTask>& tasks = tuning.tasks();
+  const std::string& model = tuning.model().name;
   const bool json = args.has("json");
   // Checked before anything is written: a new session must give every task a program.
-  if (!args.has("resume") && o.trials < int(tasks.size()))
-    throw UsageError(search::budgetMessage(o.trials, 0, int(tasks.size()), to.batchSize));
-
-  std::unique_ptr<store::Database> db;
-  int64_t sessionId = 0;
-  bool resumed = false;
-  std::vector<std::unique_ptr<store::TuningRecorder>> recorders(tasks.size());
+  if (args.has("no-db") && config.trials < int(tasks.size()))
+    throw UsageError(search::budgetMessage(config.trials, 0, int(tasks.size()), config.batch));
   if (!args.has("no-db")) {
-    db = store::Database::open(args.get("db", store::defaultDatabasePath()), store::OpenMode::ReadWrite);
-    int64_t modelId = db->ensureModel(model, model);
-    for (size_t i = 0; i < tasks.size(); ++i)
-      db->setModelTask(modelId, db->ensureTask(store::taskRowOf(tasks[i].task)), tasks[i].weight);
-    if (args.has("resume"))
-      if (auto s = db->lastSession(0, modelId)) {
-        sessionId = s->id;
-        resumed = true;
-        db->reopenSession(sessionId, o.trials);
-      }
-    if (!resumed) {
-      nlohmann::json config = {{"command", "tune"},
-                               {"model", model},
-                               {"target", target},
-                               {"fusion", fusionName},
-                               {"trials", o.trials},
-                               {"search", search},
-                               {"cost_model", costModel},
-                               {"seed", to.seed},
-                               {"batch", to.batchSize},
-                               {"tasks", tasks.size()},
-                               {"cache_flush", measure::cacheStateName(to.measurer.run.cacheState)}};
-      sessionId = db->beginSession("model", 0, modelId, config.dump(), o.trials);
+    try {
+      tuning.openSession(args.get("db", store::defaultDatabasePath()),
+                         args.has("resume") ? tuning::kLastSession : tuning::kNewSession);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
     }
-    o.prepareTask = [&](size_t i, search::TuneOptions& t) {
-      recorders[i] = std::make_unique<store::TuningRecorder>(*db, tasks[i].task, sessionId);
-      recorders[i]->attach(t);
-    };
     if (!json)
-      std::fprintf(stderr, "%s session %lld in %s\n", resumed ? "resuming" : "new", (long long)sessionId,
-                   db->path().c_str());
+      std::fprintf(stderr, "%s session %lld in %s\n", tuning.resumed() ? "resuming" : "new",
+                   (long long)tuning.sessionId(), tuning.databasePath().c_str());
   }
+  tuning::TuningEvents events;
   if (!json) {
     std::fprintf(stderr, "tuning %s: %zu tasks (%s fusion), %d trials\n", model.c_str(), tasks.size(),
-                 fusionName.c_str(), o.trials);
-    o.onRound = [&](size_t i, const search::TuneResult& r, double estimate) {
+                 config.fusion.c_str(), config.trials);
+    events.onRound = [&](size_t i, const search::TuneResult& r, double estimate, const tuning::TuningProgress&) {
       std::fprintf(stderr, "  task %2zu %-40s %5d trials  best %9.4f ms   end-to-end estimate %s\n", i,
                    tasks[i].task.op.c_str(), r.trials, r.bestSeconds * 1e3,
                    std::isfinite(estimate) ? (std::to_string(estimate * 1e3) + " ms").c_str() : "(not yet)");
     };
-  }
-  if (!json) {
-    o.onExhausted = [&](size_t i, const search::TuneResult& r) {
+    events.onExhausted = [&](size_t i, const search::TuneResult& r) {
       std::fprintf(stderr, "  task %2zu %-40s search space exhausted after %d programs: it takes no more rounds\n", i,
                    tasks[i].task.op.c_str(), r.trials);
     };
-    if (!args.has("resume") && o.trials < int(tasks.size()) * to.batchSize)
+    if (!tuning.resumed() && config.trials < int(tasks.size()) * config.batch)
       std::fprintf(stderr,
                    "%d trials for %zu tasks: warm-up rounds of %d programs (%d trials give each a full round of %d)\n",
-                   o.trials, tasks.size(), std::min(to.batchSize, o.trials / int(tasks.size())),
-                   int(tasks.size()) * to.batchSize, to.batchSize);
+                   config.trials, tasks.size(), std::min(config.batch, config.trials / int(tasks.size())),
+                   int(tasks.size()) * config.batch, config.batch);
   }
   search::ModelTuneResult r;
   try {
-    r = search::tuneModel(tasks, o);
+    r = tuning.run(events);
   } catch (const std::invalid_argument& e) {
-    if (db) db->endSession(sessionId, "failed");
     throw UsageError(e.what());
-  } catch (...) {
-    if (db) db->endSession(sessionId, "failed");
-    throw;
-  }
-  if (db) {
-    for (size_t i = 0; i < tasks.size(); ++i)
-      if (recorders[i] && !r.tasks[i].costModelBlob.empty())
-        db->saveCostModel(recorders[i]->taskId(), sessionId, r.tasks[i].costModelName,
-                          int64_t(r.tasks[i].costModelTrainedOn), r.tasks[i].costModelBlob);
-    db->endSession(sessionId, "finished");
   }
 
   double total = 0;
@@ -210,11 +155,11 @@ int tuneCommand(const std::vector<std::string>& argv) {
   if (json) {
     nlohmann::json j;
     j["model"] = model;
-    j["target"] = target;
-    j["fusion"] = fusionName;
+    j["target"] = config.target;
+    j["fusion"] = config.fusion;
     j["trials"] = r.trials;
     j["warmup_batch"] = r.warmupBatch;
-    j["cache_flush"] = measure::cacheStateName(to.measurer.run.cacheState);
+    j["cache_flush"] = measure::cacheStateName(config.cacheState);
     j["tasks"] = rows;
     j["estimated_ms"] = complete ? nlohmann::json(r.estimatedSeconds * 1e3) : nlohmann::json();
     nlohmann::json curve = nlohmann::json::array();
@@ -222,10 +167,10 @@ int tuneCommand(const std::vector<std::string>& argv) {
       curve.push_back(
           {p.trials, p.seconds, std::isfinite(p.estimate) ? nlohmann::json(p.estimate * 1e3) : nlohmann::json()});
     j["curve"] = curve;
-    if (db) {
-      j["db"] = db->path();
-      j["session"] = sessionId;
-      j["resumed"] = resumed;
+    if (tuning.hasSession()) {
+      j["db"] = tuning.databasePath();
+      j["session"] = tuning.sessionId();
+      j["resumed"] = tuning.resumed();
     }
     std::puts(j.dump().c_str());
   } else if (complete) {

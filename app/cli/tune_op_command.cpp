@@ -13,46 +13,46 @@
 #include "search/tuner.h"
 #include "store/tuning_recorder.h"
 #include "te/operators.h"
+#include "tuning/tuning_config.h"
+#include "tuning_options.h"
 
 namespace tessel::cli {
 
 namespace {
 
-const char* kHelp =
-    "usage: tessel tune-op OP --shape A,B,C[,...] [options]\n"
-    "\n"
-    "Tunes one operator and prints the best program found.\n"
-    "\n"
-    "options:\n"
-    "  --shape A,B,...     the operator's shape (see the list below)\n"
-    "  --target cpu|cuda   target (default cpu)\n"
-    "  --layout nchw|nhwc  storage of image ops (convolutions, pools); shapes stay\n"
-    "                      N,C,H,W either way (default: nhwc on cpu, nchw on cuda)\n"
-    "  --trials N          programs to measure (default 64)\n"
-    "  --search evolutionary|random|anneal\n"
-    "                      search policy (default evolutionary)\n"
-    "  --cost-model xgb|random\n"
-    "                      cost model guiding the search (default xgb)\n"
-    "  --seed S            random seed (default 1)\n"
-    "  --batch N           programs built and measured per round (default 64)\n"
-    "  --population N      evolutionary population (default 2048)\n"
-    "  --timeout SECONDS   per-program run time limit (default 10)\n"
-    "  --cache-flush off|on|model  where the kernel's data is at each timed call:\n"
-    "                      off (default): warm-cache loops; on: every buffer in memory\n"
-    "                      (Ansor's flush); model: weights in memory, activations in\n"
-    "                      the shared cache, as inside a model\n"
-    "  --jobs N            parallel compiler processes (default: cores)\n"
-    "  --db FILE           keep every record in this SQLite database (default:\n"
-    "                      $TESSEL_DB, else ~/.local/share/tessel/tessel.db)\n"
-    "  --resume            continue the task's last session (interrupted, or finished\n"
-    "                      with fewer trials) until it has --trials records; stored\n"
-    "                      programs are never measured again\n"
-    "  --no-db             keep nothing\n"
-    "  --compare           also time oneDNN, OpenBLAS and LibTorch on the op, in this process\n"
-    "  --show-code         print the best program's C++\n"
-    "  --json              print one JSON object on stdout\n"
-    "\n"
-    "ops and their shapes:\n";
+std::string help() {
+  return "usage: tessel tune-op OP --shape A,B,C[,...] [options]\n"
+         "\n"
+         "Tunes one operator and prints the best program found.\n"
+         "\n"
+         "options:\n"
+         "  --shape A,B,...     the operator's shape (see the list below)\n"
+         "  --target cpu        target (the CUDA backend is not implemented yet)\n"
+         "  --layout nchw|nhwc  storage of image ops (convolutions, pools); shapes stay\n"
+         "                      N,C,H,W either way (default: nhwc)\n"
+         "  --trials N          programs to measure (default 64)\n" +
+         searchHelp() + costModelHelp() +
+         "  --seed S            random seed (default 1)\n"
+         "  --batch N           programs built and measured per round (default 64)\n"
+         "  --population N      evolutionary population (default 2048)\n"
+         "  --timeout SECONDS   per-program run time limit (default 10)\n" +
+         cacheFlushHelp(measure::CacheState::Warm) +
+         "  --jobs N            parallel compiler processes (default: cores)\n"
+         "  --db FILE           keep every record in this SQLite database (default:\n"
+         "                      $TESSEL_DB, else ~/.local/share/tessel/tessel.db)\n"
+         "  --resume            continue the task's last session (interrupted, or finished\n"
+         "                      with fewer trials) until it has --trials records; stored\n"
+         "                      programs are never measured again\n"
+         "  --no-db             keep nothing\n"
+         "  --compare           also time oneDNN, OpenBLAS and LibTorch on the op, in this process\n"
+         "  --show-code         print the best program's C++\n"
+         "  --json              print one JSON object on stdout\n"
+         "\n"
+         "example:\n"
+         "  tessel tune-op matmul --shape 512,512,512 --trials 200 --compare\n"
+         "\n"
+         "ops and their shapes:\n";
+}
 
 }  // namespace
 
@@ -73,7 +73,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
              "population", "cache-flush"},
             {"json", "help", "compare", "show-code", "resume", "no-db"});
   if (args.has("help")) {
-    std::fputs(kHelp, stdout);
+    std::fputs(help().c_str(), stdout);
     for (const auto& op : te::tunableOps())
       std::printf("  %-18s %s\n", op.name.c_str(), op.shapeHelp.c_str());
     return 0;
@@ -86,20 +86,9 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
     throw UsageError("--no-db cannot be combined with --db or --resume");
   std::string op = args.positional()[0];
   std::vector<int64_t> shape = parseShape(args.get("shape"));
-  std::string target = args.get("target", "cpu");
-  if (target == "cuda")
-    throw std::runtime_error("the cuda target is not available yet: CUDA code generation comes in a later issue");
-  std::string search = args.get("search", "evolutionary");
-  if (search != "random" && search != "evolutionary" && search != "anneal")
-    throw UsageError("unknown --search " + search + " (available: evolutionary, random, anneal)");
-#ifdef TESSEL_HAVE_XGBOOST
-  std::string costModel = args.get("cost-model", "xgb");
-#else
-  std::string costModel = args.get("cost-model", "random");
-#endif
-  if (costModel != "xgb" && costModel != "random")
-    throw UsageError("unknown --cost-model " + costModel +
-                     " (available: xgb, random; mlp, gat and atformer come later)");
+  const std::string target = targetOption(args);
+  const std::string search = searchOption(args);
+  const std::string costModel = costModelOption(args);
   task::SearchTask task;
   try {
     task = task::makeOperatorTask(op, shape, target, args.get("layout", ""));
@@ -109,16 +98,16 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   int cores = int(std::max(1u, std::thread::hardware_concurrency()));
   search::TuneOptions o;
   o.trials = int(args.getInt("trials", 64, 1, 1000000));
-  o.batchSize = int(args.getInt("batch", 64, 1, 4096));
+  o.batchSize = int(args.getInt("batch", tuning::kDefaultBatch, 1, 4096));
   o.costModel = costModel;
   o.seed = uint64_t(args.getInt("seed", 1, 0, (1ll << 62)));
   o.search = search;
-  o.evolution.population = int(args.getInt("population", 2048, 16, 1 << 20));
+  o.evolution.population = int(args.getInt("population", tuning::kDefaultPopulation, 16, 1 << 20));
   o.hardware.cores = cores;
   o.measurer.run.workerPath = siblingExecutable("tessel-worker");
-  o.measurer.run.timeoutSeconds = double(args.getInt("timeout", 10, 1, 3600));
+  o.measurer.run.timeoutSeconds = double(args.getInt("timeout", tuning::kDefaultTimeoutSeconds, 1, 3600));
   o.measurer.run.seed = unsigned(o.seed);
-  o.measurer.run.cacheState = *measure::parseCacheState(args.getChoice("cache-flush", "off", {"off", "on", "model"}));
+  o.measurer.run.cacheState = cacheFlushOption(args, measure::CacheState::Warm);
   o.measurer.build.jobs = int(args.getInt("jobs", cores, 1, 256));
   bool json = args.has("json");
 

@@ -35,7 +35,6 @@ std::unique_ptr<CostModel> makeRandomModel(uint64_t seed);
 // has no XGBoost). `loss` is "throughput" (Ansor's weighted regression of
 // normalised throughput) or "rank" (pairwise ranking).
 std::unique_ptr<CostModel> makeXgbModel(const std::string& loss, uint64_t seed);
-// By name: random | xgb (others come with their issues).
-std::unique_ptr<CostModel> makeCostModel(const std::string& name, uint64_t seed);
+// Models by name: cost/cost_model_registry.h.
 
 }  // namespace tessel::cost

@@ -1,5 +1,4 @@
-// The "random" cost model (the baseline every learned model must beat) and
-// the factory that builds a cost model by name.
+// The "random" cost model: the baseline every learned model must beat.
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -59,11 +58,5 @@ std::unique_ptr<CostModel> makeXgbModel(const std::string& /*loss*/, uint64_t /*
   throw std::runtime_error("cost model 'xgb' is not available: this build of Tessel has no XGBoost (libxgboost-dev)");
 }
 #endif
-
-std::unique_ptr<CostModel> makeCostModel(const std::string& name, uint64_t seed) {
-  if (name == "random") return makeRandomModel(seed);
-  if (name == "xgb") return makeXgbModel("throughput", seed);
-  throw std::invalid_argument("unknown cost model '" + name + "' (available: random, xgb)");
-}
 
 }  // namespace tessel::cost

@@ -46,18 +46,20 @@ size_t privateCacheBytes() {
 
 }  // namespace
 
+// Written only when a sweep sums to 1 (never): the reads cannot be dropped.
+volatile unsigned long long gSweepSink = 0;
+
 void evictPrivateCaches() {
   // 1.5x L2: with an LRU-like policy a sweep of that much leaves none of the
   // earlier lines behind; reads only, so no dirty lines are left to write back.
   static const size_t bytes = privateCacheBytes() * 3 / 2;
-  static volatile unsigned long long sink = 0;
 #pragma omp parallel
   {
     thread_local std::vector<unsigned long long> sweep(bytes / sizeof(unsigned long long), 1);
     unsigned long long sum = 0;
     for (size_t i = 0; i < sweep.size(); i += kLine / sizeof(unsigned long long))
       sum += sweep[i];
-    if (sum == 1) sink = sum;  // never true; keeps the reads
+    if (sum == 1) gSweepSink = sum;  // never true; keeps the reads
   }
 }
 

@@ -14,8 +14,20 @@ const char* cacheStateName(CacheState state) {
   return "off";
 }
 
+const char* cacheStateSummary(CacheState state) {
+  switch (state) {
+    case CacheState::Warm:
+      return "warm-cache loops, data wherever the previous call left it";
+    case CacheState::Cold:
+      return "every buffer in memory before each call (Ansor's flush)";
+    case CacheState::Model:
+      return "as inside the model: weights in memory, activations in the shared cache";
+  }
+  return "";
+}
+
 std::optional<CacheState> parseCacheState(const std::string& text) {
-  for (CacheState s : {CacheState::Warm, CacheState::Cold, CacheState::Model})
+  for (CacheState s : kCacheStates)
     if (text == cacheStateName(s)) return s;
   return std::nullopt;
 }

@@ -21,8 +21,13 @@ enum class CacheState {
   Model,
 };
 
+// Every state, in the order help texts list them.
+inline constexpr CacheState kCacheStates[] = {CacheState::Model, CacheState::Cold, CacheState::Warm};
+
 // "off", "on" or "model".
 const char* cacheStateName(CacheState state);
+// One line for help texts and tooltips.
+const char* cacheStateSummary(CacheState state);
 // The inverse; nullopt for any other text.
 std::optional<CacheState> parseCacheState(const std::string& text);
 

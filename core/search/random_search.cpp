@@ -57,14 +57,4 @@ void RandomSearch::restore(const std::vector<Program>& programs, const std::vect
     seen_.insert(schedule::serializeSteps(p));
 }
 
-std::unique_ptr<SearchPolicy> makeSearchPolicy(const std::string& name, const task::SearchTask& task,
-                                               const schedule::HardwareParams& hw, uint64_t seed,
-                                               const std::string& costModel, EvolutionParams params) {
-  if (name == "random") return std::make_unique<RandomSearch>(task, hw, seed);
-  if (name == "evolutionary" || name == "anneal")
-    return std::make_unique<ModelGuidedSearch>(task, hw, cost::makeCostModel(costModel, seed), seed, name == "anneal",
-                                               params);
-  throw std::invalid_argument("unknown search '" + name + "' (available: evolutionary, random, anneal)");
-}
-
 }  // namespace tessel::search

@@ -124,7 +124,7 @@ class ModelGuidedSearch : public RandomSearch {
   size_t lastPredictions_ = 0;
 };
 
-// By name: random | evolutionary | anneal, with a cost model by name.
+// By name (search/search_registry.h lists them), with a cost model by name.
 std::unique_ptr<SearchPolicy> makeSearchPolicy(const std::string& name, const task::SearchTask& task,
                                                const schedule::HardwareParams& hw, uint64_t seed,
                                                const std::string& costModel = "random", EvolutionParams params = {});

@@ -83,7 +83,7 @@ class TestCli : public QObject {
     QTest::newRow("unknown search") << QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--search", "genetic"}
                                     << "--search genetic";
     QTest::newRow("unknown target") << QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--target", "tpu"}
-                                    << "unknown target 'tpu'";
+                                    << "unknown --target tpu (available: cpu)";
     QTest::newRow("unknown command") << QStringList{"tune-ops"} << "unknown command 'tune-ops'";
     QTest::newRow("unknown layout") << QStringList{"tune-op",           "conv2d",   "--shape",
                                                    "1,4,8,8,4,3,3,1,1", "--layout", "nchwc"}
@@ -112,6 +112,31 @@ class TestCli : public QObject {
     QVERIFY2(r.code > 0, qPrintable(QString("exit code %1").arg(r.code)));
     QVERIFY2(r.err.contains(message), qPrintable("stderr: " + r.err));
     QVERIFY(r.out.isEmpty());
+  }
+
+  // Until the CUDA backend exists, --target cuda is a usage error (exit 2)
+  // that says what is missing, for every command that takes a target.
+  void cudaTargetIsAUsageError() {
+    for (const QStringList& args : {QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--target", "cuda"},
+                                    QStringList{"tune", "tiny_cnn", "--target", "cuda", "--no-db"}}) {
+      Run r = tessel(args);
+      QCOMPARE(r.code, 2);
+      QVERIFY2(r.err.contains("--target cuda is not available yet") && r.err.contains("CUDA backend"),
+               qPrintable(r.err));
+    }
+  }
+
+  // Help texts list the searches and cost models from their registries.
+  void helpListsSearchesAndCostModels() {
+    for (const char* command : {"tune", "tune-op"}) {
+      Run r = tessel({command, "--help"});
+      QCOMPARE(r.code, 0);
+      for (const char* name : {"evolutionary (default)", "random:", "anneal:", "--cost-model NAME", "model (default)",
+                               "off (default)", "example:"}) {
+        if (QString(name) == (QString(command) == "tune" ? "off (default)" : "model (default)")) continue;
+        QVERIFY2(r.out.contains(name), qPrintable(QString("%1 --help lacks '%2':\n%3").arg(command, name, r.out)));
+      }
+    }
   }
 
   void helpListsOps() {

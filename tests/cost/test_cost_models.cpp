@@ -8,7 +8,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "cost/cost_model.h"
+#include "cost/cost_model_registry.h"
 
 using namespace tessel::cost;
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "cost/cost_model.h"
+#include "cost/cost_model_registry.h"
 #include "cost/features.h"
 #include "te/operators.h"
 

@@ -5,6 +5,9 @@
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -19,13 +22,13 @@ namespace {
 
 TuningRequest smallRequest(const QString& db, int trials) {
   TuningRequest r;
-  r.model = "tiny_cnn";
+  r.config.model = "tiny_cnn";
   r.database = db;
-  r.search = "random";
-  r.costModel = "random";
-  r.trials = trials;
-  r.batch = 4;
-  r.workerPath = TESSEL_WORKER_PATH;
+  r.config.search = "random";
+  r.config.costModel = "random";
+  r.config.trials = trials;
+  r.config.batch = 4;
+  r.config.workerPath = TESSEL_WORKER_PATH;
   return r;
 }
 
@@ -40,6 +43,19 @@ int scalar(const QString& db, const char* sql) {
   sqlite3_finalize(st);
   sqlite3_close(raw);
   return n;
+}
+
+// The text a query on the database gives ("" if it cannot be read).
+QString text(const QString& db, const char* sql) {
+  sqlite3* raw = nullptr;
+  if (sqlite3_open_v2(db.toUtf8().constData(), &raw, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return {};
+  sqlite3_stmt* st = nullptr;
+  QString out;
+  if (sqlite3_prepare_v2(raw, sql, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    out = QString::fromUtf8(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+  return out;
 }
 
 int records(const QString& db) {
@@ -88,6 +104,33 @@ class TestTuningSession : public QObject {
     QVERIFY2(worst < 100, qPrintable(QString("the UI thread was blocked for %1 ms").arg(worst)));
   }
 
+  // The studio tunes through the same service as `tessel tune`: its session
+  // carries the same config fields, the seed and population included.
+  void studioAndCliSessionsHaveTheSameConfig() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath("config.db");
+    TuningSession session;
+    QSignalSpy done(&session, &TuningSession::finished);
+    QVERIFY(session.start(smallRequest(db, 5)));
+    QVERIFY(done.wait(240000));
+    QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
+    QProcess cli;
+    cli.start(TESSEL_CLI_PATH, {"tune", "tiny_cnn", "--trials", "5", "--batch", "1", "--search", "random",
+                                "--cost-model", "random", "--db", db, "--json"});
+    QVERIFY(cli.waitForFinished(240000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    const QJsonObject studio =
+        QJsonDocument::fromJson(text(db, "SELECT config FROM sessions WHERE id = 1").toUtf8()).object();
+    const QJsonObject tune =
+        QJsonDocument::fromJson(text(db, "SELECT config FROM sessions WHERE id = 2").toUtf8()).object();
+    QCOMPARE(studio["command"].toString(), QString("studio"));
+    QCOMPARE(tune["command"].toString(), QString("tune"));
+    QCOMPARE(studio.keys(), tune.keys());
+    for (const char* field : {"seed", "population", "batch", "cache_flush"})
+      QVERIFY2(studio.contains(field), field);
+    QCOMPARE(text(db, "SELECT status FROM sessions WHERE id = 1"), QString("finished"));
+  }
+
   // Pause and stop abandon the round in flight (compilers and the kernel
   // being measured are killed), so both take effect within a second, and
   // nothing of an abandoned round reaches the database.
@@ -114,7 +157,7 @@ class TestTuningSession : public QObject {
     }
     const QString db = dir.filePath("crash.db");
     TuningRequest request = smallRequest(db, 12);
-    request.workerPath = script;
+    request.config.workerPath = script.toStdString();
     TuningSession session;
     QSignalSpy log(&session, &TuningSession::logMessage);
     QSignalSpy done(&session, &TuningSession::finished);

@@ -1,0 +1,75 @@
+#include "tuning_options.h"
+
+#include "cost/cost_model_registry.h"
+#include "search/search_registry.h"
+
+namespace tessel::cli {
+
+namespace {
+
+// "  --name VALUE" padded to the help texts' column, then the text.
+std::string helpLine(const std::string& option, const std::string& text) {
+  constexpr size_t kColumn = 22;
+  std::string line = "  " + option;
+  line += line.size() < kColumn ? std::string(kColumn - line.size(), ' ') : "\n" + std::string(kColumn, ' ');
+  return line + text + "\n";
+}
+
+}  // namespace
+
+std::string targetOption(const Args& args) {
+  const std::string target = args.get("target", "cpu");
+  if (target == "cuda")
+    throw UsageError(
+        "--target cuda is not available yet: this build generates CPU code only "
+        "(the CUDA backend is not implemented); use --target cpu");
+  if (target != "cpu") throw UsageError("unknown --target " + target + " (available: cpu)");
+  return target;
+}
+
+std::string searchOption(const Args& args) {
+  const std::string name = args.get("search", search::defaultSearch());
+  if (!search::findSearch(name))
+    throw UsageError("unknown --search " + name + " (available: " + search::availableSearches() + ")");
+  return name;
+}
+
+std::string costModelOption(const Args& args) {
+  const std::string name = args.get("cost-model", cost::defaultCostModel());
+  const cost::CostModelEntry* e = cost::findCostModel(name);
+  if (!e) throw UsageError("unknown --cost-model " + name + " (available: " + cost::availableCostModels() + ")");
+  if (!e->available) throw UsageError("--cost-model " + name + " is not available: " + e->why);
+  return name;
+}
+
+measure::CacheState cacheFlushOption(const Args& args, measure::CacheState fallback) {
+  std::vector<std::string> names;
+  for (measure::CacheState s : measure::kCacheStates)
+    names.push_back(measure::cacheStateName(s));
+  return *measure::parseCacheState(args.getChoice("cache-flush", measure::cacheStateName(fallback), names));
+}
+
+std::string searchHelp() {
+  std::string text;
+  for (const search::SearchEntry& e : search::searches())
+    text += helpLine("", e.name + (e.name == search::defaultSearch() ? " (default): " : ": ") + e.summary);
+  return helpLine("--search NAME", "search policy:") + text;
+}
+
+std::string costModelHelp() {
+  std::string text;
+  for (const cost::CostModelEntry& e : cost::costModels())
+    text += helpLine("", e.name + (e.name == cost::defaultCostModel() ? " (default): " : ": ") + e.summary +
+                             (e.available ? "" : " [not in this build: " + e.why + "]"));
+  return helpLine("--cost-model NAME", "cost model guiding the search:") + text;
+}
+
+std::string cacheFlushHelp(measure::CacheState fallback) {
+  std::string text;
+  for (measure::CacheState s : measure::kCacheStates)
+    text += helpLine("", std::string(measure::cacheStateName(s)) + (s == fallback ? " (default): " : ": ") +
+                             measure::cacheStateSummary(s));
+  return helpLine("--cache-flush STATE", "where the kernel's data is at each timed call:") + text;
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,26 @@
+// The options `tune` and `tune-op` share, read one way: the target, the
+// search and cost model (from their registries, so help texts and errors
+// list what this build has), the cache state, and their help lines.
+#pragma once
+
+#include <string>
+
+#include "args.h"
+#include "measure/cache_state.h"
+
+namespace tessel::cli {
+
+// --target: cpu; cuda is a usage error until its backend exists.
+std::string targetOption(const Args& args);
+// --search and --cost-model, checked against the registries.
+std::string searchOption(const Args& args);
+std::string costModelOption(const Args& args);
+// --cache-flush model|on|off with the command's default.
+measure::CacheState cacheFlushOption(const Args& args, measure::CacheState fallback);
+
+// Help lines of --search, --cost-model and --cache-flush (with the default marked).
+std::string searchHelp();
+std::string costModelHelp();
+std::string cacheFlushHelp(measure::CacheState fallback);
+
+}  // namespace tessel::cli

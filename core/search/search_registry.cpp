@@ -1,0 +1,54 @@
+#include "search/search_registry.h"
+
+#include <stdexcept>
+
+#include "cost/cost_model_registry.h"
+
+namespace tessel::search {
+
+const std::vector<SearchEntry>& searches() {
+  static const std::vector<SearchEntry> table = {
+      {"evolutionary", "Ansor's evolutionary search guided by the cost model", true,
+       [](const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed, const std::string& costModel,
+          EvolutionParams params) -> std::unique_ptr<SearchPolicy> {
+         return std::make_unique<ModelGuidedSearch>(task, hw, cost::makeCostModel(costModel, seed), seed, false,
+                                                    params);
+       }},
+      {"random", "random sketches, randomly annotated (Ansor's baseline; no cost model)", false,
+       [](const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed, const std::string&,
+          EvolutionParams) -> std::unique_ptr<SearchPolicy> { return std::make_unique<RandomSearch>(task, hw, seed); }},
+      {"anneal", "AutoTVM-style simulated annealing guided by the cost model", true,
+       [](const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed, const std::string& costModel,
+          EvolutionParams params) -> std::unique_ptr<SearchPolicy> {
+         return std::make_unique<ModelGuidedSearch>(task, hw, cost::makeCostModel(costModel, seed), seed, true, params);
+       }},
+  };
+  return table;
+}
+
+const SearchEntry* findSearch(const std::string& name) {
+  for (const SearchEntry& e : searches())
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::string availableSearches() {
+  std::string names;
+  for (const SearchEntry& e : searches())
+    names += (names.empty() ? "" : ", ") + e.name;
+  return names;
+}
+
+std::string defaultSearch() {
+  return searches().front().name;
+}
+
+std::unique_ptr<SearchPolicy> makeSearchPolicy(const std::string& name, const task::SearchTask& task,
+                                               const schedule::HardwareParams& hw, uint64_t seed,
+                                               const std::string& costModel, EvolutionParams params) {
+  const SearchEntry* e = findSearch(name);
+  if (!e) throw std::invalid_argument("unknown search '" + name + "' (available: " + availableSearches() + ")");
+  return e->make(task, hw, seed, costModel, params);
+}
+
+}  // namespace tessel::search

@@ -1,0 +1,157 @@
+#include "tuning/model_tuning.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <thread>
+
+#include "cost/cost_model_registry.h"
+#include "search/search_registry.h"
+#include "store/tuning_recorder.h"
+
+namespace tessel::tuning {
+
+namespace {
+
+void checkNames(const TuningConfig& c) {
+  if (!search::findSearch(c.search))
+    throw std::invalid_argument("unknown search '" + c.search + "' (available: " + search::availableSearches() + ")");
+  const cost::CostModelEntry* m = cost::findCostModel(c.costModel);
+  if (!m)
+    throw std::invalid_argument("unknown cost model '" + c.costModel + "' (available: " + cost::availableCostModels() +
+                                ")");
+  if (!m->available) throw std::runtime_error("cost model '" + c.costModel + "' is not available: " + m->why);
+}
+
+int cores() {
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace
+
+ModelTuning::ModelTuning(TuningConfig config, std::shared_ptr<const frontend::PreparedModel> prepared)
+    : config_(config.resolved()) {
+  checkNames(config_);
+  model_ = prepared ? std::move(prepared)
+                    : std::make_shared<const frontend::PreparedModel>(
+                          frontend::prepareModel(config_.model, config_.inputShapes, config_.fusion, config_.target));
+  for (const fusion::GraphTask& t : model_->tasks)
+    tasks_.push_back({fusion::toSearchTask(t, config_.target), double(t.weight), t.name});
+}
+
+ModelTuning::~ModelTuning() = default;
+
+const std::string& ModelTuning::databasePath() const {
+  static const std::string none;
+  return db_ ? db_->path() : none;
+}
+
+void ModelTuning::openSession(const std::string& path, int64_t resume) {
+  // Checks first: nothing is written (not even a new file) for a session that cannot run.
+  auto checkBudget = [&] {
+    if (config_.trials < int(tasks_.size()))
+      throw std::invalid_argument(search::budgetMessage(config_.trials, 0, int(tasks_.size()), config_.batch));
+  };
+  if (resume == kNewSession) checkBudget();
+  auto db = store::Database::open(path, store::OpenMode::ReadWrite);
+  const std::string& name = model_->name;
+  std::optional<store::SessionRow> session;
+  if (resume > 0) {
+    session = db->session(resume);
+    if (!session || session->kind != "model" || session->subject != name)
+      throw std::invalid_argument("session " + std::to_string(resume) + " is not a session of " + name +
+                                  ": it cannot be resumed with this model");
+  }
+  const int64_t modelId = db->ensureModel(name, name);
+  if (resume == kLastSession) session = db->lastSession(0, modelId);
+  if (!session) checkBudget();
+
+  for (const search::ModelTask& t : tasks_)
+    db->setModelTask(modelId, db->ensureTask(store::taskRowOf(t.task)), t.weight);
+  if (session) {
+    sessionId_ = session->id;
+    resumed_ = true;
+    earlierTrials_ = db->session(session->id)->records;
+    db->reopenSession(sessionId_, config_.trials);
+  } else {
+    sessionId_ = db->beginSession("model", 0, modelId, config_.toJson(tasks_.size()).dump(), config_.trials);
+  }
+  db_ = std::move(db);
+}
+
+search::ModelTuneOptions ModelTuning::tuneOptions(const TuningEvents& events, std::vector<double>& best,
+                                                  TuningProgress& progress) {
+  search::ModelTuneOptions o;
+  o.trials = config_.trials;
+  search::TuneOptions& t = o.perTask;
+  t.batchSize = config_.batch;
+  t.search = config_.search;
+  t.costModel = config_.costModel;
+  t.seed = config_.seed;
+  t.evolution.population = config_.population;
+  t.hardware.cores = cores();
+  t.measurer.run.workerPath = config_.workerPath;
+  t.measurer.run.timeoutSeconds = config_.timeoutSeconds;
+  t.measurer.run.seed = unsigned(config_.seed);
+  t.measurer.run.cacheState = config_.cacheState;
+  t.measurer.build.jobs = config_.jobs > 0 ? config_.jobs : cores();
+  t.cancel = events.cancel;
+  o.keepGoing = events.keepGoing;
+  o.onExhausted = events.onExhausted;
+  recorders_.clear();
+  recorders_.resize(tasks_.size());
+  o.prepareTask = [this, &events, &best, &progress](size_t i, search::TuneOptions& to) {
+    if (db_) {
+      recorders_[i] = std::make_unique<store::TuningRecorder>(*db_, tasks_[i].task, sessionId_);
+      recorders_[i]->attach(to);
+    }
+    for (const search::TuneRecord& r : to.previous)  // a resumed session's bests stand
+      if (r.result.ok()) best[i] = std::min(best[i], r.result.medianCost());
+    auto stored = to.onRecords;
+    to.onRecords = [i, stored, &events, &best, &progress](const std::vector<search::TuneRecord>& batch) {
+      if (stored) stored(batch);
+      progress.runTrials += int(batch.size());
+      progress.sessionTrials += int(batch.size());
+      if (events.onRecords) events.onRecords(i, batch);
+      const search::TuneRecord* newBest = nullptr;
+      for (const search::TuneRecord& r : batch)
+        if (r.result.ok() && r.result.medianCost() < best[i]) best[i] = r.result.medianCost(), newBest = &r;
+      if (newBest && events.onBest) events.onBest(i, *newBest);
+    };
+  };
+  return o;
+}
+
+search::ModelTuneResult ModelTuning::run(const TuningEvents& events) {
+  std::vector<double> best(tasks_.size(), INFINITY);
+  TuningProgress progress{0, int(earlierTrials_)};
+  search::ModelTuneOptions o = tuneOptions(events, best, progress);
+  if (events.onRound)
+    o.onRound = [&](size_t i, const search::TuneResult& r, double estimate) {
+      events.onRound(i, r, estimate, progress);
+    };
+  search::ModelTuneResult result;
+  try {
+    result = search::tuneModel(tasks_, o);
+  } catch (...) {
+    if (db_) db_->endSession(sessionId_, "failed");
+    throw;
+  }
+  if (db_) {
+    saveCostModels(result);
+    db_->endSession(sessionId_, result.stopped ? "stopped" : "finished");
+  }
+  return result;
+}
+
+void ModelTuning::saveCostModels(const search::ModelTuneResult& result) {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    const search::TuneResult& t = result.tasks[i];
+    if (recorders_[i] && !t.costModelBlob.empty())
+      db_->saveCostModel(recorders_[i]->taskId(), sessionId_, t.costModelName, int64_t(t.costModelTrainedOn),
+                         t.costModelBlob);
+  }
+}
+
+}  // namespace tessel::tuning

@@ -1,0 +1,45 @@
+// The settings of a model's tuning, one struct for whoever starts it (the
+// CLI's `tune`, the studio): the defaults live here, and the session's
+// config in the database is this struct serialised, so a studio session and
+// a CLI session of the same model carry the same fields.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+#include "measure/cache_state.h"
+
+namespace tessel::tuning {
+
+// Ansor's defaults: 64 programs per round, an evolutionary population of 2048.
+inline constexpr int kDefaultTrials = 1000;
+inline constexpr int kDefaultBatch = 64;
+inline constexpr int kDefaultPopulation = 2048;
+inline constexpr int kDefaultTimeoutSeconds = 10;
+
+struct TuningConfig {
+  std::string command = "tune";  // who started it: "tune" (CLI) or "studio"
+  std::string model;             // zoo name, .onnx or .pt file
+  std::string inputShapes;       // a TorchScript model's input shapes ("1,3,224,224;...")
+  std::string target = "cpu";
+  std::string fusion = "dp";    // dp | rule | none
+  int trials = kDefaultTrials;  // of the whole model, a resumed session's included
+  std::string search;           // empty: search::defaultSearch()
+  std::string costModel;        // empty: cost::defaultCostModel()
+  uint64_t seed = 1;
+  int batch = kDefaultBatch;  // programs per round
+  int population = kDefaultPopulation;
+  measure::CacheState cacheState = measure::CacheState::Model;
+  double timeoutSeconds = kDefaultTimeoutSeconds;  // per program's run
+  int jobs = 0;                                    // compilers at once (0: one per core)
+  // Where tessel-worker is; not stored (a property of the installation).
+  std::string workerPath;
+
+  // The empty fields filled with their defaults.
+  TuningConfig resolved() const;
+  // What the session keeps: every field but workerPath, plus the task count.
+  nlohmann::json toJson(size_t tasks) const;
+};
+
+}  // namespace tessel::tuning
