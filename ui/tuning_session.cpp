@@ -17,6 +17,7 @@ TuningSession::TuningSession(QObject* parent) : QObject(parent) {
   qRegisterMetaType<tessel::ui::TaskInfo>();
   qRegisterMetaType<QVector<tessel::ui::TaskInfo>>();
   qRegisterMetaType<QVector<double>>();
+  connect(this, &TuningSession::runEnded, this, &TuningSession::onRunEnded, Qt::QueuedConnection);
 }
 
 TuningSession::~TuningSession() {
@@ -27,36 +28,63 @@ TuningSession::~TuningSession() {
 bool TuningSession::start(const TuningRequest& request) {
   if (running_) return false;
   if (thread_.joinable()) thread_.join();
-  stop_ = false;
-  paused_ = false;
-  *interrupt_ = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = false;
+    paused_ = false;
+    *interrupt_ = false;
+  }
   running_ = true;
   thread_ = std::thread([this, request] { run(request); });
   return true;
 }
 
+bool TuningSession::isPaused() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return paused_;
+}
+
 void TuningSession::pause() {
+  std::lock_guard<std::mutex> lock(mutex_);
   paused_ = true;
   *interrupt_ = true;  // the round in flight is abandoned, and tuned again on resume
 }
 
 void TuningSession::resume() {
-  paused_ = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    paused_ = false;
+  }
   wake_.notify_all();
 }
 
 void TuningSession::stop() {
-  stop_ = true;
-  *interrupt_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+    *interrupt_ = true;
+  }
   wake_.notify_all();
 }
 
 bool TuningSession::waitWhilePaused() {
   std::unique_lock<std::mutex> lock(mutex_);
-  wake_.wait(lock, [this] { return !paused_ || stop_; });
+  while (paused_ && !stop_) {
+    if (raceWindow_) raceWindow_(RaceWindow::BeforeWait);  // a resume() now must not be lost
+    wake_.wait(lock);
+  }
   if (stop_) return false;
+  if (raceWindow_) raceWindow_(RaceWindow::BeforeGoingOn);  // a pause() now must not be lost
+  // Under the lock: a pause() after this point sets the flag again, so the
+  // round about to start is abandoned rather than the pause lost.
   *interrupt_ = false;
   return true;
+}
+
+void TuningSession::onRunEnded(bool ok, const QString& message) {
+  if (thread_.joinable()) thread_.join();  // it has returned from run() or is about to
+  running_ = false;
+  emit finished(ok, message);
 }
 
 void TuningSession::run(TuningRequest request) {
@@ -108,8 +136,7 @@ void TuningSession::run(TuningRequest request) {
     message = QString::fromStdString(e.what());
   }
   log(message);
-  running_ = false;
-  emit finished(ok, message);
+  emit runEnded(ok, message, QPrivateSignal());
 }
 
 }  // namespace tessel::ui

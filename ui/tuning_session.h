@@ -1,9 +1,13 @@
-// The studio's one adapter to the core: runs a model's tuning (its own
-// database connection, Ansor's task scheduler) on a worker thread and turns
-// its events into Qt signals, delivered on the UI thread. Pause and stop
-// take effect at once: the round in flight is abandoned (its compilers and
-// the kernel being measured are killed, nothing of it is recorded), and a
-// paused round is tuned again on resume.
+// The studio's one adapter to the core: runs tuning::ModelTuning on a worker
+// thread and turns its events into Qt signals, delivered on the UI thread.
+// Pause and stop take effect at once: the round in flight is abandoned (its
+// compilers and the kernel being measured are killed, nothing of it is
+// recorded), and a paused round is tuned again on resume.
+// Threads: start/pause/resume/stop and isRunning/isPaused are for the UI
+// thread. The pause and stop flags change under the mutex the tuning thread
+// waits with, so neither a wake-up nor a pause that lands while a round
+// starts is lost; isRunning() is the UI thread's own state, cleared when
+// the finished signal is delivered.
 #pragma once
 
 #include <QObject>
@@ -11,6 +15,7 @@
 #include <QVector>
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -59,7 +64,12 @@ class TuningSession : public QObject {
   void resume();
   void stop();
   bool isRunning() const { return running_; }
-  bool isPaused() const { return paused_; }
+  bool isPaused() const;
+  // Tests only: called by the tuning thread inside its locked check of the
+  // pause and stop flags, where a race would need a resume (before it
+  // waits) or a pause (before it starts the next round) to slip in.
+  enum class RaceWindow { BeforeWait, BeforeGoingOn };
+  void setRaceWindowForTesting(std::function<void(RaceWindow)> hook) { raceWindow_ = std::move(hook); }
 
  signals:
   void tasksReady(const QVector<tessel::ui::TaskInfo>& tasks);
@@ -74,18 +84,26 @@ class TuningSession : public QObject {
   // The database session the tuning records into (new or resumed).
   void sessionStarted(qint64 session, bool resumed);
   void logMessage(const QString& text);
+  // On the UI thread, once the tuning thread has ended (isRunning() is false).
   void finished(bool ok, const QString& message);
+  // From the tuning thread as its last act; turned into finished() on the UI thread.
+  void runEnded(bool ok, const QString& message, QPrivateSignal);
 
  private:
   void run(TuningRequest request);
-  bool waitWhilePaused();  // false once stopped
+  bool waitWhilePaused();  // on the tuning thread; false once stopped
+  void onRunEnded(bool ok, const QString& message);
 
   std::thread thread_;
-  std::atomic<bool> running_{false}, paused_{false}, stop_{false};
-  // Set by pause and stop: cuts the round in flight short (TuneOptions::cancel).
+  bool running_ = false;  // UI thread only
+  // Guarded by mutex_; the tuning thread waits on wake_ for them.
+  bool paused_ = false, stop_ = false;
+  // Set by pause and stop (under mutex_): cuts the round in flight short
+  // (TuneOptions::cancel); cleared by the tuning thread only when it goes on.
   std::shared_ptr<std::atomic<bool>> interrupt_ = std::make_shared<std::atomic<bool>>(false);
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable wake_;
+  std::function<void(RaceWindow)> raceWindow_;
 };
 
 }  // namespace tessel::ui

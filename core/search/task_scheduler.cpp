@@ -159,8 +159,10 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
     }
     if (support::isCancelled(cancel)) {
       // The round was abandoned. A pause: keepGoing blocks, clears the flag
-      // and says go on; the round is then tuned again. A stop ends here.
-      if (o.keepGoing && o.keepGoing() && !support::isCancelled(cancel)) continue;
+      // and says go on; the round is then tuned again. A stop ends here. (A
+      // pause that lands right after keepGoing said go on is not a stop: the
+      // keepGoing at the top of the loop sees it.)
+      if (o.keepGoing && o.keepGoing()) continue;
       result.stopped = true;
       break;
     }

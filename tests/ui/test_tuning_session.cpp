@@ -12,6 +12,10 @@
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <thread>
 
 #include "ui/tuning_session.h"
 
@@ -129,6 +133,95 @@ class TestTuningSession : public QObject {
     for (const char* field : {"seed", "population", "batch", "cache_flush"})
       QVERIFY2(studio.contains(field), field);
     QCOMPARE(text(db, "SELECT status FROM sessions WHERE id = 1"), QString("finished"));
+  }
+
+  // Pause, resume and stop from the UI thread in a tight loop, landing at
+  // every moment of a round (search, compilers, the kernel being measured,
+  // the wait between rounds): the tuning never hangs, a pause is never lost,
+  // and a stop always ends it. Then aimed at the two windows a race needs:
+  // a resume while the tuning thread is about to wait, a pause while it is
+  // about to start a round.
+  void pauseResumeStopInATightLoopNeverHang() {
+    using Window = TuningSession::RaceWindow;
+    QTemporaryDir dir;
+    const QString db = dir.filePath("race.db");
+    TuningSession session;
+    std::atomic<int> beforeWait{0}, beforeGoingOn{0};
+    std::atomic<bool> linger{false};
+    session.setRaceWindowForTesting([&](Window w) {
+      ++(w == Window::BeforeWait ? beforeWait : beforeGoingOn);
+      if (linger) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    });
+    // Spins the UI thread's event loop until `counter` passes `than`.
+    auto waitPast = [](const std::atomic<int>& counter, int than) {
+      QElapsedTimer t;
+      t.start();
+      while (counter <= than && t.elapsed() < 60000)
+        QTest::qWait(1);
+      return counter > than;
+    };
+    QSignalSpy rounds(&session, &TuningSession::roundFinished);
+    QSignalSpy done(&session, &TuningSession::finished);
+    QVERIFY(session.start(smallRequest(db, 100000)));
+    QVERIFY(rounds.wait(120000));
+    std::mt19937 rng(7);
+    for (int i = 0; i < 600; ++i) {
+      session.pause();
+      if (rng() % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
+      session.resume();
+      if (rng() % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
+      if (rng() % 4 == 0) QCoreApplication::processEvents();
+    }
+    QVERIFY2(rounds.wait(60000), "no round after the pause/resume loop");
+
+    linger = true;
+    // A resume while the tuning thread is about to wait is not lost.
+    for (int i = 0; i < 10; ++i) {
+      const int seen = beforeWait;
+      session.pause();
+      QVERIFY2(waitPast(beforeWait, seen), "the paused tuning never came to wait");
+      session.resume();  // lands inside the window
+    }
+    QVERIFY2(rounds.wait(60000), "no round after resuming: a lost wake-up");
+    // A pause while the tuning thread is about to start a round is not lost:
+    // that round is abandoned, none ends while paused.
+    for (int i = 0; i < 3; ++i) {
+      const int seen = beforeGoingOn;
+      QVERIFY2(waitPast(beforeGoingOn, seen), "no round started");
+      session.pause();    // lands inside the window
+      QTest::qWait(200);  // a round that ended before the pause may still be delivered
+      const int atPause = rounds.count();
+      QTest::qWait(3000);
+      QVERIFY2(rounds.count() == atPause, "a round ended while paused: the pause was lost");
+      session.resume();
+    }
+    linger = false;
+    QVERIFY(rounds.wait(60000));
+    session.stop();
+    QVERIFY(done.wait(10000));
+    QVERIFY(!session.isRunning());
+    QVERIFY(done.at(0).at(1).toString().contains("stopped"));
+  }
+
+  // Start and stop (sometimes paused in between) hundreds of times: every
+  // run ends, each session is marked stopped or finished, never left running.
+  void startAndStopHundredsOfTimes() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath("cycles.db");
+    TuningSession session;
+    QSignalSpy done(&session, &TuningSession::finished);
+    std::mt19937 rng(11);
+    constexpr int kCycles = 200;
+    for (int i = 0; i < kCycles; ++i) {
+      QVERIFY(session.start(smallRequest(db, 100000)));
+      if (rng() % 2) QTest::qWait(int(rng() % 20));
+      if (rng() % 3 == 0) session.pause();
+      session.stop();
+      QVERIFY2(done.wait(20000), qPrintable(QString("cycle %1 did not end").arg(i)));
+      QVERIFY(!session.isRunning());
+    }
+    QCOMPARE(done.count(), kCycles);
+    QCOMPARE(scalar(db, "SELECT count(*) FROM sessions WHERE status = 'running'"), 0);
   }
 
   // Pause and stop abandon the round in flight (compilers and the kernel
