@@ -6,6 +6,8 @@
 
 #include "args.h"
 #include "commands.h"
+#include "interrupt.h"
+#include "progress_bar.h"
 #include "tuning/model_tuning.h"
 #include "tuning_options.h"
 
@@ -37,11 +39,22 @@ std::string help() {
          "  --resume            continue the model's last session (interrupted, or finished\n"
          "                      with fewer trials) until it has --trials\n"
          "  --no-db             keep nothing\n"
-         "  --json              one JSON object on stdout\n"
+         "  --json              one JSON object on stdout (progress stays on stderr)\n"
+         "  --quiet             no progress on stderr\n"
          "  --input-shapes A,B;C,D  shapes of a TorchScript model's inputs\n"
+         "\n"
+         "Ctrl-C or SIGTERM drops the round in flight, marks the session stopped and\n"
+         "exits 130 or 143; --resume continues it. On a terminal a progress bar shows\n"
+         "trials, elapsed time, trials/s, ETA and the best end-to-end estimate.\n"
          "\n"
          "example:\n"
          "  tessel tune resnet18 --trials 2000 --db resnet18.db\n";
+}
+
+std::string formatMs(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f ms", seconds * 1e3);
+  return text;
 }
 
 // The command line as the tuning service's config.
@@ -76,7 +89,7 @@ int tuneCommand(const std::vector<std::string>& argv) {
   Args args(argv,
             {"trials", "target", "fusion", "search", "cost-model", "batch", "population", "seed", "timeout", "db",
              "jobs", "input-shapes", "cache-flush"},
-            {"json", "help", "resume", "no-db"});
+            {"json", "help", "resume", "no-db", "quiet"});
   if (args.has("help")) {
     std::fputs(help().c_str(), stdout);
     return 0;
@@ -87,10 +100,13 @@ int tuneCommand(const std::vector<std::string>& argv) {
   const tuning::TuningConfig& config = tuning.config();
   const std::vector<search::ModelTask>& tasks = tuning.tasks();
   const std::string& model = tuning.model().name;
-  const bool json = args.has("json");
+  const bool json = args.has("json"), quiet = args.has("quiet");
+  // Plain progress lines where no bar is drawn (a log, CI), unless --json or --quiet.
+  const bool lines = !json && !quiet;
   // Checked before anything is written: a new session must give every task a program.
   if (args.has("no-db") && config.trials < int(tasks.size()))
     throw UsageError(search::budgetMessage(config.trials, 0, int(tasks.size()), config.batch));
+  InterruptGuard interrupt;
   if (!args.has("no-db")) {
     try {
       tuning.openSession(args.get("db", store::defaultDatabasePath()),
@@ -98,34 +114,62 @@ int tuneCommand(const std::vector<std::string>& argv) {
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
-    if (!json)
+    if (lines)
       std::fprintf(stderr, "%s session %lld in %s\n", tuning.resumed() ? "resuming" : "new",
                    (long long)tuning.sessionId(), tuning.databasePath().c_str());
+    if (tuning.resumed() && tuning.earlierTrials() >= config.trials && !quiet)
+      std::fprintf(stderr,
+                   "session %lld already has %lld trials of the %d asked: nothing left to tune (give a larger "
+                   "--trials to go on)\n",
+                   (long long)tuning.sessionId(), (long long)tuning.earlierTrials(), config.trials);
   }
+  ProgressBar bar(config.trials, !quiet);
   tuning::TuningEvents events;
-  if (!json) {
+  events.cancel = interrupt.flag();
+  if (lines)
     std::fprintf(stderr, "tuning %s: %zu tasks (%s fusion), %d trials\n", model.c_str(), tasks.size(),
                  config.fusion.c_str(), config.trials);
-    events.onRound = [&](size_t i, const search::TuneResult& r, double estimate, const tuning::TuningProgress&) {
+  events.onRound = [&](size_t i, const search::TuneResult& r, double estimate, const tuning::TuningProgress& p) {
+    const bool known = std::isfinite(estimate);
+    if (bar.shown())
+      bar.update(p.sessionTrials, known ? formatMs(estimate) + " end-to-end" : "");
+    else if (lines)
       std::fprintf(stderr, "  task %2zu %-40s %5d trials  best %9.4f ms   end-to-end estimate %s\n", i,
                    tasks[i].task.op.c_str(), r.trials, r.bestSeconds * 1e3,
-                   std::isfinite(estimate) ? (std::to_string(estimate * 1e3) + " ms").c_str() : "(not yet)");
-    };
-    events.onExhausted = [&](size_t i, const search::TuneResult& r) {
-      std::fprintf(stderr, "  task %2zu %-40s search space exhausted after %d programs: it takes no more rounds\n", i,
-                   tasks[i].task.op.c_str(), r.trials);
-    };
-    if (!tuning.resumed() && config.trials < int(tasks.size()) * config.batch)
-      std::fprintf(stderr,
-                   "%d trials for %zu tasks: warm-up rounds of %d programs (%d trials give each a full round of %d)\n",
-                   config.trials, tasks.size(), std::min(config.batch, config.trials / int(tasks.size())),
-                   int(tasks.size()) * config.batch, config.batch);
-  }
+                   known ? formatMs(estimate).c_str() : "(not yet)");
+  };
+  events.onExhausted = [&](size_t i, const search::TuneResult& r) {
+    char text[200];
+    std::snprintf(text, sizeof text, "  task %2zu %-40s search space exhausted after %d programs: no more rounds", i,
+                  tasks[i].task.op.c_str(), r.trials);
+    if (bar.shown())
+      bar.note(text);
+    else if (lines)
+      std::fprintf(stderr, "%s\n", text);
+  };
+  if (lines && !tuning.resumed() && config.trials < int(tasks.size()) * config.batch)
+    std::fprintf(stderr,
+                 "%d trials for %zu tasks: warm-up rounds of %d programs (%d trials give each a full round of %d)\n",
+                 config.trials, tasks.size(), std::min(config.batch, config.trials / int(tasks.size())),
+                 int(tasks.size()) * config.batch, config.batch);
   search::ModelTuneResult r;
   try {
     r = tuning.run(events);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
+  }
+  bar.finish();
+  if (interrupt.signal()) {
+    std::fprintf(stderr, "interrupted by %s: the round in flight was dropped; %d trials kept", interrupt.signalName(),
+                 r.trials);
+    if (tuning.hasSession())
+      std::fprintf(
+          stderr,
+          " in session %lld of %s (marked stopped)\ncontinue with: tessel tune %s --resume --db %s --trials %d\n",
+          (long long)tuning.sessionId(), tuning.databasePath().c_str(), config.model.c_str(),
+          tuning.databasePath().c_str(), config.trials);
+    else
+      std::fprintf(stderr, " (--no-db: nothing stored)\n");
   }
 
   double total = 0;
@@ -179,6 +223,7 @@ int tuneCommand(const std::vector<std::string>& argv) {
   } else {
     std::printf("some tasks have no valid program yet: give more --trials\n");
   }
+  if (interrupt.signal()) return interrupt.exitCode();
   return complete ? 0 : 1;
 }
 

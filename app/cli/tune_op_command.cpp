@@ -9,7 +9,9 @@
 #include "args.h"
 #include "baseline/baselines.h"
 #include "commands.h"
+#include "interrupt.h"
 #include "measure/cache_state.h"
+#include "progress_bar.h"
 #include "search/tuner.h"
 #include "store/tuning_recorder.h"
 #include "te/operators.h"
@@ -46,7 +48,11 @@ std::string help() {
          "  --no-db             keep nothing\n"
          "  --compare           also time oneDNN, OpenBLAS and LibTorch on the op, in this process\n"
          "  --show-code         print the best program's C++\n"
-         "  --json              print one JSON object on stdout\n"
+         "  --json              print one JSON object on stdout (progress stays on stderr)\n"
+         "  --quiet             no progress on stderr\n"
+         "\n"
+         "Ctrl-C or SIGTERM drops the round in flight, marks the session stopped and\n"
+         "exits 130 or 143; --resume continues it.\n"
          "\n"
          "example:\n"
          "  tessel tune-op matmul --shape 512,512,512 --trials 200 --compare\n"
@@ -71,7 +77,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   Args args(argv,
             {"shape", "target", "layout", "trials", "search", "cost-model", "seed", "batch", "timeout", "jobs", "db",
              "population", "cache-flush"},
-            {"json", "help", "compare", "show-code", "resume", "no-db"});
+            {"json", "help", "compare", "show-code", "resume", "no-db", "quiet"});
   if (args.has("help")) {
     std::fputs(help().c_str(), stdout);
     for (const auto& op : te::tunableOps())
@@ -109,7 +115,10 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   o.measurer.run.seed = unsigned(o.seed);
   o.measurer.run.cacheState = cacheFlushOption(args, measure::CacheState::Warm);
   o.measurer.build.jobs = int(args.getInt("jobs", cores, 1, 256));
-  bool json = args.has("json");
+  const bool json = args.has("json"), quiet = args.has("quiet");
+  const bool lines = !json && !quiet;  // plain progress lines where no bar is drawn
+  InterruptGuard interrupt;
+  o.cancel = interrupt.flag();
 
   // The database is opened before any tuning: a bad file fails fast.
   std::unique_ptr<store::Database> db;
@@ -130,7 +139,12 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
                              {"cache_flush", measure::cacheStateName(o.measurer.run.cacheState)}};
     recorder.emplace(*db, task, config.dump(), o.trials, args.has("resume"));
     recorder->attach(o);
-    if (!json) {
+    if (recorder->resumed() && recorder->previousTrials() >= size_t(o.trials) && !quiet)
+      std::fprintf(stderr,
+                   "session %lld already has %zu trials of the %d asked: nothing left to tune (give a larger --trials "
+                   "to go on)\n",
+                   (long long)recorder->sessionId(), recorder->previousTrials(), o.trials);
+    if (lines) {
       if (recorder->resumed())
         std::fprintf(stderr, "resuming session %lld in %s: %zu trials done\n", (long long)recorder->sessionId(),
                      db->path().c_str(), recorder->previousTrials());
@@ -141,22 +155,42 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
         std::fprintf(stderr, "learning from %zu stored records of this task\n", recorder->knownRecords());
     }
   }
-  if (!json)
+  if (lines)
     std::fprintf(stderr, "tuning %s (%s) %s: %.3f GFLOP, %d trials, %s search\n", op.c_str(), args.get("shape").c_str(),
                  target.c_str(), task.flops / 1e9, o.trials, search.c_str());
+  ProgressBar bar(o.trials, !quiet);
   o.onBatch = [&](int trials, double best) {
-    if (json) return;
-    if (best > 0)
-      std::fprintf(stderr, "  %5d trials  best %.4f ms  %.2f GFLOP/s\n", trials, best * 1e3, task.flops / best / 1e9);
-    else
-      std::fprintf(stderr, "  %5d trials  no valid program yet\n", trials);
+    char text[96] = "";
+    if (best > 0) std::snprintf(text, sizeof text, "%.4f ms (%.2f GFLOP/s)", best * 1e3, task.flops / best / 1e9);
+    if (bar.shown())
+      bar.update(trials, text);
+    else if (lines)
+      std::fprintf(stderr, "  %5d trials  best %s\n", trials, best > 0 ? text : "-- no valid program yet");
   };
   search::TuneResult r;
   try {
     r = search::tuneTask(task, o);
   } catch (...) {
-    if (recorder) recorder->end("failed");
-    throw;
+    // A signal during the first round's reference build ends it with an exception.
+    if (!interrupt.signal()) {
+      if (recorder) recorder->end("failed");
+      throw;
+    }
+  }
+  bar.finish();
+  if (interrupt.signal()) {
+    if (recorder) recorder->end("stopped");
+    std::fprintf(stderr, "interrupted by %s: the round in flight was dropped; %d trials kept", interrupt.signalName(),
+                 std::max(r.trials, int(recorder ? recorder->previousTrials() : 0)));
+    if (recorder)
+      std::fprintf(stderr,
+                   " in session %lld of %s (marked stopped)\ncontinue with: tessel tune-op %s --shape %s --resume "
+                   "--db %s --trials %d\n",
+                   (long long)recorder->sessionId(), db->path().c_str(), op.c_str(), args.get("shape").c_str(),
+                   db->path().c_str(), o.trials);
+    else
+      std::fprintf(stderr, " (--no-db: nothing stored)\n");
+    return interrupt.exitCode();
   }
   if (recorder) recorder->finish(r);
 

@@ -128,7 +128,8 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
   // rounds shrink to what it can give.
   const int fresh =
       int(std::count_if(prepared.begin(), prepared.end(), [](const TuneOptions& t) { return t.previous.empty(); }));
-  if (fresh > 0 && o.trials - trials < fresh)
+  // (Nothing left to do is not an error: the records stand as they are.)
+  if (fresh > 0 && trials < o.trials && o.trials - trials < fresh)
     throw std::invalid_argument(budgetMessage(o.trials, trials, fresh, o.perTask.batchSize));
   const int warmupBatch = fresh > 0 ? std::min(o.perTask.batchSize, (o.trials - trials) / fresh) : 0;
   result.warmupBatch = warmupBatch;

@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <chrono>
+#include <csignal>
 #include <random>
 #include <thread>
 
@@ -39,6 +40,43 @@ Run tessel(const QStringList& args, int timeoutMs = 120000) {
     p.kill();
     p.waitForFinished();
     return {-1, {}, "timed out"};
+  }
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError())};
+}
+
+// The first column of the first row a query gives ("" if none or unreadable).
+QString query(const QString& db, const char* sql) {
+  sqlite3* raw = nullptr;
+  QString out;
+  if (sqlite3_open_v2(db.toUtf8().constData(), &raw, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(raw, 2000);
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(raw, sql, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+      out = QString::fromUtf8(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(raw);
+  return out;
+}
+
+// Starts a tuning, waits until it has stored `records`, sends `signal`, and
+// returns how it ended.
+Run interrupted(const QStringList& args, const QString& db, int records, int signal) {
+  QProcess p;
+  isolate(p);
+  p.start(TESSEL_CLI_PATH, args);
+  if (!p.waitForStarted()) return {-1, {}, "did not start"};
+  QElapsedTimer t;
+  t.start();
+  while (query(db, "SELECT count(*) FROM records").toInt() < records && t.elapsed() < 120000 &&
+         p.state() == QProcess::Running)
+    QTest::qWait(50);
+  ::kill(pid_t(p.processId()), signal);
+  if (!p.waitForFinished(30000)) {
+    p.kill();
+    p.waitForFinished();
+    return {-1, {}, "did not end after the signal"};
   }
   return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, QString::fromUtf8(p.readAllStandardOutput()),
           QString::fromUtf8(p.readAllStandardError())};
@@ -112,6 +150,59 @@ class TestCli : public QObject {
     QVERIFY2(r.code > 0, qPrintable(QString("exit code %1").arg(r.code)));
     QVERIFY2(r.err.contains(message), qPrintable("stderr: " + r.err));
     QVERIFY(r.out.isEmpty());
+  }
+
+  // Ctrl-C and SIGTERM stop a tuning cleanly: the session is marked
+  // stopped with what was measured, the user is told how to resume, and the
+  // exit status is 128 + the signal. Resuming with nothing left says so.
+  void signalsStopATuningCleanly() {
+    const QString db = scratch().filePath("signals.db");
+    Run r = interrupted({"tune", "tiny_cnn", "--trials", "1000", "--batch", "4", "--search", "random", "--db", db,
+                         "--cache-flush", "off"},
+                        db, 24, SIGINT);  // past the warm-up: every task has programs
+    QCOMPARE(r.code, 130);
+    QVERIFY2(r.err.contains("interrupted by SIGINT") && r.err.contains("--resume"), qPrintable(r.err));
+    QCOMPARE(query(db, "SELECT status FROM sessions WHERE id = 1"), QString("stopped"));
+    const int kept = query(db, "SELECT count(*) FROM records").toInt();
+    QVERIFY(kept >= 24 && kept < 1000);
+    QVERIFY2(r.err.contains(QString("%1 trials kept").arg(kept)), qPrintable(r.err));
+
+    Run again = tessel({"tune", "tiny_cnn", "--trials", QString::number(kept), "--resume", "--db", db, "--json"});
+    QVERIFY2(again.code == 0, qPrintable(again.err));
+    QVERIFY2(again.err.contains("nothing left to tune"), qPrintable(again.err));
+    QCOMPARE(query(db, "SELECT count(*) FROM records").toInt(), kept);
+
+    Run op = interrupted({"tune-op", "matmul", "--shape", "64,64,64", "--trials", "1000", "--batch", "8", "--search",
+                          "random", "--db", db, "--json"},
+                         db, kept + 8, SIGTERM);
+    QCOMPARE(op.code, 143);
+    QVERIFY2(op.err.contains("interrupted by SIGTERM"), qPrintable(op.err));
+    QCOMPARE(query(db, "SELECT status FROM sessions WHERE id = 2"), QString("stopped"));
+    QCOMPARE(query(db, "SELECT count(*) FROM sessions WHERE status = 'running'").toInt(), 0);
+  }
+
+  // On a terminal the progress bar shows trials, elapsed time, rate, ETA and
+  // the best so far (on stderr, --json or not); --quiet leaves stderr empty.
+  void progressBarOnATerminalQuietOff() {
+    if (QStandardPaths::findExecutable("script").isEmpty()) QSKIP("script(1) (bsdutils) is needed for a terminal");
+    QProcess p;
+    isolate(p);
+    // script(1) gives the command a pseudo-terminal and copies what it writes.
+    p.start("script", {"-qec",
+                       QString("'%1' tune-op matmul --shape 32,32,32 --trials 16 --batch 8 --search random --no-db "
+                               "--json")
+                           .arg(TESSEL_CLI_PATH),
+                       "/dev/null"});
+    QVERIFY(p.waitForFinished(120000));
+    const QString shown = QString::fromUtf8(p.readAllStandardOutput());
+    QCOMPARE(p.exitCode(), 0);
+    for (const char* part : {"16/16 trials", "elapsed", "trials/s", "ETA", "best ", "\r"})
+      QVERIFY2(shown.contains(part), qPrintable(QString("no '%1' in: %2").arg(part, shown)));
+
+    Run quiet = tessel({"tune-op", "matmul", "--shape", "32,32,32", "--trials", "8", "--batch", "8", "--search",
+                        "random", "--no-db", "--quiet"});
+    QCOMPARE(quiet.code, 0);
+    QCOMPARE(quiet.err, QString());
   }
 
   // Until the CUDA backend exists, --target cuda is a usage error (exit 2)
