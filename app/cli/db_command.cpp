@@ -1,11 +1,13 @@
-// tessel db stats|best|sessions: what a tuning database holds.
+// tessel db stats|best|sessions|show: what a tuning database holds.
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "args.h"
 #include "commands.h"
+#include "export/kernel_export.h"
 #include "store/database.h"
+#include "stored_model.h"
 
 namespace tessel::cli {
 
@@ -13,36 +15,98 @@ namespace {
 
 const char* kHelp =
     "usage: tessel db stats|best|sessions [--db FILE] [--json]\n"
+    "       tessel db show --task KEY [--code] [--db FILE] [--json]\n"
     "\n"
     "Reads a tuning database (never writes it; a tuning may be running).\n"
     "\n"
     "  stats      counts of records, valid records, distinct programs, sessions, tasks\n"
     "  best       the best program of each task, with its latency and GFLOP/s\n"
-    "  sessions   the tuning sessions with their status and progress\n"
+    "  sessions   the tuning sessions with their status and progress; a model\n"
+    "             session's end-to-end estimate (sum of weight x best), a task\n"
+    "             session's best latency\n"
+    "  show       one task: its best program (latency, record, schedule steps)\n"
     "\n"
     "options:\n"
-    "  --db FILE  the database (default: $TESSEL_DB, else ~/.local/share/tessel/tessel.db)\n"
-    "  --json     print one JSON object on stdout\n";
+    "  --db FILE   the database (default: $TESSEL_DB, else ~/.local/share/tessel/tessel.db)\n"
+    "  --task KEY  the task to show (a workload key, as db best lists them)\n"
+    "  --code      with show: also the C++ of the best program\n"
+    "  --json      print one JSON object on stdout\n"
+    "\n"
+    "examples:\n"
+    "  tessel db sessions --db r18.db\n"
+    "  tessel db show --task matmul_512_512_512_132fa37f --code\n";
 
 nlohmann::json msOrNull(double seconds) {
   return std::isfinite(seconds) ? nlohmann::json(seconds * 1e3) : nlohmann::json();
 }
 
+// db show: a task, its best record, and its code with --code.
+nlohmann::json showTask(const store::Database& db, const std::string& key, bool code, bool json) {
+  const std::optional<store::TaskRow> task = db.taskByKey(key);
+  if (!task) throw std::runtime_error("no task '" + key + "' in " + db.path() + " (see tessel db best)");
+  const std::optional<std::string> model = modelOfTask(db, key);
+  const std::vector<store::RecordRow> records = db.records(task->id);
+  size_t valid = 0;
+  for (const store::RecordRow& r : records)
+    valid += r.ok();
+  nlohmann::json j = {{"key", task->key},       {"op", task->op},
+                      {"shape", task->shape},   {"layout", task->layout},
+                      {"target", task->target}, {"device", task->device},
+                      {"flops", task->flops},   {"records", records.size()},
+                      {"valid_records", valid}, {"model", model ? nlohmann::json(*model) : nlohmann::json()}};
+  std::string shape;
+  for (int64_t d : task->shape)
+    shape += (shape.empty() ? "" : ",") + std::to_string(d);
+  if (!json) {
+    std::printf("task     %s\n", task->key.c_str());
+    std::printf("op       %s %s%s on %s%s\n", task->op.c_str(), shape.c_str(),
+                task->layout.empty() ? "" : (" (" + task->layout + ")").c_str(), task->target.c_str(),
+                model ? (", a task of " + *model).c_str() : "");
+    std::printf("records  %zu, %zu valid\n", records.size(), valid);
+  }
+  const std::vector<store::BestRow> best = db.best(task->id);
+  if (best.empty()) {
+    if (!json) std::printf("best     none yet\n");
+    return j;
+  }
+  const store::RecordRow& r = best.front().record;
+  const double cost = r.medianCost();
+  j["best"] = {{"record", r.id},
+               {"session", r.sessionId},
+               {"latency_ms", cost * 1e3},
+               {"gflops", task->flops / cost / 1e9},
+               {"steps", nlohmann::json::parse(r.steps, nullptr, false)},
+               {"created", r.created}};
+  if (!json)
+    std::printf("best     %.4f ms, %.2f GFLOP/s (record %lld of session %lld, %s)\nsteps    %s\n", cost * 1e3,
+                task->flops / cost / 1e9, (long long)r.id, (long long)r.sessionId, r.created.c_str(), r.steps.c_str());
+  if (code) {
+    exporter::KernelExportOptions options;
+    if (model) options.definitions = storedModelDefinitions(db, *model);
+    const std::string source = exporter::bestKernelSource(db, *task, options);
+    j["code"] = source;
+    if (!json) std::printf("\n%s", source.c_str());
+  }
+  return j;
+}
+
 }  // namespace
 
 int dbCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {"db"}, {"json", "help"});
+  Args args(argv, {"db", "task"}, {"json", "help", "code"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;
   }
   if (args.positional().size() != 1)
     throw UsageError(args.positional().empty()
-                         ? "missing what to show: stats, best or sessions (try --help)"
-                         : "expected one of stats, best, sessions; got '" + args.positional()[1] + "' too");
+                         ? "missing what to show: stats, best, sessions or show (try --help)"
+                         : "expected one of stats, best, sessions, show; got '" + args.positional()[1] + "' too");
   const std::string what = args.positional()[0];
-  if (what != "stats" && what != "best" && what != "sessions")
-    throw UsageError("unknown 'db " + what + "' (available: stats, best, sessions)");
+  if (what != "stats" && what != "best" && what != "sessions" && what != "show")
+    throw UsageError("unknown 'db " + what + "' (available: stats, best, sessions, show)");
+  if (what == "show" && !args.has("task")) throw UsageError("db show needs --task KEY (tessel db best lists them)");
+  if (what != "show" && (args.has("task") || args.has("code"))) throw UsageError("--task and --code go with 'db show'");
   auto db = store::Database::open(args.get("db", store::defaultDatabasePath()), store::OpenMode::ReadOnly);
   const bool json = args.has("json");
   nlohmann::json j;
@@ -88,11 +152,12 @@ int dbCommand(const std::vector<std::string>& argv) {
                     (long long)b.record.id);
     }
     j["best"] = rows;
+  } else if (what == "show") {
+    j["task"] = showTask(*db, args.get("task"), args.has("code"), json);
   } else {
     nlohmann::json rows = nlohmann::json::array();
     if (!json)
-      std::printf("%5s %-9s %-44s %13s %12s  %s\n", "id", "status", "task or model", "records/goal", "best ms",
-                  "started");
+      std::printf("%5s %-9s %-44s %13s %12s  %s\n", "id", "status", "task or model", "records/goal", "ms", "started");
     for (const store::SessionRow& s : db->sessions()) {
       rows.push_back({{"id", s.id},
                       {"kind", s.kind},
@@ -102,13 +167,18 @@ int dbCommand(const std::vector<std::string>& argv) {
                       {"valid_records", s.validRecords},
                       {"trials_target", s.trialsTarget},
                       {"best_ms", msOrNull(s.bestCost)},
+                      {"estimated_ms", msOrNull(s.estimateSeconds)},
                       {"started", s.started},
                       {"ended", s.ended.empty() ? nlohmann::json() : nlohmann::json(s.ended)},
                       {"config", nlohmann::json::parse(s.config, nullptr, false)}});
+      // A model's figure is its end-to-end estimate; a task's, its best.
+      const double seconds = s.kind == "model" ? s.estimateSeconds : s.bestCost;
+      char ms[32] = "-";
+      if (std::isfinite(seconds))
+        std::snprintf(ms, sizeof ms, "%.4f%s", seconds * 1e3, s.kind == "model" ? " e2e" : "");
       if (!json)
         std::printf("%5lld %-9s %-44s %13s %12s  %s\n", (long long)s.id, s.status.c_str(), s.subject.c_str(),
-                    (std::to_string(s.records) + "/" + std::to_string(s.trialsTarget)).c_str(),
-                    std::isfinite(s.bestCost) ? std::to_string(s.bestCost * 1e3).c_str() : "-", s.started.c_str());
+                    (std::to_string(s.records) + "/" + std::to_string(s.trialsTarget)).c_str(), ms, s.started.c_str());
     }
     j["sessions"] = rows;
   }

@@ -6,8 +6,8 @@
 #include "args.h"
 #include "commands.h"
 #include "export/kernel_export.h"
-#include "model_loader.h"
 #include "store/database.h"
+#include "stored_model.h"
 
 namespace tessel::cli {
 
@@ -71,18 +71,7 @@ int exportCommand(const std::vector<std::string>& argv) {
     options.compile = !args.has("no-compile");
     if (args.has("model")) {
       // A model's tasks are fused subgraphs: rebuild them the way it was tuned.
-      std::string fusion = "dp", target = "cpu";
-      for (const store::SessionRow& s : db->sessions())
-        if (s.kind == "model" && s.subject == args.get("model")) {
-          nlohmann::json config = nlohmann::json::parse(s.config, nullptr, false);
-          if (config.is_object()) {
-            fusion = config.value("fusion", fusion);
-            target = config.value("target", target);
-          }
-        }
-      PreparedModel m = prepareModel(args.get("model"), "", fusion, target);
-      for (const fusion::GraphTask& t : m.tasks)
-        options.definitions[t.key] = t.dag;
+      options.definitions = storedModelDefinitions(*db, args.get("model"));
       // Tasks tuned for an earlier form of the model (Tessel's graph passes
       // changed since) cannot be rebuilt from it: export the others.
       std::vector<store::TaskRow> current;

@@ -168,6 +168,20 @@ KernelExportPlan planKernelExport(const store::Database& db, const std::vector<s
   return plan;
 }
 
+std::string bestKernelSource(const store::Database& db, const store::TaskRow& row, const KernelExportOptions& options) {
+  if (row.target != "cpu")
+    throw std::runtime_error("task " + row.key + " is for " + row.target + ": only cpu kernels have code so far");
+  std::vector<store::BestRow> best = db.best(row.id);
+  if (best.empty()) throw std::runtime_error("task " + row.key + " has no valid record yet");
+  const store::RecordRow& rec = best.front().record;
+  const task::SearchTask task = rebuildTask(row, options);
+  lower::LoweredFunc f = lower::lowerState(schedule::replay(task.dag, schedule::deserializeSteps(rec.steps)));
+  lower::rewriteLayouts(&f);
+  return "// " + row.op + " " + shapeText(row.shape) + ", task " + row.key + ", record " + std::to_string(rec.id) +
+         ".\n// Schedule: " + rec.steps + "\n" + codegen::cppPrelude() +
+         codegen::emitCppKernelAndPack(f, "tessel_" + lower::cIdent(row.key) + "_args");
+}
+
 ExportResult exportKernels(const store::Database& db, const std::vector<store::TaskRow>& tasks,
                            const std::string& outDir, const KernelExportOptions& options) {
   if (tasks.empty()) throw std::runtime_error("nothing to export: no task");

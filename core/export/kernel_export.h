@@ -48,6 +48,12 @@ struct KernelExportPlan {
 KernelExportPlan planKernelExport(const store::Database& db, const std::vector<store::TaskRow>& tasks,
                                   const KernelExportOptions& options = {});
 
+// The C++ of a task's best kernel as it was measured (weights packed), with
+// the schedule in a comment: what `tessel db show --code` prints. Throws
+// std::runtime_error naming the problem, as exportKernels does.
+std::string bestKernelSource(const store::Database& db, const store::TaskRow& task,
+                             const KernelExportOptions& options = {});
+
 // Throws std::runtime_error naming the problem (a task without a valid
 // record, a definition that changed since tuning, a compiler failure).
 ExportResult exportKernels(const store::Database& db, const std::vector<store::TaskRow>& tasks,

@@ -484,6 +484,16 @@ void Database::summarize(SessionRow& s) const {
     Statement m = conn_->prepare("SELECT name FROM models WHERE id = ?");
     m.bind(1, s.modelId);
     if (m.step()) s.subject = m.getText(0);
+    // The tasks as tuned: a model's task list grows with each fusion tried,
+    // so the session's config says how many it had.
+    const nlohmann::json config = nlohmann::json::parse(s.config, nullptr, false);
+    const int64_t tasks = config.is_object() ? config.value("tasks", int64_t(0)) : 0;
+    Statement e = conn_->prepare(
+        "SELECT count(*), sum(model_tasks.weight * b.best) FROM (SELECT task_id, min(cost) AS best FROM records "
+        "WHERE session_id = ? AND cost IS NOT NULL GROUP BY task_id) b JOIN model_tasks ON model_tasks.task_id = "
+        "b.task_id AND model_tasks.model_id = ?");
+    e.bind(1, s.id).bind(2, s.modelId);
+    if (e.step() && tasks > 0 && e.getInt(0) >= tasks) s.estimateSeconds = e.getDouble(1);
   }
 }
 

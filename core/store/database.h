@@ -48,6 +48,10 @@ struct SessionRow {
   // Filled by sessions(): over this session's records.
   int64_t records = 0, validRecords = 0;
   double bestCost = std::numeric_limits<double>::quiet_NaN();
+  // A model session's estimated end-to-end seconds: sum over the model's
+  // tasks of weight x the task's best in this session (NaN for a task
+  // session, or while a task of the model has no valid record here).
+  double estimateSeconds = std::numeric_limits<double>::quiet_NaN();
   std::string subject;  // the task key or model name
 };
 

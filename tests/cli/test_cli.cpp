@@ -503,6 +503,33 @@ class TestCli : public QObject {
     QCOMPARE(s["models"].toInt(), 1);
     QCOMPARE(s["sessions"].toInt(), 1);
 
+    // db sessions: a model session's figure is its end-to-end estimate, as tune printed it.
+    Run sessions = tessel({"db", "sessions", "--db", db, "--json"});
+    QVERIFY2(sessions.code == 0, qPrintable(sessions.err));
+    const QJsonObject session =
+        QJsonDocument::fromJson(sessions.out.toUtf8()).object()["sessions"].toArray().at(0).toObject();
+    QVERIFY(qAbs(session["estimated_ms"].toDouble() - m["estimated_ms"].toDouble()) <
+            1e-9 * m["estimated_ms"].toDouble());
+    QVERIFY(session["estimated_ms"].toDouble() > session["best_ms"].toDouble());  // not its fastest task
+    Run table = tessel({"db", "sessions", "--db", db});
+    QVERIFY2(table.out.contains(QString::number(m["estimated_ms"].toDouble(), 'f', 4) + " e2e"), qPrintable(table.out));
+
+    // db show: a task of the model, its best program and its code.
+    const QString key = m["tasks"].toArray().at(0).toObject()["key"].toString();
+    Run show = tessel({"db", "show", "--task", key, "--code", "--db", db, "--json"}, 120000);
+    QVERIFY2(show.code == 0, qPrintable(show.err));
+    const QJsonObject shown = QJsonDocument::fromJson(show.out.toUtf8()).object()["task"].toObject();
+    QCOMPARE(shown["model"].toString(), QString("tiny_cnn"));
+    QVERIFY(qAbs(shown["best"].toObject()["latency_ms"].toDouble() -
+                 m["tasks"].toArray().at(0).toObject()["best_ms"].toDouble()) < 1e-9);
+    QVERIFY(shown["best"].toObject()["steps"].isArray());
+    const QString code = shown["code"].toString();
+    QVERIFY2(code.contains("Schedule: ") && code.contains("tessel_" + key) && code.contains("#pragma omp"),
+             qPrintable(code.left(2000)));
+    Run unknown = tessel({"db", "show", "--task", "nope_1", "--db", db});
+    QCOMPARE(unknown.code, 1);
+    QVERIFY2(unknown.err.contains("no task 'nope_1'"), qPrintable(unknown.err));
+
     Run run = tessel({"run", "tiny_cnn", "--db", db, "--json", "--repeats", "3", "--profile"}, 300000);
     QVERIFY2(run.code == 0, qPrintable(run.err + run.out));
     QJsonObject o = QJsonDocument::fromJson(run.out.toUtf8()).object();
