@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs Tessel's main job on its built-in default:
-# tune a 256x256x256 matmul on the CPU (evolutionary search + XGBoost cost
-# model, 64 programs) and print the best program.
+# - with a display (X11 or Wayland): opens the studio on the zoo's ResNet-18
+#   and starts tuning it (2000 trials) into build/quickstart.db;
+# - without one: tunes the zoo's small CNN from the command line (200 trials,
+#   into build/quickstart.db) and runs it against LibTorch.
 # Arguments replace the default: scripts/run.sh tune-op conv2d --shape 1,64,56,56,64,3,3,1,1
+# (TESSEL_RUN=cli forces the command-line job even with a display.)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
 build=${TESSEL_BUILD_DIR:-$root/build}
-if [ $# -eq 0 ]; then
-  set -- tune-op matmul --shape 256,256,256 --trials 64
+if [ $# -gt 0 ]; then
+  exec "$build/bin/tessel" "$@"
 fi
-exec "$build/bin/tessel" "$@"
+db="$build/quickstart.db"
+if [ "${TESSEL_RUN:-}" != cli ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; } &&
+  [ -x "$build/bin/tessel-studio" ]; then
+  exec "$build/bin/tessel-studio" resnet18 --db "$db" --tune 2000
+fi
+# A fresh session each time; earlier ones stay in the database (tessel db sessions).
+"$build/bin/tessel" tune tiny_cnn --trials 200 --db "$db"
+exec "$build/bin/tessel" run tiny_cnn --db "$db"

@@ -205,7 +205,9 @@ GraphView::GraphView(QWidget* parent)
       view_(new Canvas(scene_, this)),
       search_(new QLineEdit(this)),
       matchLabel_(new QLabel(this)),
-      legend_(new QLabel(this)),
+      legend_(new QWidget(this)),
+      legendBar_(new QLabel(legend_)),
+      legendMax_(new QLabel(legend_)),
       panel_(new NodePropertiesPanel()) {
   setObjectName("graphView");
   auto* top = new QHBoxLayout;
@@ -215,6 +217,16 @@ GraphView::GraphView(QWidget* parent)
   search_->setObjectName("graphSearch");
   top->addWidget(search_, 2);
   top->addWidget(matchLabel_);
+  {
+    legend_->setObjectName("latencyLegend");
+    legendMax_->setObjectName("latencyLegendMax");
+    auto* row = new QHBoxLayout(legend_);
+    row->setContentsMargins(8, 0, 0, 0);
+    row->setSpacing(4);
+    row->addWidget(new QLabel(tr("Latency share  0 %"), legend_));
+    row->addWidget(legendBar_);
+    row->addWidget(legendMax_);
+  }
   top->addWidget(legend_);
   legend_->hide();
   top->addStretch(1);
@@ -471,7 +483,8 @@ void GraphView::applyClusterColours() {
     p.setPen(Qt::gray);
     p.drawRect(bar.rect().adjusted(0, 0, -1, -1));
     p.end();
-    legend_->setPixmap(bar);
+    legendBar_->setPixmap(bar);
+    legendMax_->setText(tr("%1 %").arg(maxShare * 100, 0, 'f', 1));
     legend_->setToolTip(tr("Partition colour: the task's share of the measured end-to-end latency, 0 % (white) to "
                            "%1 % (red, the largest)")
                             .arg(maxShare * 100, 0, 'f', 1));

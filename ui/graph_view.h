@@ -100,7 +100,10 @@ class GraphView : public QWidget {
   QGraphicsView* view_;
   QLineEdit* search_;
   QLabel* matchLabel_;
-  QLabel* legend_;
+  // Shown while shares are known: "latency share 0 % [white..red] 37.5 %".
+  QWidget* legend_;
+  QLabel* legendBar_;
+  QLabel* legendMax_;
   QPointer<NodePropertiesPanel> panel_;
 
   std::shared_ptr<const frontend::PreparedModel> model_;

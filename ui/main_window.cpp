@@ -23,6 +23,7 @@
 #include <QToolButton>
 #include <QtConcurrent/QtConcurrentRun>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "cost/cost_model_registry.h"
 #include "frontend/model_loader.h"
@@ -369,23 +370,66 @@ void MainWindow::onModelPrepared(std::shared_ptr<const frontend::PreparedModel> 
   QVector<TaskInfo> infos;
   QStringList names;
   for (const fusion::GraphTask& t : model->tasks) {
-    infos.push_back({QString::fromStdString(t.key), QString::fromStdString(t.name), double(t.weight), t.flops});
-    names << QString::fromStdString(t.name);
+    const QString label = QString::fromStdString(fusion::taskLabel(t));
+    infos.push_back({QString::fromStdString(t.key), label, double(t.weight), t.flops});
+    names << label;
     searchTasks_.push_back(fusion::toSearchTask(t, kTarget));
   }
   best_ = QVector<BestProgram>(int(searchTasks_.size()));
   tasks_->model()->setTasks(infos);
   plots_->setTasks(names);
   graph_->setModel(model);
-  log_->appendMessage(tr("%1: %2 nodes, %3 tasks, %4 GFLOP")
+  // The nodes the graph view draws (after folding), as its header counts them.
+  const size_t shown = model->graph.nodes.size();
+  log_->appendMessage(tr("%1: %2 nodes%3, %4 tasks, %5 GFLOP")
                           .arg(QString::fromStdString(model->name))
-                          .arg(model->nodes)
+                          .arg(shown)
+                          .arg(model->nodes != shown
+                                   ? tr(" (%1 as loaded; constants and batch norms folded)").arg(model->nodes)
+                                   : QString())
                           .arg(model->tasks.size())
                           .arg(model->flops / 1e9, 0, 'f', 3));
   statusBar()->showMessage(tr("%1 tasks; press Start to tune").arg(model->tasks.size()));
   if (!model->tasks.empty()) selectTask(0);
   emit modelReady();
-  if (HistoryPtr h = std::exchange(pendingHistory_, nullptr)) applyHistory(*h);
+  if (HistoryPtr h = std::exchange(pendingHistory_, nullptr))
+    applyHistory(*h);
+  else
+    showStoredTuning();
+}
+
+void MainWindow::showStoredTuning() {
+  if (!prepared_ || !QFileInfo::exists(effectiveDatabase())) return;
+  const std::string path = effectiveDatabase().toStdString();
+  const std::string model = prepared_->name, fusion = prepared_->fusion;
+  const int generation = preparing_;
+  // The model's last session tuned with the fusion shown, read off the UI thread.
+  auto future = QtConcurrent::run([path, model, fusion]() -> HistoryPtr {
+    try {
+      auto db = store::Database::open(path, store::OpenMode::ReadOnly);
+      int64_t last = 0;
+      for (const store::SessionRow& s : db->sessions()) {
+        const nlohmann::json config = nlohmann::json::parse(s.config, nullptr, false);
+        if (s.kind == "model" && s.subject == model && s.records > 0 && config.is_object() &&
+            config.value("fusion", "") == fusion && config.value("target", "") == kTarget)
+          last = s.id;
+      }
+      if (!last) return nullptr;
+      return std::make_shared<const store::SessionHistory>(store::loadSessionHistory(*db, last));
+    } catch (const std::exception&) {
+      return nullptr;  // an unreadable database is reported when it is used
+    }
+  });
+  auto* watcher = new QFutureWatcher<HistoryPtr>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
+    watcher->deleteLater();
+    HistoryPtr h = watcher->result();
+    if (!h || generation != preparing_ || !prepared_ || session_->isRunning() || tuning_) return;
+    log_->appendMessage(tr("%1 was tuned before in this database: showing its last session")
+                            .arg(QString::fromStdString(prepared_->name)));
+    applyHistory(*h);
+  });
+  watcher->setFuture(future);
 }
 
 void MainWindow::selectTask(int task) {
@@ -442,6 +486,7 @@ bool MainWindow::setDatabasePath(const QString& database) {
   log_->appendMessage(tr("Database: %1").arg(database));
   updateTitle();
   updateActions();
+  showStoredTuning();  // what this database holds of the open model
   return true;
 }
 
@@ -501,13 +546,11 @@ void MainWindow::reopenSession(qint64 session) {
     watcher->deleteLater();
     auto [history, error] = watcher->result();
     if (!history) {
-      showError(tr("Cannot reopen session %1").arg(session), error);
-      emit sessionFailed(error);
+      failReopen(session, error);
       return;
     }
     if (session_->isRunning()) {
-      showError(tr("Cannot reopen session %1").arg(session), tr("a tuning is running: stop it first"));
-      emit sessionFailed(tr("a tuning is running"));
+      failReopen(session, tr("a tuning is running: stop it first"));
       return;
     }
     const store::SessionRow& row = history->session;
@@ -534,9 +577,7 @@ void MainWindow::reopenSession(qint64 session) {
       if (history->tasks.empty()) throw std::runtime_error("the session has no record");
       task = store::operatorTaskOf(t);
     } catch (const std::exception& e) {
-      const QString message = QString::fromStdString(e.what());
-      showError(tr("Cannot reopen session %1").arg(session), message);
-      emit sessionFailed(message);
+      failReopen(session, QString::fromStdString(e.what()));
       return;
     }
     ++preparing_;  // a model still being prepared is not wanted any more
@@ -549,13 +590,19 @@ void MainWindow::reopenSession(qint64 session) {
     selected_ = -1;
     searchTasks_ = {task};
     best_ = QVector<BestProgram>(1);
-    const QString name = QString::fromStdString(t.op);
+    const QString name = QString::fromStdString(fusion::taskLabel(t.op, t.shape));
     tasks_->model()->setTasks({{QString::fromStdString(t.key), name, 1.0, t.flops}});
     plots_->setTasks({name});
     updateTitle();
     applyHistory(*history);
   });
   watcher->setFuture(future);
+}
+
+void MainWindow::failReopen(qint64 session, const QString& message) {
+  statusBar()->clearMessage();  // not "Reading session..." any more
+  showError(tr("Cannot reopen session %1").arg(session), message);
+  emit sessionFailed(message);
 }
 
 void MainWindow::applyHistory(const store::SessionHistory& h) {

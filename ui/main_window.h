@@ -146,6 +146,11 @@ class MainWindow : public QMainWindow {
   QDockWidget* addPanel(const QString& title, const QString& objectName, QWidget* panel, Qt::DockWidgetArea area);
   void openModel();
   void openDatabase();
+  // The open model's last session in the database (same fusion), if any,
+  // shown as a reopened one: its trials, bests and estimate.
+  void showStoredTuning();
+  // A session that cannot be reopened: a dialog says why, the status bar is cleared.
+  void failReopen(qint64 session, const QString& message);
   void applyHistory(const store::SessionHistory& history);
   void refreshShares(double estimateSeconds);
   void updateTitle();

@@ -105,7 +105,8 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   estimateGraph_->setLineStyle(QCPGraph::lsStepLeft);
   estimateGraph_->setPen(QPen(QColor(31, 119, 180), 1.5));
 
-  scatterPlot_ = makePlot(splitter_, tr("predicted score (÷ task max)"), tr("measured throughput (÷ task best)"));
+  scatterPlot_ = makePlot(splitter_, tr("predicted rank in task (0 worst, 1 best)"),
+                          tr("measured rank in task (0 slowest, 1 fastest)"));
   scatterTitle_ = addTitle(scatterPlot_, QString());
   diagonalGraph_ = scatterPlot_->addGraph();
   diagonalGraph_->setName(tr("y = x (perfect)"));
@@ -151,7 +152,7 @@ void PlotsPanel::setTasks(const QStringList& taskNames) {
 }
 
 void PlotsPanel::clear() {
-  taskData_.assign(static_cast<size_t>(taskNames_.size()), TaskData{{}, {}, kInf, -kInf, kInf});
+  taskData_.assign(static_cast<size_t>(taskNames_.size()), TaskData{});
   estimateTime_.clear();
   estimateMs_.clear();
   programTask_.clear();
@@ -175,20 +176,12 @@ void PlotsPanel::markDirty(bool best, bool estimate, bool scatter, int delayMs) 
 }
 
 void PlotsPanel::addRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, double elapsedSeconds) {
-  bool best = false, scatter = false;
+  bool best = false;
   if (validTask(task) && std::isfinite(bestSeconds) && bestSeconds > 0) {
     TaskData& data = taskData_[static_cast<size_t>(task)];
     data.trials.append(taskTrials);
     data.bestMs.append(bestSeconds * 1e3);
     best = shown(task);
-    if (bestSeconds < data.bestSeconds) {
-      data.bestSeconds = bestSeconds;
-      // A new best rescales the task's measured throughputs.
-      if (shown(task) && data.maxPredicted > -kInf) {
-        scatterStale_ = true;
-        scatter = true;
-      }
-    }
   }
   bool estimate = false;
   if (std::isfinite(estimateSeconds) && std::isfinite(elapsedSeconds)) {
@@ -196,15 +189,11 @@ void PlotsPanel::addRound(int task, int taskTrials, double bestSeconds, double e
     estimateMs_.append(estimateSeconds * 1e3);
     estimate = true;
   }
-  markDirty(best, estimate, scatter);
+  markDirty(best, estimate, false);
 }
 
 void PlotsPanel::addProgram(int task, double predicted, double measured) {
   if (!std::isfinite(predicted) || !std::isfinite(measured) || measured <= 0) return;
-  TaskData& data = taskData_[static_cast<size_t>(task)];
-  data.maxPredicted = std::max(data.maxPredicted, predicted);
-  data.minPredicted = std::min(data.minPredicted, predicted);
-  data.bestSeconds = std::min(data.bestSeconds, measured);
   programTask_.push_back(task);
   programPredicted_.push_back(predicted);
   programSeconds_.push_back(measured);
@@ -357,21 +346,24 @@ void PlotsPanel::rebuildEstimatePlot() {
 void PlotsPanel::refreshScatterCache() const {
   if (!scatterStale_) return;
   scatterStale_ = false;
+  // Each shown task's programs, ranked within the task.
+  std::vector<std::vector<size_t>> byTask(taskData_.size());
+  for (size_t i = 0; i < programTask_.size(); ++i)
+    if (shown(programTask_[i])) byTask[static_cast<size_t>(programTask_[i])].push_back(i);
   std::vector<std::pair<double, double>> points;
   points.reserve(programTask_.size());
-  for (size_t i = 0; i < programTask_.size(); ++i) {
-    const int task = programTask_[i];
-    if (!shown(task)) continue;
-    const TaskData& data = taskData_[static_cast<size_t>(task)];
-    const double p = programPredicted_[i];
-    double x;
-    if (data.minPredicted > 0) {
-      x = p / data.maxPredicted;
-    } else {
-      const double range = data.maxPredicted - data.minPredicted;
-      x = range > 0 ? (p - data.minPredicted) / range : 1.0;
+  for (const std::vector<size_t>& programs : byTask) {
+    if (programs.empty()) continue;
+    std::vector<double> predicted, throughput;
+    for (size_t i : programs) {
+      predicted.push_back(programPredicted_[i]);
+      throughput.push_back(1 / programSeconds_[i]);
     }
-    points.emplace_back(x, data.bestSeconds / programSeconds_[i]);
+    const std::vector<double> x = averageRanks(predicted), y = averageRanks(throughput);
+    // 1-based ranks to [0, 1]; a lone program is its task's best.
+    const double span = double(programs.size() - 1);
+    for (size_t k = 0; k < programs.size(); ++k)
+      points.emplace_back(span > 0 ? (x[k] - 1) / span : 1.0, span > 0 ? (y[k] - 1) / span : 1.0);
   }
   // QCPGraph draws (and samples adaptively) sorted keys only.
   std::sort(points.begin(), points.end());

@@ -5,17 +5,14 @@
 //  - the cost model's predicted score against measured throughput, with
 //    the diagonal and Spearman's rho.
 //
-// Scatter semantics. The cost model predicts a score proportional to
-// throughput (higher = faster). Both axes are normalised per task so that
-// 1 is the task's best and tasks are comparable when all are shown:
-//   x = predicted / (the task's largest predicted score)
-//   y = (the task's best seconds) / (measured seconds)
-// where the task's best is the least of its measured seconds and of the
-// best latencies reported by addRound, so y is in (0, 1]. y = x is a
-// perfect prediction and is drawn as a line. A task whose scores are not
-// all positive (e.g. a ranking model's raw outputs) gets min-max scaling to
-// [0, 1] instead, which keeps its ranking. Because the best improves as
-// tuning goes on, y is computed when the plot is rebuilt, not on insertion.
+// Scatter semantics. The cost model's job is to rank a task's programs
+// (higher score = faster), and its scores may crowd together (a model's
+// scores of 0.97 to 1.0 would put every point at x = 1 on a ratio scale), so
+// both axes are ranks within the task, as fractions (0 the task's worst,
+// 1 its best; ties share their average rank):
+//   x = rank of the predicted score, y = rank of the measured throughput.
+// y = x is a perfect ranking and is drawn as a line, tasks are comparable
+// when all are shown, and Spearman's rho is exactly what the plot shows.
 // Programs with a non-finite (failed) or non-positive measurement or a
 // non-finite prediction are left out.
 //
@@ -103,8 +100,6 @@ class PlotsPanel : public QWidget {
  private:
   struct TaskData {
     QVector<double> trials, bestMs;  // rounds with a finite best
-    double bestSeconds;              // least of measured and reported bests
-    double maxPredicted, minPredicted;
   };
 
   void markDirty(bool best, bool estimate, bool scatter, int delayMs = kReplotIntervalMs);

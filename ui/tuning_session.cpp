@@ -98,7 +98,8 @@ void TuningSession::run(TuningRequest request) {
     tuning::ModelTuning tuning(request.config, request.prepared);
     QVector<TaskInfo> infos;
     for (const fusion::GraphTask& t : tuning.model().tasks)
-      infos.push_back({QString::fromStdString(t.key), QString::fromStdString(t.name), double(t.weight), t.flops});
+      infos.push_back(
+          {QString::fromStdString(t.key), QString::fromStdString(fusion::taskLabel(t)), double(t.weight), t.flops});
     emit tasksReady(infos);
     log(QString("%1: %2 tasks").arg(QString::fromStdString(request.config.model)).arg(infos.size()));
 

@@ -6,8 +6,9 @@
 
 namespace tessel::cli {
 
-Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& valued,
-           const std::set<std::string>& flags) {
+Args::Args(const std::vector<std::string>& argv, const OptionSpec& options) {
+  const std::set<std::string>& valued = options.valued;
+  const std::set<std::string>& flags = options.flags;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
     if (a.rfind("--", 0) != 0 || a == "--") {

@@ -14,10 +14,14 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The options a command accepts: `valued` take a value, `flags` do not.
+struct OptionSpec {
+  std::set<std::string> valued, flags;
+};
+
 class Args {
  public:
-  // `valued`: options that take a value; `flags`: boolean options.
-  Args(const std::vector<std::string>& argv, const std::set<std::string>& valued, const std::set<std::string>& flags);
+  Args(const std::vector<std::string>& argv, const OptionSpec& options);
   bool has(const std::string& name) const { return values_.count(name) > 0; }
   std::string get(const std::string& name, const std::string& fallback = "") const;
   long long getInt(const std::string& name, long long fallback, long long min, long long max) const;

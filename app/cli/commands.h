@@ -1,19 +1,45 @@
-// The tessel CLI's commands. Each returns the process exit code.
+// The tessel CLI's commands, in one table: main dispatches through it, the
+// usage text lists it, and a test checks that each command's --help names
+// every option it accepts. Each command returns the process exit code.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "args.h"
+
 namespace tessel::cli {
 
-int tuneOpCommand(const std::vector<std::string>& args);
-int dbCommand(const std::vector<std::string>& args);
-int exportCommand(const std::vector<std::string>& args);
-int tuneCommand(const std::vector<std::string>& args);         // tune_command.cpp
-int runCommand(const std::vector<std::string>& args);          // run_command.cpp
-int modelsCommand(const std::vector<std::string>& args);       // models_command.cpp
-int inspectCommand(const std::vector<std::string>& args);      // inspect_command.cpp
-int conformanceCommand(const std::vector<std::string>& args);  // conformance_command.cpp
+struct Command {
+  std::string name;      // "tune-op"
+  std::string synopsis;  // what follows the name in the usage: "OP --shape A,B,C[,...]"
+  std::string summary;   // one line
+  OptionSpec (*options)();
+  std::string (*help)();
+  int (*run)(const std::vector<std::string>& args);
+};
+
+// In the order `tessel --help` lists them.
+const std::vector<Command>& commands();
+const Command* findCommand(const std::string& name);
+// `tessel --help`: every command with its synopsis and summary.
+std::string usage();
+
+// One per file: X_command.cpp defines xOptions, xHelp and xCommand.
+#define TESSEL_CLI_COMMAND(x)   \
+  OptionSpec x##Options();      \
+  std::string x##Help();        \
+  int x##Command(const std::vector<std::string>& args);
+TESSEL_CLI_COMMAND(tuneOp)
+TESSEL_CLI_COMMAND(tune)
+TESSEL_CLI_COMMAND(run)
+TESSEL_CLI_COMMAND(db)
+TESSEL_CLI_COMMAND(export)
+TESSEL_CLI_COMMAND(models)
+TESSEL_CLI_COMMAND(inspect)
+TESSEL_CLI_COMMAND(conformance)
+#undef TESSEL_CLI_COMMAND
+
 // Path of an executable installed beside this one (tessel-worker).
 std::string siblingExecutable(const std::string& name);
 

@@ -32,12 +32,23 @@ const char* kHelp =
     "  --json           print one JSON object on stdout\n"
     "  --parallel N     cases run at once, each in its own process (default 1)\n"
     "  --jobs N         compiler processes per case (default 2)\n"
-    "  --timeout S      seconds a case may take before it fails (default 600)\n";
+    "  --timeout S      seconds a case may take before it fails (default 600)\n"
+    "\n"
+    "example:\n"
+    "  tessel conformance /usr/share/libonnx-testdata/data/node --filter relu --parallel 2\n";
 
 }  // namespace
 
+OptionSpec conformanceOptions() {
+  return {{"filter", "parallel", "jobs", "timeout"}, {"json", "help"}};
+}
+
+std::string conformanceHelp() {
+  return kHelp;
+}
+
 int conformanceCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {"filter", "parallel", "jobs", "timeout"}, {"json", "help"});
+  Args args(argv, conformanceOptions());
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;

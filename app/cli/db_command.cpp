@@ -92,8 +92,16 @@ nlohmann::json showTask(const store::Database& db, const std::string& key, bool 
 
 }  // namespace
 
+OptionSpec dbOptions() {
+  return {{"db", "task"}, {"json", "help", "code"}};
+}
+
+std::string dbHelp() {
+  return kHelp;
+}
+
 int dbCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {"db", "task"}, {"json", "help", "code"});
+  Args args(argv, dbOptions());
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;

@@ -29,12 +29,25 @@ const char* kHelp =
     "  --all         every task in the database\n"
     "  --out DIR     where to write (created)\n"
     "  --no-compile  write the sources without building the library\n"
-    "  --json        print one JSON object on stdout\n";
+    "  --format F    kernels (default), csv or jsonl\n"
+    "  --json        print one JSON object on stdout\n"
+    "\n"
+    "examples:\n"
+    "  tessel export --model resnet18 --db r18.db --out r18-kernels\n"
+    "  tessel export --all --format csv --out records\n";
 
 }  // namespace
 
+OptionSpec exportOptions() {
+  return {{"db", "task", "model", "out", "format"}, {"json", "help", "all", "no-compile"}};
+}
+
+std::string exportHelp() {
+  return kHelp;
+}
+
 int exportCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {"db", "task", "model", "out", "format"}, {"json", "help", "all", "no-compile"});
+  Args args(argv, exportOptions());
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;

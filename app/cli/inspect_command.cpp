@@ -29,7 +29,11 @@ const char* kHelp =
     "  --target cpu|cuda      decides the tasks' layout (default cpu: NHWC convolutions)\n"
     "  --dot FILE             the graph as Graphviz DOT, partitions as clusters\n"
     "  --input-shapes A,B;C,D  shapes of a TorchScript model's inputs\n"
-    "  --json                 one JSON object: model, nodes, params, flops, partitions, tasks\n";
+    "  --json                 one JSON object: model, nodes, params, flops, partitions, tasks\n"
+    "\n"
+    "examples:\n"
+    "  tessel inspect resnet18\n"
+    "  tessel inspect bert_tiny --fusion rule --dot bert.dot\n";
 
 std::string shapeText(const std::vector<int64_t>& s) {
   std::string out;
@@ -78,8 +82,16 @@ void writeDot(const std::string& path, const graph::Graph& g, const fusion::Fusi
 
 }  // namespace
 
+OptionSpec inspectOptions() {
+  return {{"fusion", "target", "dot", "input-shapes"}, {"json", "help"}};
+}
+
+std::string inspectHelp() {
+  return kHelp;
+}
+
 int inspectCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {"fusion", "target", "dot", "input-shapes"}, {"json", "help"});
+  Args args(argv, inspectOptions());
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;

@@ -8,12 +8,27 @@
 
 namespace tessel::cli {
 
+OptionSpec modelsOptions() {
+  return {{}, {"json", "help"}};
+}
+
+std::string modelsHelp() {
+  return "usage: tessel models [--json]\n"
+         "\n"
+         "The built-in model zoo: names to give to inspect, tune and run,\n"
+         "with their published parameter counts and GFLOPs (2 x multiply-adds).\n"
+         "\n"
+         "options:\n"
+         "  --json    print one JSON object on stdout\n"
+         "\n"
+         "example:\n"
+         "  tessel models --json\n";
+}
+
 int modelsCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {}, {"json", "help"});
+  Args args(argv, modelsOptions());
   if (args.has("help")) {
-    std::puts(
-        "usage: tessel models [--json]\n\nThe built-in model zoo: names to give to inspect, tune and run,\n"
-        "with their published parameter counts and GFLOPs (2 x multiply-adds).");
+    std::fputs(modelsHelp().c_str(), stdout);
     return 0;
   }
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");

@@ -34,15 +34,22 @@ const char* kHelp =
     "where a task has none) and with LibTorch (ATen ops, threads = cores) on the\n"
     "same weights and inputs; reports both latencies, the tuner's estimate (sum of\n"
     "weight x best measured latency) and the largest difference.\n"
-    "Use the fusion the model was tuned with (default dp).\n"
     "\n"
+    "options:\n"
+    "  --db FILE    the tuning database with the model's kernels (default: $TESSEL_DB,\n"
+    "               else ~/.local/share/tessel/tessel.db)\n"
+    "  --fusion rule|dp|none  the fusion the model was tuned with (default dp)\n"
+    "  --target cpu the only target run executes on\n"
     "  --repeats N  timed runs of each side after a warm-up (default 10)\n"
     "  --profile    per partition: its time in the run, its tuned estimate, their ratio\n"
     "  --json       tessel_ms (median), tessel_ms_min/median/max, libtorch_ms and its\n"
     "               min/median/max, estimate_ms, speedup, max_abs_err, correct, disturbed\n"
     "               (and disturbance, why), contention (others_share, steal_share),\n"
     "               tasks_tuned, tasks_naive, memory; with --profile, partitions\n"
-    "  --input-shapes A,B;C,D  shapes of a TorchScript model's inputs\n";
+    "  --input-shapes A,B;C,D  shapes of a TorchScript model's inputs\n"
+    "\n"
+    "example:\n"
+    "  tessel run resnet18 --db r18.db --profile\n";
 
 struct Spread {
   double min = 0, median = 0, max = 0;
@@ -185,8 +192,16 @@ nlohmann::json profileTable(const runtime::GraphExecutor& executor, const std::v
 
 }  // namespace
 
+OptionSpec runOptions() {
+  return {{"db", "fusion", "repeats", "target", "input-shapes"}, {"json", "help", "profile"}};
+}
+
+std::string runHelp() {
+  return kHelp;
+}
+
 int runCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {"db", "fusion", "repeats", "target", "input-shapes"}, {"json", "help", "profile"});
+  Args args(argv, runOptions());
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;

@@ -85,11 +85,17 @@ tuning::TuningConfig configOf(const Args& args) {
 
 }  // namespace
 
+OptionSpec tuneOptions() {
+  return {{"trials", "target", "fusion", "search", "cost-model", "batch", "population", "seed", "timeout", "db",
+             "jobs", "input-shapes", "cache-flush"}, {"json", "help", "resume", "no-db", "quiet"}};
+}
+
+std::string tuneHelp() {
+  return help();
+}
+
 int tuneCommand(const std::vector<std::string>& argv) {
-  Args args(argv,
-            {"trials", "target", "fusion", "search", "cost-model", "batch", "population", "seed", "timeout", "db",
-             "jobs", "input-shapes", "cache-flush"},
-            {"json", "help", "resume", "no-db", "quiet"});
+  Args args(argv, tuneOptions());
   if (args.has("help")) {
     std::fputs(help().c_str(), stdout);
     return 0;

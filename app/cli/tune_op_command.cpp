@@ -73,11 +73,17 @@ std::string siblingExecutable(const std::string& name) {
   return name;  // from PATH
 }
 
+OptionSpec tuneOpOptions() {
+  return {{"shape", "target", "layout", "trials", "search", "cost-model", "seed", "batch", "timeout", "jobs", "db",
+             "population", "cache-flush"}, {"json", "help", "compare", "show-code", "resume", "no-db", "quiet"}};
+}
+
+std::string tuneOpHelp() {
+  return help();
+}
+
 int tuneOpCommand(const std::vector<std::string>& argv) {
-  Args args(argv,
-            {"shape", "target", "layout", "trials", "search", "cost-model", "seed", "batch", "timeout", "jobs", "db",
-             "population", "cache-flush"},
-            {"json", "help", "compare", "show-code", "resume", "no-db", "quiet"});
+  Args args(argv, tuneOpOptions());
   if (args.has("help")) {
     std::fputs(help().c_str(), stdout);
     for (const auto& op : te::tunableOps())

@@ -114,4 +114,11 @@ task::SearchTask toSearchTask(const GraphTask& t, const std::string& target) {
   return s;
 }
 
+std::string taskLabel(const std::string& name, const std::vector<int64_t>& shape) {
+  std::string label = name;
+  for (size_t i = 0; i < shape.size(); ++i)
+    label += (i ? "x" : " ") + std::to_string(shape[i]);
+  return label;
+}
+
 }  // namespace tessel::fusion

@@ -23,6 +23,13 @@ struct GraphTask {
   std::vector<size_t> groups;    // the plan's groups it stands for
 };
 
+// How a task is named to a user: its ops and output shape,
+// "conv2d_add_relu 1x56x56x64" (tasks of one kind differ by their shapes).
+std::string taskLabel(const std::string& name, const std::vector<int64_t>& shape);
+inline std::string taskLabel(const GraphTask& t) {
+  return taskLabel(t.name, t.shape);
+}
+
 // Groups that are only views (reshape, flatten, ...) need no kernel and
 // give no task.
 std::vector<GraphTask> extractTasks(const graph::Graph& g, const FusionPlan& plan,

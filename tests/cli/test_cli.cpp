@@ -13,6 +13,8 @@
 #include <random>
 #include <thread>
 
+#include "commands.h"
+
 namespace {
 
 struct Run {
@@ -32,7 +34,7 @@ void isolate(QProcess& p) {
   p.setProcessEnvironment(env);
 }
 
-Run tessel(const QStringList& args, int timeoutMs = 120000) {
+Run runCli(const QStringList& args, int timeoutMs = 120000) {
   QProcess p;
   isolate(p);
   p.start(TESSEL_CLI_PATH, args);
@@ -90,7 +92,7 @@ class TestCli : public QObject {
  private slots:
   // One version string: the project's, in every executable.
   void versionIsTheProjects() {
-    Run cli = tessel({"--version"});
+    Run cli = runCli({"--version"});
     QCOMPARE(cli.code, 0);
     QCOMPARE(cli.out.trimmed(), QString("tessel " TESSEL_PROJECT_VERSION));
     QProcess worker;
@@ -146,7 +148,7 @@ class TestCli : public QObject {
   void badInputFailsWithAMessage() {
     QFETCH(QStringList, args);
     QFETCH(QString, message);
-    Run r = tessel(args);
+    Run r = runCli(args);
     QVERIFY2(r.code > 0, qPrintable(QString("exit code %1").arg(r.code)));
     QVERIFY2(r.err.contains(message), qPrintable("stderr: " + r.err));
     QVERIFY(r.out.isEmpty());
@@ -167,7 +169,7 @@ class TestCli : public QObject {
     QVERIFY(kept >= 24 && kept < 1000);
     QVERIFY2(r.err.contains(QString("%1 trials kept").arg(kept)), qPrintable(r.err));
 
-    Run again = tessel({"tune", "tiny_cnn", "--trials", QString::number(kept), "--resume", "--db", db, "--json"});
+    Run again = runCli({"tune", "tiny_cnn", "--trials", QString::number(kept), "--resume", "--db", db, "--json"});
     QVERIFY2(again.code == 0, qPrintable(again.err));
     QVERIFY2(again.err.contains("nothing left to tune"), qPrintable(again.err));
     QCOMPARE(query(db, "SELECT count(*) FROM records").toInt(), kept);
@@ -199,7 +201,7 @@ class TestCli : public QObject {
     for (const char* part : {"16/16 trials", "elapsed", "trials/s", "ETA", "best ", "\r"})
       QVERIFY2(shown.contains(part), qPrintable(QString("no '%1' in: %2").arg(part, shown)));
 
-    Run quiet = tessel({"tune-op", "matmul", "--shape", "32,32,32", "--trials", "8", "--batch", "8", "--search",
+    Run quiet = runCli({"tune-op", "matmul", "--shape", "32,32,32", "--trials", "8", "--batch", "8", "--search",
                         "random", "--no-db", "--quiet"});
     QCOMPARE(quiet.code, 0);
     QCOMPARE(quiet.err, QString());
@@ -210,17 +212,39 @@ class TestCli : public QObject {
   void cudaTargetIsAUsageError() {
     for (const QStringList& args : {QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--target", "cuda"},
                                     QStringList{"tune", "tiny_cnn", "--target", "cuda", "--no-db"}}) {
-      Run r = tessel(args);
+      Run r = runCli(args);
       QCOMPARE(r.code, 2);
       QVERIFY2(r.err.contains("--target cuda is not available yet") && r.err.contains("CUDA backend"),
                qPrintable(r.err));
     }
   }
 
+  // Every command's --help names every option the command accepts, and
+  // shows an example; `tessel --help` lists every command.
+  void helpListsEveryOption() {
+    Run top = runCli({"--help"});
+    QCOMPARE(top.code, 0);
+    for (const tessel::cli::Command& c : tessel::cli::commands()) {
+      QVERIFY2(top.out.contains("  " + QString::fromStdString(c.name) + " "), qPrintable(top.out));
+      const QString help = QString::fromStdString(c.help());
+      Run r = runCli({QString::fromStdString(c.name), "--help"});
+      QCOMPARE(r.code, 0);
+      QVERIFY2(r.out.startsWith(help), c.name.c_str());  // what runs is what the table holds
+      QVERIFY2(help.contains("example"), (c.name + " --help has no example").c_str());
+      const tessel::cli::OptionSpec spec = c.options();
+      for (const auto* set : {&spec.valued, &spec.flags})
+        for (const std::string& option : *set)
+          if (option != "help")
+            QVERIFY2(help.contains(QString("--%1").arg(QString::fromStdString(option))),
+                     qPrintable(QString("tessel %1 --help does not list --%2")
+                                    .arg(QString::fromStdString(c.name), QString::fromStdString(option))));
+    }
+  }
+
   // Help texts list the searches and cost models from their registries.
   void helpListsSearchesAndCostModels() {
     for (const char* command : {"tune", "tune-op"}) {
-      Run r = tessel({command, "--help"});
+      Run r = runCli({command, "--help"});
       QCOMPARE(r.code, 0);
       for (const char* name : {"evolutionary (default)", "random:", "anneal:", "--cost-model NAME", "model (default)",
                                "off (default)", "example:"}) {
@@ -231,16 +255,16 @@ class TestCli : public QObject {
   }
 
   void helpListsOps() {
-    Run r = tessel({"tune-op", "--help"});
+    Run r = runCli({"tune-op", "--help"});
     QCOMPARE(r.code, 0);
     for (const char* op : {"matmul", "conv2d", "softmax", "layernorm", "batch_matmul"})
       QVERIFY(r.out.contains(op));
-    QCOMPARE(tessel({"--help"}).code, 0);
+    QCOMPARE(runCli({"--help"}).code, 0);
   }
 
   void tuneOpPrintsTheContractsJson() {
     Run r =
-        tessel({"tune-op", "matmul", "--shape", "32,24,16", "--trials", "6", "--batch", "3", "--json", "--seed", "3"});
+        runCli({"tune-op", "matmul", "--shape", "32,24,16", "--trials", "6", "--batch", "3", "--json", "--seed", "3"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QJsonParseError pe;
     QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8(), &pe).object();
@@ -270,19 +294,19 @@ class TestCli : public QObject {
 
   // tune-op says when the space ran dry before --trials (see test_tuner).
   void smallSpaceSaysExhausted() {
-    Run r = tessel({"tune-op", "relu", "--shape", "1,4", "--trials", "500", "--json", "--no-db"});
+    Run r = runCli({"tune-op", "relu", "--shape", "1,4", "--trials", "500", "--json", "--no-db"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
     QVERIFY(j["exhausted"].toBool());
     QVERIFY2(j["trials"].toInt() >= 1 && j["trials"].toInt() < 64, qPrintable(r.out));
     QVERIFY(j["correct"].toBool());
-    Run text = tessel({"tune-op", "relu", "--shape", "1,4", "--trials", "500", "--no-db"});
+    Run text = runCli({"tune-op", "relu", "--shape", "1,4", "--trials", "500", "--no-db"});
     QVERIFY2(text.out.contains("search space exhausted"), qPrintable(text.out));
   }
 
   // The default search: evolutionary, guided by the cost model.
   void evolutionarySearchRunsEndToEnd() {
-    Run r = tessel(
+    Run r = runCli(
         {"tune-op", "softmax", "--shape", "8,64", "--trials", "8", "--batch", "4", "--population", "64", "--json"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
@@ -304,7 +328,7 @@ class TestCli : public QObject {
     for (const QStringList& args :
          {QStringList{"db", "stats", "--db", path}, QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--db", path},
           QStringList{"export", "--all", "--db", path, "--out", scratch().filePath("x")}}) {
-      Run r = tessel(args);
+      Run r = runCli(args);
       QVERIFY2(r.code == 1, qPrintable(r.err));
       QVERIFY2(r.err.contains("is not an SQLite database"), qPrintable(r.err));
       QFile f(path);
@@ -336,17 +360,17 @@ class TestCli : public QObject {
       QCOMPARE(QString(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), QString("ok"));
       sqlite3_finalize(st);
       sqlite3_close(raw);
-      Run stats = tessel({"db", "stats", "--db", db, "--json"});
+      Run stats = runCli({"db", "stats", "--db", db, "--json"});
       if (stats.code == 0) {  // the first kill may come before the database exists
         int records = QJsonDocument::fromJson(stats.out.toUtf8()).object()["records"].toInt();
         QVERIFY2(records % 8 == 0, qPrintable(QString::number(records)));  // batches land whole
       }
     }
-    Run r = tessel(base + QStringList{"--resume"}, 300000);
+    Run r = runCli(base + QStringList{"--resume"}, 300000);
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
     QCOMPARE(j["trials"].toInt(), 40);
-    Run stats = tessel({"db", "stats", "--db", db, "--json"});
+    Run stats = runCli({"db", "stats", "--db", db, "--json"});
     QVERIFY2(stats.code == 0, qPrintable(stats.err));
     QJsonObject s = QJsonDocument::fromJson(stats.out.toUtf8()).object();
     for (const char* f : {"records", "valid_records", "distinct_programs", "sessions", "tasks"})
@@ -356,26 +380,26 @@ class TestCli : public QObject {
     QCOMPARE(s["tasks"].toInt(), 1);
 
     // The best program, its export and the record dumps.
-    Run best = tessel({"db", "best", "--db", db, "--json"});
+    Run best = runCli({"db", "best", "--db", db, "--json"});
     QVERIFY2(best.code == 0, qPrintable(best.err));
     QJsonArray rows = QJsonDocument::fromJson(best.out.toUtf8()).object()["best"].toArray();
     QCOMPARE(rows.size(), 1);
     QCOMPARE(rows[0].toObject()["task"].toString(), j["workload_key"].toString());
     QVERIFY(rows[0].toObject()["gflops"].toDouble() > 0);
-    Run sessions = tessel({"db", "sessions", "--db", db, "--json"});
+    Run sessions = runCli({"db", "sessions", "--db", db, "--json"});
     QVERIFY(QJsonDocument::fromJson(sessions.out.toUtf8()).object()["sessions"].toArray().size() >= 1);
     const QString out = scratch().filePath("export");
-    Run ex = tessel({"export", "--db", db, "--task", j["workload_key"].toString(), "--out", out, "--json"});
+    Run ex = runCli({"export", "--db", db, "--task", j["workload_key"].toString(), "--out", out, "--json"});
     QVERIFY2(ex.code == 0, qPrintable(ex.err));
     QVERIFY(QFile::exists(out + "/manifest.json"));
     QVERIFY(QFile::exists(out + "/CMakeLists.txt"));
-    Run csv = tessel({"export", "--db", db, "--all", "--out", out, "--format", "csv", "--json"});
+    Run csv = runCli({"export", "--db", db, "--all", "--out", out, "--format", "csv", "--json"});
     QVERIFY2(csv.code == 0, qPrintable(csv.err));
     QCOMPARE(QJsonDocument::fromJson(csv.out.toUtf8()).object()["records"].toInt(), 40);
   }
 
   void modelsListsTheZoo() {
-    Run r = tessel({"models", "--json"});
+    Run r = runCli({"models", "--json"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     bool found = false;
     for (const QJsonValue& m : QJsonDocument::fromJson(r.out.toUtf8()).object()["models"].toArray())
@@ -389,7 +413,7 @@ class TestCli : public QObject {
   // The acceptance figures for resnet18 and bert_tiny.
   void inspectResnet18AndBertTiny() {
     const QString dot = scratch().filePath("r18.dot");
-    Run r = tessel({"inspect", "resnet18", "--json", "--dot", dot});
+    Run r = runCli({"inspect", "resnet18", "--json", "--dot", dot});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
     for (const char* f : {"model", "nodes", "params", "flops", "partitions", "tasks"})
@@ -410,7 +434,7 @@ class TestCli : public QObject {
     QByteArray text = f.readAll();
     QVERIFY(text.startsWith("digraph") && text.contains("subgraph cluster_"));
 
-    Run b = tessel({"inspect", "bert_tiny", "--fusion", "dp", "--json"});
+    Run b = runCli({"inspect", "bert_tiny", "--fusion", "dp", "--json"});
     QVERIFY2(b.code == 0, qPrintable(b.err));
     bool fused = false;
     for (const QJsonValue& p : QJsonDocument::fromJson(b.out.toUtf8()).object()["partitions"].toArray()) {
@@ -429,7 +453,7 @@ class TestCli : public QObject {
   void trialBudget() {
     const QString db = scratch().filePath("budget.db");
     auto tune = [&](const QString& trials) {
-      return tessel({"tune", "tiny_cnn", "--trials", trials, "--batch", "4", "--search", "random", "--db", db, "--json",
+      return runCli({"tune", "tiny_cnn", "--trials", trials, "--batch", "4", "--search", "random", "--db", db, "--json",
                      "--cache-flush", "off"},
                     300000);
     };
@@ -452,18 +476,18 @@ class TestCli : public QObject {
       sum += t.toObject()["trials"].toInt();
     }
     QCOMPARE(sum, 13);
-    Run stats = tessel({"db", "stats", "--db", db, "--json"});
+    Run stats = runCli({"db", "stats", "--db", db, "--json"});
     QCOMPARE(QJsonDocument::fromJson(stats.out.toUtf8()).object()["records"].toInt(), 13);
 
     // Full rounds of 4 would end at 24: the last round is cut to the budget.
     const QString db2 = scratch().filePath("budget2.db");
-    Run full = tessel({"tune", "tiny_cnn", "--trials", "22", "--batch", "4", "--search", "random", "--db", db2,
+    Run full = runCli({"tune", "tiny_cnn", "--trials", "22", "--batch", "4", "--search", "random", "--db", db2,
                        "--json", "--cache-flush", "off"},
                       300000);
     QVERIFY2(full.code == 0, qPrintable(full.err));
     QCOMPARE(QJsonDocument::fromJson(full.out.toUtf8()).object()["trials"].toInt(), 22);
     QCOMPARE(QJsonDocument::fromJson(full.out.toUtf8()).object()["warmup_batch"].toInt(), 4);
-    Run bad = tessel({"tune", "tiny_cnn", "--cache-flush", "maybe"});
+    Run bad = runCli({"tune", "tiny_cnn", "--cache-flush", "maybe"});
     QCOMPARE(bad.code, 2);
     QVERIFY2(bad.err.contains("--cache-flush takes model, on or off, not 'maybe'"), qPrintable(bad.err));
   }
@@ -473,7 +497,7 @@ class TestCli : public QObject {
     const QString db = scratch().filePath("model.db");
     const QStringList tune = {"tune",     "tiny_cnn", "--trials", "20", "--batch", "4",
                               "--search", "random",   "--db",     db,   "--json"};
-    Run r = tessel(tune, 300000);
+    Run r = runCli(tune, 300000);
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
     QCOMPARE(j["trials"].toInt(), 20);
@@ -489,14 +513,14 @@ class TestCli : public QObject {
     QVERIFY(qAbs(estimate - j["estimated_ms"].toDouble()) < 1e-9 * estimate + 1e-12);
     QVERIFY(qAbs(share - 1) < 1e-9);
 
-    Run more = tessel(QStringList{"tune", "tiny_cnn", "--trials", "28", "--batch", "4", "--search", "random", "--db",
+    Run more = runCli(QStringList{"tune", "tiny_cnn", "--trials", "28", "--batch", "4", "--search", "random", "--db",
                                   db, "--json", "--resume"},
                       300000);
     QVERIFY2(more.code == 0, qPrintable(more.err));
     QJsonObject m = QJsonDocument::fromJson(more.out.toUtf8()).object();
     QVERIFY(m["resumed"].toBool());
     QCOMPARE(m["trials"].toInt(), 28);
-    Run stats = tessel({"db", "stats", "--db", db, "--json"});
+    Run stats = runCli({"db", "stats", "--db", db, "--json"});
     QJsonObject s = QJsonDocument::fromJson(stats.out.toUtf8()).object();
     QCOMPARE(s["records"].toInt(), 28);
     QCOMPARE(s["distinct_programs"].toInt(), 28);
@@ -504,19 +528,19 @@ class TestCli : public QObject {
     QCOMPARE(s["sessions"].toInt(), 1);
 
     // db sessions: a model session's figure is its end-to-end estimate, as tune printed it.
-    Run sessions = tessel({"db", "sessions", "--db", db, "--json"});
+    Run sessions = runCli({"db", "sessions", "--db", db, "--json"});
     QVERIFY2(sessions.code == 0, qPrintable(sessions.err));
     const QJsonObject session =
         QJsonDocument::fromJson(sessions.out.toUtf8()).object()["sessions"].toArray().at(0).toObject();
     QVERIFY(qAbs(session["estimated_ms"].toDouble() - m["estimated_ms"].toDouble()) <
             1e-9 * m["estimated_ms"].toDouble());
     QVERIFY(session["estimated_ms"].toDouble() > session["best_ms"].toDouble());  // not its fastest task
-    Run table = tessel({"db", "sessions", "--db", db});
+    Run table = runCli({"db", "sessions", "--db", db});
     QVERIFY2(table.out.contains(QString::number(m["estimated_ms"].toDouble(), 'f', 4) + " e2e"), qPrintable(table.out));
 
     // db show: a task of the model, its best program and its code.
     const QString key = m["tasks"].toArray().at(0).toObject()["key"].toString();
-    Run show = tessel({"db", "show", "--task", key, "--code", "--db", db, "--json"}, 120000);
+    Run show = runCli({"db", "show", "--task", key, "--code", "--db", db, "--json"}, 120000);
     QVERIFY2(show.code == 0, qPrintable(show.err));
     const QJsonObject shown = QJsonDocument::fromJson(show.out.toUtf8()).object()["task"].toObject();
     QCOMPARE(shown["model"].toString(), QString("tiny_cnn"));
@@ -526,11 +550,11 @@ class TestCli : public QObject {
     const QString code = shown["code"].toString();
     QVERIFY2(code.contains("Schedule: ") && code.contains("tessel_" + key) && code.contains("#pragma omp"),
              qPrintable(code.left(2000)));
-    Run unknown = tessel({"db", "show", "--task", "nope_1", "--db", db});
+    Run unknown = runCli({"db", "show", "--task", "nope_1", "--db", db});
     QCOMPARE(unknown.code, 1);
     QVERIFY2(unknown.err.contains("no task 'nope_1'"), qPrintable(unknown.err));
 
-    Run run = tessel({"run", "tiny_cnn", "--db", db, "--json", "--repeats", "3", "--profile"}, 300000);
+    Run run = runCli({"run", "tiny_cnn", "--db", db, "--json", "--repeats", "3", "--profile"}, 300000);
     QVERIFY2(run.code == 0, qPrintable(run.err + run.out));
     QJsonObject o = QJsonDocument::fromJson(run.out.toUtf8()).object();
     for (const char* f : {"tessel_ms", "libtorch_ms", "max_abs_err", "correct", "estimate_ms", "tessel_ms_min",
@@ -569,14 +593,14 @@ class TestCli : public QObject {
     QJsonObject mem = o["memory"].toObject();
     QVERIFY(mem["arena_bytes"].toDouble() > 0 && mem["arena_bytes"].toDouble() <= mem["unshared_bytes"].toDouble());
 
-    Run ex = tessel({"export", "--db", db, "--model", "tiny_cnn", "--out", scratch().filePath("tiny_export"),
+    Run ex = runCli({"export", "--db", db, "--model", "tiny_cnn", "--out", scratch().filePath("tiny_export"),
                      "--format", "jsonl", "--json"});
     QVERIFY2(ex.code == 0, qPrintable(ex.err));
     QCOMPARE(QJsonDocument::fromJson(ex.out.toUtf8()).object()["records"].toInt(), 28);
 
     // The model's kernels (fused subgraphs, rebuilt from the model as tuned).
     const QString kernels = scratch().filePath("tiny_kernels");
-    Run k = tessel({"export", "--db", db, "--model", "tiny_cnn", "--out", kernels, "--json"});
+    Run k = runCli({"export", "--db", db, "--model", "tiny_cnn", "--out", kernels, "--json"});
     QVERIFY2(k.code == 0, qPrintable(k.err));
     QCOMPARE(QJsonDocument::fromJson(k.out.toUtf8()).object()["kernels"].toArray().size(), 5);
     QVERIFY(QFile::exists(kernels + "/lib/libtessel_kernels.so"));
@@ -594,7 +618,7 @@ class TestCli : public QObject {
       sqlite3_close(raw);
       QCOMPARE(rc, SQLITE_OK);
     }
-    Run stale = tessel({"export", "--db", db, "--model", "tiny_cnn", "--out", scratch().filePath("tiny_stale"),
+    Run stale = runCli({"export", "--db", db, "--model", "tiny_cnn", "--out", scratch().filePath("tiny_stale"),
                         "--json", "--no-compile"});
     QVERIFY2(stale.code == 0, qPrintable(stale.err));
     QVERIFY2(stale.err.contains("_earlier") && stale.err.contains("skipped"), qPrintable(stale.err));

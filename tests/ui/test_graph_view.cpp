@@ -9,6 +9,7 @@
 #include <QGraphicsScene>
 #include <QGraphicsView>
 #include <QImage>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -311,6 +312,12 @@ class TestGraphView : public QObject {
     size_t node = m.plan.groups[m.tasks[size_t(top)].groups[0]][0];
     view_->find(QString::fromStdString(m.graph.nodes[node].name));
     QVERIFY2(view_->propertiesPanel()->text().contains("50.0 %"), qPrintable(view_->propertiesPanel()->text()));
+    // The legend spells out the scale: 0 % (white) to the largest share (red).
+    auto* legend = view_->findChild<QWidget*>("latencyLegend");
+    QVERIFY(legend && !legend->isHidden());
+    QCOMPARE(view_->findChild<QLabel*>("latencyLegendMax")->text(), QString("50.0 %"));
+    view_->setTaskShares(QVector<double>(n, std::numeric_limits<double>::quiet_NaN()));
+    QVERIFY(legend->isHidden());  // nothing measured: no scale to explain
   }
 
   void exportsPngAndSvg() {

@@ -57,6 +57,7 @@ class TestPlotsPanel : public QObject {
   void bestAndEstimatePlots();
   void scatterNormalisation();
   void scatterMinMaxForNonPositiveScores();
+  void scatterSpreadsCrowdedScores();
   void rankCorrelationMatchesFunction();
   void selectTaskSwitchesData();
   void batchingCoalescesReplots();
@@ -163,9 +164,10 @@ void TestPlotsPanel::scatterNormalisation() {
   panel.replotNow();
   QCOMPARE(panel.scatterPointCount(), 3);
   QCOMPARE(panel.scatterGraph()->dataCount(), 3);
-  // x = predicted / 4, y = best (1 ms) / measured.
-  QCOMPARE(values(panel.scatterGraph(), true), (std::vector<double>{0.25, 0.5, 1.0}));
-  QCOMPARE(values(panel.scatterGraph(), false), (std::vector<double>{0.25, 0.5, 1.0}));
+  // Ranks within the task as fractions: x of the predicted scores 1, 2, 4;
+  // y of the throughputs (4, 2, 1 ms: slowest to fastest).
+  QCOMPARE(values(panel.scatterGraph(), true), (std::vector<double>{0, 0.5, 1.0}));
+  QCOMPARE(values(panel.scatterGraph(), false), (std::vector<double>{0, 0.5, 1.0}));
   QCOMPARE(panel.rankCorrelation(), 1.0);
   QCOMPARE(panel.scatterSummary(), QStringLiteral("Spearman ρ = 1.00 (n = 3)"));
   // The diagonal is there, from (0, 0) to (1, 1).
@@ -175,17 +177,38 @@ void TestPlotsPanel::scatterNormalisation() {
   QCOMPARE(panel.scatterGraph()->lineStyle(), QCPGraph::lsNone);
   QVERIFY(!panel.scatterGraph()->antialiasedScatters());
 
-  // A better best reported by a round halves every y at the next replot.
+  // A round's best does not move the points: they are ranks.
   panel.addRound(0, 4, 0.5e-3, kNaN, 1);
   panel.replotNow();
-  QCOMPARE(values(panel.scatterGraph(), false), (std::vector<double>{0.125, 0.25, 0.5}));
+  QCOMPARE(values(panel.scatterGraph(), false), (std::vector<double>{0, 0.5, 1.0}));
 
-  // Another task is normalised by its own maxima.
+  // Another task is ranked among its own programs.
   panel.addPrograms(1, {10, 20}, {8e-3, 4e-3});
   panel.replotNow();
   QCOMPARE(panel.scatterPointCount(), 5);
-  QCOMPARE(values(panel.scatterGraph(), true), (std::vector<double>{0.25, 0.5, 0.5, 1.0, 1.0}));
-  QCOMPARE(values(panel.scatterGraph(), false), (std::vector<double>{0.125, 0.25, 0.5, 0.5, 1.0}));
+  QCOMPARE(values(panel.scatterGraph(), true), (std::vector<double>{0, 0, 0.5, 1.0, 1.0}));
+  QCOMPARE(values(panel.scatterGraph(), false), (std::vector<double>{0, 0, 0.5, 1.0, 1.0}));
+}
+
+// Scores that crowd together (0.97 to 1.0, as a trained model's can) still
+// spread over the x axis: on a ratio scale they would all sit at x ~ 1.
+void TestPlotsPanel::scatterSpreadsCrowdedScores() {
+  PlotsPanel panel;
+  panel.setTasks({"a"});
+  QVector<double> predicted, measured;
+  for (int i = 0; i < 31; ++i) {
+    predicted.append(0.97 + 0.001 * i);
+    measured.append(1e-3 * (40 - i));
+  }
+  panel.addPrograms(0, predicted, measured);
+  panel.replotNow();
+  const std::vector<double> xs = values(panel.scatterGraph(), true);
+  QCOMPARE(xs.size(), size_t(31));
+  QCOMPARE(xs.front(), 0.0);
+  QCOMPARE(xs.back(), 1.0);
+  const auto below = std::count_if(xs.begin(), xs.end(), [](double x) { return x < 0.5; });
+  QCOMPARE(below, 15);  // evenly spread
+  QCOMPARE(panel.rankCorrelation(), 1.0);
 }
 
 void TestPlotsPanel::scatterMinMaxForNonPositiveScores() {
@@ -405,11 +428,11 @@ void TestPlotsPanel::bulkHundredThousand() {
   QCOMPARE(panel.scatterPointCount(), n);
   QCOMPARE(panel.scatterGraph()->dataCount(), n);
   QVERIFY(panel.rankCorrelation() > 0.5 && panel.rankCorrelation() < 1);
-  // Every point lies in the unit square.
+  // The points fill the unit square, each task's from its worst (0) to its best (1).
   bool found = false;
   const QCPRange keys = panel.scatterGraph()->getKeyRange(found);
   const QCPRange ys = panel.scatterGraph()->getValueRange(found);
-  QVERIFY(found && keys.lower > 0 && keys.upper == 1.0 && ys.lower > 0 && ys.upper == 1.0);
+  QVERIFY(found && keys.lower == 0.0 && keys.upper == 1.0 && ys.lower == 0.0 && ys.upper == 1.0);
 
   panel.selectTask(3);
   panel.replotNow();

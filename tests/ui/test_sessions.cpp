@@ -20,9 +20,11 @@
 #include <QJsonObject>
 #include <QMessageBox>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardItemModel>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
@@ -36,6 +38,7 @@
 #include "store/tuning_recorder.h"
 #include "ui/code_view.h"
 #include "ui/export_dialog.h"
+#include "ui/log_panel.h"
 #include "ui/main_window.h"
 #include "ui/plots_panel.h"
 #include "ui/search_space_view.h"
@@ -322,6 +325,41 @@ class TestSessions : public QObject {
     QVERIFY(window.bestProgram(0).seconds > 0);
   }
 
+  // Opening a model against a database that has tuned it shows its last
+  // session: the tasks' trials and bests, the estimate; tasks are named
+  // with their shapes, and the log counts the nodes the graph draws.
+  void openingATunedModelShowsItsStoredTuning() {
+    MainWindow window;
+    window.setPersistent(false);
+    QVERIFY(window.setDatabasePath(db_));
+    QSignalSpy ready(&window, &MainWindow::modelReady);
+    QSignalSpy reopened(&window, &MainWindow::sessionReopened);
+    window.setModelPath("tiny_cnn");
+    QVERIFY(ready.wait(60000));
+    QVERIFY(reopened.count() > 0 || reopened.wait(30000));
+    QCOMPARE(reopened.at(0).at(0).toLongLong(), modelSession_);
+    TasksModel* tasks = window.tasksPanel()->model();
+    int trials = 0;
+    for (int i = 0; i < tasks->rowCount(); ++i) {
+      trials += tasks->data(tasks->index(i, TasksModel::Trials), Qt::DisplayRole).toInt();
+      const QString name = tasks->task(i).name;
+      QVERIFY2(QRegularExpression("^[a-z0-9_]+ \\d+(x\\d+)*$").match(name).hasMatch(), qPrintable(name));
+      QVERIFY(window.bestProgram(i).seconds > 0);
+    }
+    QCOMPARE(trials,
+             scalar(db_, QString("SELECT count(*) FROM records WHERE session_id = %1").arg(modelSession_)).toInt());
+    // The estimate of the session as stored (earlier tests may have resumed it).
+    const double stored = tessel::store::Database::open(db_.toStdString(), tessel::store::OpenMode::ReadOnly)
+                              ->session(modelSession_)
+                              ->estimateSeconds;
+    QVERIFY2(window.statusBar()->currentMessage().contains(QString::number(stored * 1e3, 'f', 3)),
+             qPrintable(window.statusBar()->currentMessage()));
+    QCOMPARE(window.resumableSession(), modelSession_);  // Start goes on with it
+    const QString log = window.logPanel()->toPlainText();
+    QVERIFY2(log.contains(QString("tiny_cnn: %1 nodes").arg(window.preparedModel()->graph.nodes.size())),
+             qPrintable(log));
+  }
+
   void reopeningAMissingSessionShowsAnError() {
     MainWindow window;
     window.setPersistent(false);
@@ -333,6 +371,7 @@ class TestSessions : public QObject {
     QMessageBox* box = visibleErrorDialog(window);
     QVERIFY(box);
     QVERIFY2(box->text().contains("no session 4242"), qPrintable(box->text()));
+    QCOMPARE(window.statusBar()->currentMessage(), QString());  // "Reading session..." is gone
   }
 
   // The export dialog: the open model's kernels, compiled, with a manifest;

@@ -1,0 +1,46 @@
+#include "commands.h"
+
+namespace tessel::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"tune-op", "OP --shape A,B,C[,...]", "tune one operator", tuneOpOptions, tuneOpHelp, tuneOpCommand},
+      {"tune", "MODEL", "tune every task of a model (task scheduler)", tuneOptions, tuneHelp, tuneCommand},
+      {"run", "MODEL --db FILE", "the model with its tuned kernels vs LibTorch", runOptions, runHelp, runCommand},
+      {"db", "stats|best|sessions|show", "what a tuning database holds", dbOptions, dbHelp, dbCommand},
+      {"export", "--task KEY --out DIR", "tuned kernels as a library, or records as CSV/JSON lines", exportOptions,
+       exportHelp, exportCommand},
+      {"models", "", "the built-in model zoo", modelsOptions, modelsHelp, modelsCommand},
+      {"inspect", "MODEL", "a model's graph, fusion and tasks", inspectOptions, inspectHelp, inspectCommand},
+      {"conformance", "DIR...", "ONNX backend test cases through Tessel", conformanceOptions, conformanceHelp,
+       conformanceCommand},
+  };
+  return table;
+}
+
+const Command* findCommand(const std::string& name) {
+  for (const Command& c : commands())
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+std::string usage() {
+  std::string text =
+      "usage: tessel COMMAND [options]\n"
+      "\n"
+      "Auto-tunes the tensor programs of deep-learning models for x86 CPUs\n"
+      "(NVIDIA GPUs: the CUDA backend is not implemented yet).\n"
+      "\n"
+      "commands:\n";
+  for (const Command& c : commands()) {
+    std::string head = "  " + c.name + (c.synopsis.empty() ? "" : " " + c.synopsis);
+    head.resize(std::max<size_t>(head.size() + 1, 36), ' ');
+    text += head + c.summary + "\n";
+  }
+  return text +
+         "\n"
+         "Run 'tessel COMMAND --help' for the options of a command, 'tessel --version'\n"
+         "for the version.\n";
+}
+
+}  // namespace tessel::cli
