@@ -100,33 +100,8 @@ FusionPlan planFromGroups(const Graph& g, const Edges& e, std::vector<std::vecto
 
 double nodeFlops(const Graph& g, const Node& n) {
   if (n.outputs.empty() || !g.values.count(n.outputs[0])) return 0;
-  const double out = double(g.value(n.outputs[0]).numElements());
-  if (n.op == "Conv") {
-    const graph::ValueInfo& w = g.value(n.inputs.at(1));
-    double per = 1;
-    for (size_t d = 1; d < w.shape.size(); ++d)
-      per *= double(w.shape[d]);
-    return 2 * out * per + (n.inputs.size() > 2 && !n.inputs[2].empty() ? out : 0);
-  }
-  if (n.op == "Gemm" || n.op == "MatMul") {
-    const graph::ValueInfo& a = g.value(n.inputs.at(0));
-    double k =
-        a.shape.empty() ? 1 : double(n.op == "Gemm" && n.attrInt("transA", 0) ? a.shape.front() : a.shape.back());
-    return 2 * out * k;
-  }
-  if (n.op == "MaxPool" || n.op == "AveragePool") {
-    double area = 1;
-    for (int64_t k : n.attrInts("kernel_shape"))
-      area *= double(k);
-    return out * area;
-  }
-  if (n.op == "GlobalAveragePool" || n.op == "ReduceMean")
-    return n.inputs.empty() ? 0 : double(g.value(n.inputs[0]).numElements());
-  if (n.op == "Softmax") return 5 * out;
-  if (n.op == "LayerNormalization" || n.op == "Gelu") return 8 * out;
-  if (n.op == "Erf" || n.op == "Tanh" || n.op == "Sigmoid" || n.op == "Exp" || n.op == "Pow") return 4 * out;
-  if (isView(n)) return 0;
-  return out;
+  const graph::OpDef* d = graph::findOp(n.op);
+  return d && d->flops ? d->flops(g, n) : double(g.value(n.outputs[0]).numElements());
 }
 
 namespace {

@@ -4,35 +4,9 @@
 #include <map>
 
 #include "fusion/op_pattern.h"
+#include "graph/op_registry.h"
 
 namespace tessel::fusion {
-
-namespace {
-
-std::string shortName(const graph::Graph& g, const graph::Node& n) {
-  static const std::map<std::string, std::string> names = {
-      {"Conv", "conv2d"},
-      {"Gemm", "dense"},
-      {"Softmax", "softmax"},
-      {"LayerNormalization", "layernorm"},
-      {"BatchNormalization", "batchnorm"},
-      {"GlobalAveragePool", "global_avg_pool"},
-      {"MaxPool", "max_pool2d"},
-      {"AveragePool", "avg_pool2d"},
-      {"ReduceMean", "reduce_mean"},
-  };
-  if (n.op == "MatMul") {
-    bool batched = !n.outputs.empty() && g.values.count(n.outputs[0]) && g.value(n.outputs[0]).shape.size() > 2;
-    return batched ? "batch_matmul" : "matmul";
-  }
-  if (auto it = names.find(n.op); it != names.end()) return it->second;
-  std::string s;
-  for (char c : n.op)
-    s += char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-}  // namespace
 
 te::ComputeDAG canonicalizeNames(const te::ComputeDAG& dag) {
   // Two passes through temporary names, so a new name never meets an old one.
@@ -78,17 +52,13 @@ std::vector<GraphTask> extractTasks(const graph::Graph& g, const FusionPlan& pla
     GraphTask t;
     for (size_t n : group) {
       t.ops.push_back(g.nodes[n].op);
-      std::string s = shortName(g, g.nodes[n]);
+      std::string s = graph::taskNameOf(g, g.nodes[n]);
       if (isView(g.nodes[n])) continue;
       if (!t.name.empty()) t.name += '_';
       t.name += s;
     }
-    for (size_t n : group) {
-      const std::string& op = g.nodes[n].op;
-      if (op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" ||
-          op == "BatchNormalization")
-        t.layout = te::layoutName(options.imageLayout);
-    }
+    for (size_t n : group)
+      if (graph::opOf(g.nodes[n]).image) t.layout = te::layoutName(options.imageLayout);
     graph::LoweredSubgraph lowered = graph::lowerSubgraph(g, group, options);
     t.dag = canonicalizeNames(lowered.dag);
     if (!t.dag.outputs().empty()) t.shape = t.dag.op(t.dag.outputs().front()).shape;

@@ -4,6 +4,8 @@
 #include <random>
 #include <set>
 
+#include "graph/op_registry.h"
+
 namespace tessel::graph {
 
 const char* dtypeName(DType t) {
@@ -130,7 +132,9 @@ int64_t Graph::parameterCount() const {
   std::set<std::string> usedAsWeight;
   for (const Node& n : nodes)
     for (size_t i = 0; i < n.inputs.size(); ++i) {
-      if (!(n.op == "BatchNormalization" && (i == 3 || i == 4))) usedAsWeight.insert(n.inputs[i]);
+      const OpDef* d = findOp(n.op);
+      const bool buffer = d && std::count(d->bufferInputs.begin(), d->bufferInputs.end(), i);
+      if (!buffer) usedAsWeight.insert(n.inputs[i]);
     }
   int64_t total = 0;
   for (const auto& [k, init] : initializers)
@@ -143,20 +147,7 @@ double Graph::flops() const {
   double total = 0;
   for (const Node& n : nodes) {
     if (n.outputs.empty() || !values.count(n.outputs[0])) continue;
-    const ValueInfo& out = value(n.outputs[0]);
-    if (n.op == "Conv") {
-      // Each output element: (C / groups) x R x S multiply-adds.
-      const ValueInfo& w = value(n.inputs.at(1));
-      int64_t perOutput = 1;
-      for (size_t d = 1; d < w.shape.size(); ++d)
-        perOutput *= w.shape[d];
-      total += 2.0 * double(out.numElements()) * double(perOutput);
-    } else if (n.op == "Gemm" || n.op == "MatMul") {
-      const ValueInfo& a = value(n.inputs.at(0));
-      int64_t k = a.shape.empty() ? 1 : a.shape.back();
-      if (n.op == "Gemm" && n.attrInt("transA", 0)) k = a.shape.front();
-      total += 2.0 * double(out.numElements()) * double(k);
-    }
+    if (const OpDef* d = findOp(n.op); d && d->macFlops) total += d->macFlops(*this, n);
   }
   return total;
 }
@@ -180,26 +171,17 @@ void Graph::validate() const {
 }
 
 const std::vector<std::string>& supportedOps() {
-  // clang-format off
-  static const std::vector<std::string> ops = {
-      "Conv",       "Gemm",      "MatMul",      "Add",       "Sub",
-      "Mul",        "Div",       "Pow",         "Sqrt",      "Relu",
-      "Clip",       "Sigmoid",   "Tanh",        "Erf",       "Gelu",
-      "Softmax",    "LayerNormalization",       "BatchNormalization",
-      "MaxPool",    "AveragePool",              "GlobalAveragePool",
-      "Flatten",    "Reshape",   "Transpose",   "Concat",    "Slice",
-      "Gather",     "Squeeze",   "Unsqueeze",   "Split",     "Pad",
-      "Constant",   "Identity",  "ReduceMean",  "Shape",     "Exp",
-      "Neg",        "Abs",       "Reciprocal",  "Max",       "Min",
-      "Cast",       "Dropout",
-  };
-  // clang-format on
-  return ops;
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const OpDef& d : ops())
+      v.push_back(d.name);
+    return v;
+  }();
+  return names;
 }
 
 bool isSupportedOp(const std::string& op) {
-  const auto& ops = supportedOps();
-  return std::find(ops.begin(), ops.end(), op) != ops.end();
+  return findOp(op) != nullptr;
 }
 
 }  // namespace tessel::graph

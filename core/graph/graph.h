@@ -108,7 +108,7 @@ void pretransposeGemmWeights(Graph& g);
 // `base`, or `base_N` when a value or initializer already has that name.
 std::string uniqueInitializerName(const Graph& g, const std::string& base);
 
-// The ONNX op types Tessel supports (inferShapes, lowering, execution).
+// The ONNX op types Tessel supports: those of the op registry (graph/op_registry.h).
 const std::vector<std::string>& supportedOps();
 bool isSupportedOp(const std::string& op);
 

@@ -10,6 +10,7 @@
 
 #include "graph/const_eval.h"
 #include "graph/graph.h"
+#include "graph/op_registry.h"
 #include "graph/shape_utils.h"
 
 namespace tessel::graph {
@@ -33,9 +34,13 @@ std::string str(int64_t v) {
   return std::to_string(v);
 }
 
-class Inferer {
+}  // namespace
+
+// Shape inference over a graph; the per-op rules are its public methods,
+// attached to the ops in the registry (attachShapeRules below).
+class ShapeInferer {
  public:
-  explicit Inferer(Graph& g) : g_(g) {}
+  explicit ShapeInferer(Graph& g) : g_(g) {}
 
   void run() {
     g_.values.clear();
@@ -87,10 +92,11 @@ class Inferer {
   }
 
   void inferNode(const Node& n) {
-    if (!isSupportedOp(n.op)) fail(n, "unsupported op '" + n.op + "'");
+    const OpDef& def = opOf(n);
+    if (!def.infer) fail(n, "op '" + n.op + "' has no shape rule");
     for (size_t i = 0; i < n.inputs.size(); ++i)
       if (present(n, i)) in(n, i);
-    std::vector<ValueInfo> outs = infer(n);
+    std::vector<ValueInfo> outs = def.infer(*this, n);
     if (outs.size() < n.outputs.size()) {
       // Optional outputs the op does not define: not allowed.
       for (size_t i = outs.size(); i < n.outputs.size(); ++i)
@@ -127,79 +133,64 @@ class Inferer {
       if (!n.outputs[i].empty()) known_[n.outputs[i]] = (*r)[i];
   }
 
-  std::vector<ValueInfo> infer(const Node& n) {
-    const std::string& op = n.op;
-    static const std::set<std::string> unary = {"Sqrt", "Relu", "Sigmoid",    "Tanh",     "Erf",  "Gelu",   "Exp",
-                                                "Neg",  "Abs",  "Reciprocal", "Identity", "Clip", "Softmax"};
-    static const std::set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
-    if (op == "Softmax") {
-      normaliseAxis(n, n.attrInt("axis", -1), int64_t(shape(n, 0).size()));
-      return {in(n, 0)};
-    }
-    if (unary.count(op)) return {in(n, 0)};
-    if (binary.count(op)) return elementwise(n);
-    if (op == "Conv") return conv(n);
-    if (op == "Gemm") return gemm(n);
-    if (op == "MatMul") return matmul(n);
-    if (op == "LayerNormalization") return layerNorm(n);
-    if (op == "BatchNormalization") return batchNorm(n);
-    if (op == "MaxPool" || op == "AveragePool") return pool(n);
-    if (op == "GlobalAveragePool") {
-      Shape s = shape(n, 0);
-      if (s.size() < 3) fail(n, "input must have rank 3 or more, has shape " + shapeString(s));
-      std::fill(s.begin() + 2, s.end(), 1);
-      return {info(s, in(n, 0).dtype)};
-    }
-    if (op == "Flatten") {
-      const Shape& s = shape(n, 0);
-      int64_t rank = int64_t(s.size());
-      int64_t axis = n.attrInt("axis", 1);
-      if (axis < -rank || axis > rank) fail(n, "axis " + str(axis) + " is out of range for rank " + str(rank));
-      if (axis < 0) axis += rank;
-      int64_t a = 1, b = 1;
-      for (int64_t d = 0; d < rank; ++d)
-        (d < axis ? a : b) *= s[size_t(d)];
-      return {info({a, b}, in(n, 0).dtype)};
-    }
-    if (op == "Reshape") return reshape(n);
-    if (op == "Transpose") return transpose(n);
-    if (op == "Concat") return concat(n);
-    if (op == "Slice") return slice(n);
-    if (op == "Gather") return gather(n);
-    if (op == "Squeeze") return squeeze(n);
-    if (op == "Unsqueeze") return unsqueeze(n);
-    if (op == "Split") return split(n);
-    if (op == "Pad") return pad(n);
-    if (op == "Constant") {
-      ConstTensor c = constantNodeValue(n);
-      return {info(c.info.shape, c.info.dtype)};
-    }
-    if (op == "ReduceMean") return reduce(n);
-    if (op == "Shape") {
-      int64_t rank = int64_t(shape(n, 0).size());
-      int64_t start = n.attrInt("start", 0), end = n.attrInt("end", rank);
-      start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
-      end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
-      return {info({std::max<int64_t>(end - start, 0)}, DType::Int64)};
-    }
-    if (op == "Cast") {
-      if (!n.has("to")) fail(n, "attribute 'to' is missing");
-      DType t = dtypeFromOnnx(n.attrInt("to", 1));
-      if (t == DType::Other) fail(n, "cast to ONNX data type " + str(n.attrInt("to", 1)) + " is not supported");
-      return {info(shape(n, 0), t)};
-    }
-    if (op == "Dropout") return {in(n, 0), info(shape(n, 0), DType::Bool)};
-    fail(n, "unsupported op '" + op + "'");
+ public:
+  // The rules, one per kind of op.
+  std::vector<ValueInfo> same(const Node& n) { return {in(n, 0)}; }
+  std::vector<ValueInfo> softmax(const Node& n) {
+    normaliseAxis(n, n.attrInt("axis", -1), int64_t(shape(n, 0).size()));
+    return {in(n, 0)};
   }
+  std::vector<ValueInfo> globalPool(const Node& n) {
+    Shape s = shape(n, 0);
+    if (s.size() < 3) fail(n, "input must have rank 3 or more, has shape " + shapeString(s));
+    std::fill(s.begin() + 2, s.end(), 1);
+    return {info(s, in(n, 0).dtype)};
+  }
+  std::vector<ValueInfo> flatten(const Node& n) {
+    const Shape& s = shape(n, 0);
+    int64_t rank = int64_t(s.size());
+    int64_t axis = n.attrInt("axis", 1);
+    if (axis < -rank || axis > rank) fail(n, "axis " + str(axis) + " is out of range for rank " + str(rank));
+    if (axis < 0) axis += rank;
+    int64_t a = 1, b = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      (d < axis ? a : b) *= s[size_t(d)];
+    return {info({a, b}, in(n, 0).dtype)};
+  }
+  std::vector<ValueInfo> constant(const Node& n) {
+    ConstTensor c = constantNodeValue(n);
+    return {info(c.info.shape, c.info.dtype)};
+  }
+  std::vector<ValueInfo> shapeOf(const Node& n) {
+    int64_t rank = int64_t(shape(n, 0).size());
+    int64_t start = n.attrInt("start", 0), end = n.attrInt("end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    return {info({std::max<int64_t>(end - start, 0)}, DType::Int64)};
+  }
+  std::vector<ValueInfo> cast(const Node& n) {
+    if (!n.has("to")) fail(n, "attribute 'to' is missing");
+    DType t = dtypeFromOnnx(n.attrInt("to", 1));
+    if (t == DType::Other) fail(n, "cast to ONNX data type " + str(n.attrInt("to", 1)) + " is not supported");
+    return {info(shape(n, 0), t)};
+  }
+  std::vector<ValueInfo> dropout(const Node& n) { return {in(n, 0), info(shape(n, 0), DType::Bool)}; }
 
-  std::vector<ValueInfo> elementwise(const Node& n) {
+  // Two inputs broadcast together (Max and Min take any number; Pow's
+  // exponent may have another type than its base).
+  std::vector<ValueInfo> broadcast(const Node& n) { return elementwise(n, false, false); }
+  std::vector<ValueInfo> broadcastVariadic(const Node& n) { return elementwise(n, true, false); }
+  std::vector<ValueInfo> power(const Node& n) { return elementwise(n, false, true); }
+
+ private:
+  std::vector<ValueInfo> elementwise(const Node& n, bool variadic, bool mixedTypes) {
     if (n.inputs.empty()) fail(n, "needs at least one input");
-    if ((n.op != "Max" && n.op != "Min") && n.inputs.size() != 2) fail(n, "needs two inputs");
+    if (!variadic && n.inputs.size() != 2) fail(n, "needs two inputs");
     Shape s = shape(n, 0);
     DType t = in(n, 0).dtype;
     for (size_t i = 1; i < n.inputs.size(); ++i) {
       const ValueInfo& v = in(n, i);
-      if (n.op != "Pow" && v.dtype != t)
+      if (!mixedTypes && v.dtype != t)
         fail(n, std::string("inputs have different types (") + dtypeName(t) + ", " + dtypeName(v.dtype) + ")");
       s = broadcastShapes(n, s, v.shape);
     }
@@ -254,6 +245,7 @@ class Inferer {
     return out;
   }
 
+ public:
   std::vector<ValueInfo> conv(const Node& n) {
     const Shape& x = shape(n, 0);
     const Shape& w = shape(n, 1);
@@ -565,10 +557,62 @@ class Inferer {
   }
 };
 
-}  // namespace
+void attachShapeRules(std::vector<OpDef>& table) {
+  using Rule = std::vector<ValueInfo> (ShapeInferer::*)(const Node&);
+  const std::map<std::string, Rule> rules = {
+      {"Relu", &ShapeInferer::same},
+      {"Clip", &ShapeInferer::same},
+      {"Neg", &ShapeInferer::same},
+      {"Abs", &ShapeInferer::same},
+      {"Reciprocal", &ShapeInferer::same},
+      {"Sigmoid", &ShapeInferer::same},
+      {"Tanh", &ShapeInferer::same},
+      {"Erf", &ShapeInferer::same},
+      {"Exp", &ShapeInferer::same},
+      {"Gelu", &ShapeInferer::same},
+      {"Sqrt", &ShapeInferer::same},
+      {"Identity", &ShapeInferer::same},
+      {"Softmax", &ShapeInferer::softmax},
+      {"Add", &ShapeInferer::broadcast},
+      {"Sub", &ShapeInferer::broadcast},
+      {"Mul", &ShapeInferer::broadcast},
+      {"Div", &ShapeInferer::broadcast},
+      {"Max", &ShapeInferer::broadcastVariadic},
+      {"Min", &ShapeInferer::broadcastVariadic},
+      {"Pow", &ShapeInferer::power},
+      {"Conv", &ShapeInferer::conv},
+      {"Gemm", &ShapeInferer::gemm},
+      {"MatMul", &ShapeInferer::matmul},
+      {"LayerNormalization", &ShapeInferer::layerNorm},
+      {"BatchNormalization", &ShapeInferer::batchNorm},
+      {"MaxPool", &ShapeInferer::pool},
+      {"AveragePool", &ShapeInferer::pool},
+      {"GlobalAveragePool", &ShapeInferer::globalPool},
+      {"Flatten", &ShapeInferer::flatten},
+      {"Reshape", &ShapeInferer::reshape},
+      {"Transpose", &ShapeInferer::transpose},
+      {"Concat", &ShapeInferer::concat},
+      {"Slice", &ShapeInferer::slice},
+      {"Gather", &ShapeInferer::gather},
+      {"Squeeze", &ShapeInferer::squeeze},
+      {"Unsqueeze", &ShapeInferer::unsqueeze},
+      {"Split", &ShapeInferer::split},
+      {"Pad", &ShapeInferer::pad},
+      {"Constant", &ShapeInferer::constant},
+      {"ReduceMean", &ShapeInferer::reduce},
+      {"Shape", &ShapeInferer::shapeOf},
+      {"Cast", &ShapeInferer::cast},
+      {"Dropout", &ShapeInferer::dropout},
+  };
+  for (OpDef& d : table)
+    if (auto r = rules.find(d.name); r != rules.end()) {
+      Rule rule = r->second;
+      d.infer = [rule](ShapeInferer& s, const Node& n) { return (s.*rule)(n); };
+    }
+}
 
 void inferShapes(Graph& g) {
-  Inferer(g).run();
+  ShapeInferer(g).run();
 }
 
 }  // namespace tessel::graph

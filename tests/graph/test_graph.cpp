@@ -6,6 +6,7 @@
 
 #include "graph/graph.h"
 #include "graph/graph_builder.h"
+#include "graph/op_registry.h"
 #include "graph/zoo.h"
 
 using namespace tessel::graph;
@@ -258,6 +259,31 @@ class TestGraph : public QObject {
     g = OneNode().run("Constant", {{"value_floats", std::vector<double>{1, 2}}});
     QCOMPARE(g.value("n:0").shape, (Ints{2}));
     QVERIFY(!errorOf([] { OneNode().run("Constant"); }).empty());
+  }
+
+  // One registry entry per op, complete: every op has a shape rule and a
+  // FLOP count, views cost nothing, and the patterns fusion reads agree
+  // with the shape rules (Softmax keeps its shape and is a reduction).
+  void opRegistryIsComplete() {
+    QVERIFY(ops().size() >= 40);
+    QCOMPARE(supportedOps().size(), ops().size());
+    for (const OpDef& d : ops()) {
+      QVERIFY2(d.infer, d.name.c_str());
+      QVERIFY2(d.flops, d.name.c_str());
+      QCOMPARE(findOp(d.name), &d);
+      QVERIFY(isSupportedOp(d.name));
+    }
+    QVERIFY(!findOp("NonMaxSuppression"));
+    QCOMPARE(findOp("Softmax")->pattern, OpPattern::Reduction);
+    QCOMPARE(OneNode().in({2, 5}).shape("Softmax"), (Ints{2, 5}));
+    QCOMPARE(findOp("Conv")->pattern, OpPattern::OutEWiseFusable);
+    QVERIFY(findOp("Reshape")->view && !findOp("Transpose")->view);
+    QVERIFY(findOp("Conv")->image && findOp("BatchNormalization")->image && !findOp("MatMul")->image);
+    // Graph FLOPs are the heavy ops' multiply-adds (2 per MAC), from the registry.
+    Graph g = OneNode().in({4, 8}).in({8, 3}).run("MatMul");
+    QCOMPARE(g.flops(), 2.0 * 4 * 3 * 8);
+    QCOMPARE(taskNameOf(g, g.nodes[0]), std::string("matmul"));
+    QCOMPARE(findOp("Reshape")->flops(g, g.nodes[0]), 0.0);
   }
 
   void unsupportedOpAndBadGraphs() {

@@ -1,0 +1,157 @@
+#include "graph/op_registry.h"
+
+#include <cctype>
+#include <stdexcept>
+
+namespace tessel::graph {
+
+namespace {
+
+using FlopsFn = std::function<double(const Graph&, const Node&)>;
+
+double outElements(const Graph& g, const Node& n) {
+  return n.outputs.empty() || !g.values.count(n.outputs[0]) ? 0 : double(g.value(n.outputs[0]).numElements());
+}
+
+// Output elements times a constant: element-wise work.
+FlopsFn perOutput(double flopsPerElement) {
+  return [flopsPerElement](const Graph& g, const Node& n) { return flopsPerElement * outElements(g, n); };
+}
+
+// Each output element: (C / groups) x R x S multiply-adds.
+double convMacFlops(const Graph& g, const Node& n) {
+  const ValueInfo& w = g.value(n.inputs.at(1));
+  double perOutput = 1;
+  for (size_t d = 1; d < w.shape.size(); ++d)
+    perOutput *= double(w.shape[d]);
+  return 2 * outElements(g, n) * perOutput;
+}
+
+// Each output element: K multiply-adds (A's last axis, its first for Gemm with transA).
+double matmulMacFlops(const Graph& g, const Node& n) {
+  const ValueInfo& a = g.value(n.inputs.at(0));
+  const bool transA = n.attrInt("transA", 0) != 0;  // Gemm only; MatMul has no such attribute
+  const double k = a.shape.empty() ? 1 : double(transA ? a.shape.front() : a.shape.back());
+  return 2 * outElements(g, n) * k;
+}
+
+std::function<std::string(const Graph&, const Node&)> named(std::string name) {
+  return [name](const Graph&, const Node&) { return name; };
+}
+
+OpDef& findIn(std::vector<OpDef>& table, const std::string& name) {
+  for (OpDef& d : table)
+    if (d.name == name) return d;
+  throw std::logic_error("op registry: no entry " + name);
+}
+
+std::vector<OpDef> builtIn() {
+  using P = OpPattern;
+  const FlopsFn none = [](const Graph&, const Node&) { return 0.0; };
+  const FlopsFn one = perOutput(1), transcendental = perOutput(4);
+  std::vector<OpDef> t;
+  t.reserve(64);  // references returned by op() stay valid
+  auto op = [&](std::string name, P pattern, FlopsFn flops) -> OpDef& {
+    OpDef d;
+    d.name = std::move(name);
+    d.pattern = pattern;
+    d.flops = std::move(flops);
+    t.push_back(std::move(d));
+    return t.back();
+  };
+  // Heavy ops: element-wise epilogues fuse into them.
+  OpDef& conv = op("Conv", P::OutEWiseFusable, [](const Graph& g, const Node& n) {
+    const bool bias = n.inputs.size() > 2 && !n.inputs[2].empty();
+    return convMacFlops(g, n) + (bias ? outElements(g, n) : 0);
+  });
+  conv.image = true;
+  conv.taskName = named("conv2d");
+  conv.macFlops = convMacFlops;
+  for (const char* name : {"Gemm", "MatMul"}) {
+    OpDef& d = op(name, P::OutEWiseFusable, matmulMacFlops);
+    d.macFlops = matmulMacFlops;
+  }
+  findIn(t, "Gemm").taskName = named("dense");
+  findIn(t, "MatMul").taskName = [](const Graph& g, const Node& n) -> std::string {
+    const bool batched = !n.outputs.empty() && g.values.count(n.outputs[0]) && g.value(n.outputs[0]).shape.size() > 2;
+    return batched ? "batch_matmul" : "matmul";
+  };
+  for (const char* name : {"MaxPool", "AveragePool"}) {
+    OpDef& d = op(name, P::OutEWiseFusable, [](const Graph& g, const Node& n) {
+      double area = 1;
+      for (int64_t k : n.attrInts("kernel_shape"))
+        area *= double(k);
+      return outElements(g, n) * area;
+    });
+    d.image = true;
+  }
+  findIn(t, "MaxPool").taskName = named("max_pool2d");
+  findIn(t, "AveragePool").taskName = named("avg_pool2d");
+  // Reductions.
+  const FlopsFn inputElements = [](const Graph& g, const Node& n) {
+    return n.inputs.empty() ? 0.0 : double(g.value(n.inputs[0]).numElements());
+  };
+  OpDef& gap = op("GlobalAveragePool", P::Reduction, inputElements);
+  gap.image = true;
+  gap.taskName = named("global_avg_pool");
+  op("ReduceMean", P::Reduction, inputElements).taskName = named("reduce_mean");
+  op("Softmax", P::Reduction, perOutput(5));
+  op("LayerNormalization", P::Reduction, perOutput(8)).taskName = named("layernorm");
+  // Element-wise: one input, or several broadcast together.
+  for (const char* name : {"Relu", "Clip", "Neg", "Abs", "Reciprocal", "Cast"})
+    op(name, P::ElementWise, one);
+  for (const char* name : {"Sigmoid", "Tanh", "Erf", "Exp"})
+    op(name, P::ElementWise, transcendental);
+  op("Gelu", P::ElementWise, perOutput(8));
+  op("Sqrt", P::ElementWise, one);
+  for (const char* name : {"Add", "Sub", "Mul", "Div", "Max", "Min"})
+    op(name, P::ElementWise, one).broadcasts = true;
+  op("Pow", P::ElementWise, transcendental).broadcasts = true;
+  OpDef& bn = op("BatchNormalization", P::Broadcast, one);
+  bn.image = true;
+  bn.taskName = named("batchnorm");
+  bn.bufferInputs = {3, 4};  // running mean and variance
+  // Views: no kernel of their own.
+  for (const char* name : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"})
+    op(name, P::Injective, none).view = true;
+  for (const char* name : {"Identity", "Dropout"})
+    op(name, P::ElementWise, none).view = true;
+  // Data movement.
+  for (const char* name : {"Transpose", "Concat", "Slice", "Gather", "Split", "Pad"})
+    op(name, P::Injective, one);
+  // Values known when the model is loaded.
+  for (const char* name : {"Constant", "Shape"})
+    op(name, P::Opaque, none);
+  attachShapeRules(t);
+  return t;
+}
+
+}  // namespace
+
+const std::vector<OpDef>& ops() {
+  static const std::vector<OpDef> table = builtIn();
+  return table;
+}
+
+const OpDef* findOp(const std::string& op) {
+  for (const OpDef& d : ops())
+    if (d.name == op) return &d;
+  return nullptr;
+}
+
+std::string taskNameOf(const Graph& g, const Node& n) {
+  const OpDef* d = findOp(n.op);
+  if (d && d->taskName) return d->taskName(g, n);
+  std::string s;
+  for (char c : n.op)
+    s += char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+const OpDef& opOf(const Node& n) {
+  const OpDef* d = findOp(n.op);
+  if (!d) throw GraphError(n.describe() + ": unsupported op '" + n.op + "'");
+  return *d;
+}
+
+}  // namespace tessel::graph
