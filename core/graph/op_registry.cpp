@@ -65,6 +65,7 @@ std::vector<OpDef> builtIn() {
     return convMacFlops(g, n) + (bias ? outElements(g, n) : 0);
   });
   conv.image = true;
+  conv.imageWeightInputs = {1};
   conv.taskName = named("conv2d");
   conv.macFlops = convMacFlops;
   for (const char* name : {"Gemm", "MatMul"}) {
@@ -120,9 +121,10 @@ std::vector<OpDef> builtIn() {
   for (const char* name : {"Transpose", "Concat", "Slice", "Gather", "Split", "Pad"})
     op(name, P::Injective, one);
   // Values known when the model is loaded.
-  for (const char* name : {"Constant", "Shape"})
-    op(name, P::Opaque, none);
+  op("Constant", P::Opaque, none).constant = true;
+  op("Shape", P::Opaque, none);
   attachShapeRules(t);
+  attachLoweringRules(t);
   return t;
 }
 

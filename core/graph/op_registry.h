@@ -25,6 +25,7 @@ enum class OpPattern {
 };
 
 class ShapeInferer;  // graph/shape_inference.cpp
+class TeLowerer;     // graph/te_lowering.cpp
 
 struct OpDef {
   std::string name;  // the ONNX op type
@@ -34,6 +35,9 @@ struct OpDef {
   bool broadcasts = false;
   bool view = false;   // a view of its input in row-major storage: no kernel
   bool image = false;  // reads images (N, C, H, W): its task has a layout
+  // Inputs that are image kernels (K, C, R, S), stored RSCK for NHWC: Conv's 1.
+  std::vector<size_t> imageWeightInputs;
+  bool constant = false;  // its output is a constant the node holds (Constant)
   // Its part of a task's name ("conv2d"); null: the op, lower-cased.
   std::function<std::string(const Graph&, const Node&)> taskName;
   // Inputs that are buffers, not learned parameters (batch norm's running
@@ -46,6 +50,8 @@ struct OpDef {
   std::function<double(const Graph&, const Node&)> macFlops;
   // Output infos from the inputs' (graph/shape_inference.cpp).
   std::function<std::vector<ValueInfo>(ShapeInferer&, const Node&)> infer;
+  // Its tensor expression in a subgraph (graph/te_lowering.cpp).
+  std::function<void(TeLowerer&, const Node&)> lower;
 };
 
 // nullptr for an op Tessel does not support.
@@ -58,7 +64,9 @@ const OpDef& opOf(const Node& n);
 // A node's part of its task's name ("conv2d", "batch_matmul", "relu").
 std::string taskNameOf(const Graph& g, const Node& n);
 
-// Fills `infer` of every op (shape_inference.cpp); called once by the registry.
+// Fill `infer` (shape_inference.cpp) and `lower` (te_lowering.cpp) of every
+// op; called once by the registry.
 void attachShapeRules(std::vector<OpDef>& table);
+void attachLoweringRules(std::vector<OpDef>& table);
 
 }  // namespace tessel::graph

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "graph/op_registry.h"
 #include "graph/shape_utils.h"
 #include "lower/loop_nest.h"
 
@@ -75,15 +76,18 @@ Expr maxI(const Expr& a, const Expr& b) {
 }
 
 bool isImageOp(const std::string& op) {
-  return op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" ||
-         op == "BatchNormalization";
+  const OpDef* d = findOp(op);
+  return d && d->image;
 }
 
 bool isElementwiseOp(const std::string& op) {
-  static const std::set<std::string> ops = {"Add",  "Sub",  "Mul",  "Div",        "Pow",      "Max",     "Min",
-                                            "Sqrt", "Relu", "Clip", "Sigmoid",    "Tanh",     "Erf",     "Gelu",
-                                            "Exp",  "Neg",  "Abs",  "Reciprocal", "Identity", "Dropout", "Cast"};
-  return ops.count(op) > 0;
+  const OpDef* d = findOp(op);
+  return d && d->pattern == OpPattern::ElementWise;
+}
+
+bool isConstantNode(const Node& n) {
+  const OpDef* d = findOp(n.op);
+  return d && d->constant;
 }
 
 bool reservedName(const std::string& s) {
@@ -119,7 +123,7 @@ std::set<std::string> nhwcValues(const Graph& g) {
     if (!isImageOp(n.op) || n.inputs.empty()) continue;
     const std::string& v = n.inputs[0];
     auto p = producer.find(v);
-    if ((p == producer.end() || g.nodes[size_t(p->second)].op == "Constant") && rank4(v)) out.insert(v);
+    if ((p == producer.end() || isConstantNode(g.nodes[size_t(p->second)])) && rank4(v)) out.insert(v);
   }
   for (const Node& n : g.nodes) {
     if (n.outputs.empty() || n.outputs[0].empty() || !rank4(n.outputs[0])) continue;
@@ -136,9 +140,15 @@ std::set<std::string> nhwcValues(const Graph& g) {
   return out;
 }
 
-class Lowerer {
+}  // namespace
+
+// Lowers a group of nodes; the per-op rules are its public methods, attached
+// to the ops in the registry (attachLoweringRules below).
+class TeLowerer {
+  friend void attachLoweringRules(std::vector<OpDef>& table);
+
  public:
-  Lowerer(const Graph& g, const std::vector<size_t>& nodes, const LoweringOptions& o)
+  TeLowerer(const Graph& g, const std::vector<size_t>& nodes, const LoweringOptions& o)
       : g_(g), nodes_(nodes), nhwc_(o.imageLayout == te::Layout::NHWC) {
     if (nhwc_) nhwcSet_ = nhwcValues(g);
     std::set<size_t> seen;
@@ -146,7 +156,9 @@ class Lowerer {
       if (i >= g.nodes.size()) throw GraphError("lowerSubgraph: node index " + std::to_string(i) + " out of range");
       if (!seen.insert(i).second) throw GraphError("lowerSubgraph: node index " + std::to_string(i) + " repeated");
       const Node& n = g.nodes[i];
-      if (n.op == "Conv" && n.inputs.size() > 1 && !n.inputs[1].empty()) convWeights_.insert(n.inputs[1]);
+      if (const OpDef* d = findOp(n.op))
+        for (size_t w : d->imageWeightInputs)
+          if (w < n.inputs.size() && !n.inputs[w].empty()) convWeights_.insert(n.inputs[w]);
       for (const std::string& o2 : n.outputs)
         if (!o2.empty()) producedInSet_.insert(o2);
     }
@@ -236,7 +248,7 @@ class Lowerer {
 
   const Node* constantNode(const std::string& v) const {
     int p = g_.producer(v);
-    if (p >= 0 && g_.nodes[size_t(p)].op == "Constant") return &g_.nodes[size_t(p)];
+    if (p >= 0 && isConstantNode(g_.nodes[size_t(p)])) return &g_.nodes[size_t(p)];
     return nullptr;
   }
 
@@ -404,97 +416,108 @@ class Lowerer {
 
   void lowerNode(const Node& n) {
     cur_ = &n;
-    const std::string& op = n.op;
     if (n.outputs.empty() || n.outputs[0].empty()) throw GraphError(n.describe() + ": has no output");
-    if (op == "Constant") return;  // its value is a placeholder (or a constant read here)
-    if (op == "Shape")
-      throw GraphError(n.describe() + ": Shape produces int64 and must be removed by foldConstants before lowering");
-    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Max" || op == "Min")
-      return binary(n);
-    if (op == "Relu" || op == "Sqrt" || op == "Sigmoid" || op == "Tanh" || op == "Erf" || op == "Exp" || op == "Neg" ||
-        op == "Abs" || op == "Reciprocal" || op == "Gelu" || op == "Clip")
-      return unary(n);
-    if (op == "Identity" || op == "Dropout" || op == "Cast") {
-      if (op == "Cast" && dtypeFromOnnx(n.attrInt("to", 1)) != DType::Float32)
-        throw GraphError(n.describe() + ": only casts to float32 are supported");
-      if (op == "Dropout") unusedExtraOutputs(n, 1);
-      return set(n, 0, in(n, 0));
-    }
-    if (op == "Conv") return conv(n);
-    if (op == "Gemm") return gemm(n);
-    if (op == "MatMul") return matmul(n);
-    if (op == "Softmax") return softmax(n);
-    if (op == "LayerNormalization") return layerNorm(n);
-    if (op == "BatchNormalization") return batchNorm(n);
-    if (op == "MaxPool" || op == "AveragePool") return pool(n);
-    if (op == "GlobalAveragePool") return globalPool(n);
-    if (op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") return reshapeLike(n);
-    if (op == "Transpose") return transpose(n);
-    if (op == "Concat") return concat(n);
-    if (op == "Slice") return slice(n);
-    if (op == "Gather") return gather(n);
-    if (op == "Split") return split(n);
-    if (op == "Pad") return pad(n);
-    if (op == "ReduceMean") return reduceMean(n);
-    throw GraphError(n.describe() + ": op '" + op + "' cannot be lowered to tensor expressions");
+    const OpDef& def = opOf(n);
+    if (!def.lower) throw GraphError(n.describe() + ": op '" + n.op + "' cannot be lowered to tensor expressions");
+    def.lower(*this, n);
   }
 
-  void binary(const Node& n) {
+ public:
+  // The rules, one per kind of op.
+  void none(const Node&) {}  // a Constant: its value is a placeholder (or a constant read here)
+  void foldedFirst(const Node& n) {
+    throw GraphError(n.describe() + ": " + n.op +
+                     " produces int64 and must be removed by foldConstants before lowering");
+  }
+  void passThrough(const Node& n) { set(n, 0, in(n, 0)); }
+  void dropout(const Node& n) {
+    unusedExtraOutputs(n, 1);
+    set(n, 0, in(n, 0));
+  }
+  void cast(const Node& n) {
+    if (dtypeFromOnnx(n.attrInt("to", 1)) != DType::Float32)
+      throw GraphError(n.describe() + ": only casts to float32 are supported");
+    set(n, 0, in(n, 0));
+  }
+
+  // Inputs broadcast together and combined left to right (Max and Min take
+  // any number of inputs, the others two).
+  void binary(const Node& n, const std::function<Expr(const Expr&, const Expr&)>& combine, bool variadic) {
     std::vector<Val> ins;
     std::vector<int64_t> shape;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       if (n.inputs[i].empty()) continue;
-      if (n.op == "Pow" && i == 1) break;  // the exponent is handled below
       ins.push_back(in(n, i));
       shape = ins.size() == 1 ? ins.back().shape : broadcastShapes(n, shape, ins.back().shape);
     }
     if (ins.empty()) throw GraphError(n.describe() + ": has no inputs");
-    if (n.op != "Max" && n.op != "Min" && n.op != "Pow" && ins.size() != 2)
-      throw GraphError(n.describe() + ": needs two inputs");
-    if (n.op == "Pow") {
-      if (!hasInput(n, 1)) throw GraphError(n.describe() + ": needs two inputs");
-      auto c = constFloats(n.inputs[1]);
-      if (c && c->size() == 1 && info(n.inputs[1])->shape.size() <= shape.size()) {
-        float e = (*c)[0];
-        Val x = ins[0];
-        auto sh = broadcastShapes(n, shape, info(n.inputs[1])->shape);
-        out(n, 0, sh, [&](const Indices& i) {
-          Expr v = x.at(bcast(x, i));
-          if (e == 2.0f) return v * v;
-          if (e == 1.0f) return v;
-          if (e == 0.5f) return te::call(te::CallFn::Sqrt, {v});
-          if (e == 3.0f) return v * v * v;
-          return te::call(te::CallFn::Pow, {v, floatImm(e)});
-        });
-        return;
-      }
-      ins.push_back(in(n, 1));
-      shape = broadcastShapes(n, shape, ins.back().shape);
-    }
-    const std::string op = n.op;
+    if (!variadic && ins.size() != 2) throw GraphError(n.describe() + ": needs two inputs");
     out(n, 0, shape, [&](const Indices& i) {
       Expr acc = ins[0].at(bcast(ins[0], i));
-      for (size_t k = 1; k < ins.size(); ++k) {
-        Expr v = ins[k].at(bcast(ins[k], i));
-        if (op == "Add")
-          acc = acc + v;
-        else if (op == "Sub")
-          acc = acc - v;
-        else if (op == "Mul")
-          acc = acc * v;
-        else if (op == "Div")
-          acc = acc / v;
-        else if (op == "Pow")
-          acc = te::call(te::CallFn::Pow, {acc, v});
-        else if (op == "Max")
-          acc = te::maxExpr(acc, v);
-        else
-          acc = te::minExpr(acc, v);
-      }
+      for (size_t k = 1; k < ins.size(); ++k)
+        acc = combine(acc, ins[k].at(bcast(ins[k], i)));
       return acc;
     });
   }
 
+  // A constant scalar exponent becomes multiplications (or a square root).
+  void power(const Node& n) {
+    if (!hasInput(n, 0) || !hasInput(n, 1)) throw GraphError(n.describe() + ": needs two inputs");
+    Val x = in(n, 0);
+    auto c = constFloats(n.inputs[1]);
+    if (c && c->size() == 1 && info(n.inputs[1])->shape.size() <= x.shape.size()) {
+      const float e = (*c)[0];
+      out(n, 0, broadcastShapes(n, x.shape, info(n.inputs[1])->shape), [&](const Indices& i) {
+        Expr v = x.at(bcast(x, i));
+        if (e == 2.0f) return v * v;
+        if (e == 1.0f) return v;
+        if (e == 0.5f) return te::call(te::CallFn::Sqrt, {v});
+        if (e == 3.0f) return v * v * v;
+        return te::call(te::CallFn::Pow, {v, floatImm(e)});
+      });
+      return;
+    }
+    binary(
+        n,
+        [](const Expr& a, const Expr& b) {
+          return te::call(te::CallFn::Pow, {a, b});
+        },
+        false);
+  }
+
+  // f of each element of the one input.
+  void map(const Node& n, const std::function<Expr(const Expr&)>& f) {
+    Val x = in(n, 0);
+    out(n, 0, x.shape, [&](const Indices& i) { return f(x.at(i)); });
+  }
+
+  void clip(const Node& n) {
+    std::optional<Expr> lo = scalarOperand(n, 1), hi = scalarOperand(n, 2);
+    if (!lo && n.has("min")) lo = floatImm(n.attrFloat("min", 0));
+    if (!hi && n.has("max")) hi = floatImm(n.attrFloat("max", 0));
+    map(n, [&](const Expr& v) {
+      Expr r = v;
+      if (lo) r = te::maxExpr(r, *lo);
+      if (hi) r = te::minExpr(r, *hi);
+      return r;
+    });
+  }
+
+  void gelu(const Node& n) {
+    using te::call;
+    using te::CallFn;
+    const std::string approx = n.attrString("approximate", "none");
+    if (approx != "none" && approx != "tanh") throw GraphError(n.describe() + ": unknown approximate '" + approx + "'");
+    map(n, [&](const Expr& v) -> Expr {
+      if (approx == "tanh") {
+        Expr inner = floatImm(std::sqrt(2.0 / M_PI)) * (v + floatImm(0.044715) * v * v * v);
+        return floatImm(0.5) * v * (floatImm(1.0) + call(CallFn::Tanh, {inner}));
+      }
+      return floatImm(0.5) * v * (floatImm(1.0) + call(CallFn::Erf, {v * floatImm(M_SQRT1_2)}));
+    });
+  }
+
+ private:
   // A scalar operand: a constant read now, or a loaded placeholder.
   std::optional<Expr> scalarOperand(const Node& n, size_t i) {
     if (!hasInput(n, i)) return std::nullopt;
@@ -502,47 +525,6 @@ class Lowerer {
     Val v = in(n, i);
     if (product(v.shape) != 1) throw GraphError(n.describe() + ": input " + std::to_string(i) + " must be a scalar");
     return v.at(Indices(v.shape.size(), intImm(0)));
-  }
-
-  void unary(const Node& n) {
-    Val x = in(n, 0);
-    const std::string& op = n.op;
-    std::optional<Expr> lo, hi;
-    if (op == "Clip") {
-      lo = scalarOperand(n, 1);
-      hi = scalarOperand(n, 2);
-      if (!lo && n.has("min")) lo = floatImm(n.attrFloat("min", 0));
-      if (!hi && n.has("max")) hi = floatImm(n.attrFloat("max", 0));
-    }
-    std::string approx = op == "Gelu" ? n.attrString("approximate", "none") : "";
-    if (op == "Gelu" && approx != "none" && approx != "tanh")
-      throw GraphError(n.describe() + ": unknown approximate '" + approx + "'");
-    out(n, 0, x.shape, [&](const Indices& i) -> Expr {
-      Expr v = x.at(i);
-      using te::call;
-      using te::CallFn;
-      if (op == "Relu") return te::maxExpr(v, floatImm(0.0));
-      if (op == "Sqrt") return call(CallFn::Sqrt, {v});
-      if (op == "Sigmoid") return floatImm(1.0) / (floatImm(1.0) + call(CallFn::Exp, {v * floatImm(-1.0)}));
-      if (op == "Tanh") return call(CallFn::Tanh, {v});
-      if (op == "Erf") return call(CallFn::Erf, {v});
-      if (op == "Exp") return call(CallFn::Exp, {v});
-      if (op == "Neg") return v * floatImm(-1.0);
-      if (op == "Abs") return call(CallFn::Abs, {v});
-      if (op == "Reciprocal") return floatImm(1.0) / v;
-      if (op == "Clip") {
-        Expr r = v;
-        if (lo) r = te::maxExpr(r, *lo);
-        if (hi) r = te::minExpr(r, *hi);
-        return r;
-      }
-      // Gelu
-      if (approx == "tanh") {
-        Expr inner = floatImm(std::sqrt(2.0 / M_PI)) * (v + floatImm(0.044715) * v * v * v);
-        return floatImm(0.5) * v * (floatImm(1.0) + call(CallFn::Tanh, {inner}));
-      }
-      return floatImm(0.5) * v * (floatImm(1.0) + call(CallFn::Erf, {v * floatImm(M_SQRT1_2)}));
-    });
   }
 
   // Spatial parameters of Conv and the pools.
@@ -826,8 +808,7 @@ class Lowerer {
     out(n, 0, x.shape, [&](const Indices& i) { return x.at(i) * s.at({i[1]}) + sh.at({i[1]}); });
   }
 
-  void pool(const Node& n) {
-    bool isMax = n.op == "MaxPool";
+  void pool(const Node& n, bool isMax) {
     if (isMax) unusedExtraOutputs(n, 1);
     Val x = in(n, 0);
     if (x.shape.size() < 3) throw GraphError(n.describe() + ": input must be N x C x spatial");
@@ -931,63 +912,12 @@ class Lowerer {
     return n.attrInts("axes");
   }
 
+  // Flatten, Reshape, Squeeze, Unsqueeze: the same elements in the shape
+  // shape inference gave the output.
   void reshapeLike(const Node& n) {
-    Val x = in(n, 0);
-    int64_t rank = int64_t(x.shape.size());
-    std::vector<int64_t> shape;
-    if (n.op == "Flatten") {
-      int64_t axis = n.attrInt("axis", 1);
-      if (axis < 0) axis += rank;
-      if (axis < 0 || axis > rank) throw GraphError(n.describe() + ": axis out of range");
-      shape = {product(std::vector<int64_t>(x.shape.begin(), x.shape.begin() + axis)),
-               product(std::vector<int64_t>(x.shape.begin() + axis, x.shape.end()))};
-    } else if (n.op == "Reshape") {
-      std::vector<int64_t> spec = hasInput(n, 1) ? needInts(n, 1, "shape") : n.attrInts("shape");
-      bool allowZero = n.attrInt("allowzero", 0) != 0;
-      int64_t known = 1, infer = -1;
-      for (size_t d = 0; d < spec.size(); ++d) {
-        int64_t v = spec[d];
-        if (v == 0 && !allowZero) {
-          if (int64_t(d) >= rank) throw GraphError(n.describe() + ": 0 in shape beyond the input rank");
-          v = x.shape[d];
-        }
-        if (v == -1) {
-          if (infer >= 0) throw GraphError(n.describe() + ": more than one -1 in shape");
-          infer = int64_t(d);
-        } else {
-          known *= v;
-        }
-        shape.push_back(v);
-      }
-      if (infer >= 0) {
-        if (known == 0 || product(x.shape) % known)
-          throw GraphError(n.describe() + ": cannot infer -1 reshaping " + shapeString(x.shape));
-        shape[size_t(infer)] = product(x.shape) / known;
-      }
-    } else if (n.op == "Squeeze") {
-      std::vector<int64_t> axes = axesOf(n, 1);
-      std::vector<bool> drop(x.shape.size(), axes.empty());
-      if (axes.empty())
-        for (size_t d = 0; d < x.shape.size(); ++d)
-          drop[d] = x.shape[d] == 1;
-      for (int64_t a : axes) {
-        size_t ax = size_t(normaliseAxis(n, a, rank));
-        if (x.shape[ax] != 1) throw GraphError(n.describe() + ": axis " + std::to_string(a) + " is not 1");
-        drop[ax] = true;
-      }
-      for (size_t d = 0; d < x.shape.size(); ++d)
-        if (!drop[d]) shape.push_back(x.shape[d]);
-    } else {  // Unsqueeze
-      std::vector<int64_t> axes = axesOf(n, 1);
-      int64_t outRank = rank + int64_t(axes.size());
-      std::vector<bool> unit(size_t(outRank), false);
-      for (int64_t a : axes)
-        unit[size_t(normaliseAxis(n, a, outRank))] = true;
-      size_t k = 0;
-      for (int64_t d = 0; d < outRank; ++d)
-        shape.push_back(unit[size_t(d)] ? 1 : x.shape.at(k++));
-    }
-    reshapeTo(n, x, shape);
+    const ValueInfo* o = info(n.outputs[0]);
+    if (!o) throw GraphError(n.describe() + ": output shape unknown (run inferShapes first)");
+    reshapeTo(n, in(n, 0), o->shape);
   }
 
   void transpose(const Node& n) {
@@ -1234,11 +1164,72 @@ class Lowerer {
   const Node* cur_ = nullptr;
 };
 
-}  // namespace
+void attachLoweringRules(std::vector<OpDef>& table) {
+  using L = TeLowerer;
+  using te::call;
+  using te::CallFn;
+  using Rule = std::function<void(TeLowerer&, const Node&)>;
+  auto method = [](void (L::*m)(const Node&)) -> Rule { return [m](L& l, const Node& n) { (l.*m)(n); }; };
+  auto combine = [](std::function<Expr(const Expr&, const Expr&)> f, bool variadic) -> Rule {
+    return [f, variadic](L& l, const Node& n) { l.binary(n, f, variadic); };
+  };
+  auto elementwise = [](std::function<Expr(const Expr&)> f) -> Rule {
+    return [f](L& l, const Node& n) { l.map(n, f); };
+  };
+  const std::map<std::string, Rule> rules = {
+      {"Constant", method(&L::none)},
+      {"Shape", method(&L::foldedFirst)},
+      {"Identity", method(&L::passThrough)},
+      {"Dropout", method(&L::dropout)},
+      {"Cast", method(&L::cast)},
+      {"Add", combine([](const Expr& a, const Expr& b) { return a + b; }, false)},
+      {"Sub", combine([](const Expr& a, const Expr& b) { return a - b; }, false)},
+      {"Mul", combine([](const Expr& a, const Expr& b) { return a * b; }, false)},
+      {"Div", combine([](const Expr& a, const Expr& b) { return a / b; }, false)},
+      {"Max", combine([](const Expr& a, const Expr& b) { return te::maxExpr(a, b); }, true)},
+      {"Min", combine([](const Expr& a, const Expr& b) { return te::minExpr(a, b); }, true)},
+      {"Pow", method(&L::power)},
+      {"Relu", elementwise([](const Expr& v) { return te::maxExpr(v, floatImm(0.0)); })},
+      {"Sqrt", elementwise([](const Expr& v) { return call(CallFn::Sqrt, {v}); })},
+      {"Sigmoid", elementwise([](const Expr& v) {
+         return floatImm(1.0) / (floatImm(1.0) + call(CallFn::Exp, {v * floatImm(-1.0)}));
+       })},
+      {"Tanh", elementwise([](const Expr& v) { return call(CallFn::Tanh, {v}); })},
+      {"Erf", elementwise([](const Expr& v) { return call(CallFn::Erf, {v}); })},
+      {"Exp", elementwise([](const Expr& v) { return call(CallFn::Exp, {v}); })},
+      {"Neg", elementwise([](const Expr& v) { return v * floatImm(-1.0); })},
+      {"Abs", elementwise([](const Expr& v) { return call(CallFn::Abs, {v}); })},
+      {"Reciprocal", elementwise([](const Expr& v) { return floatImm(1.0) / v; })},
+      {"Clip", method(&L::clip)},
+      {"Gelu", method(&L::gelu)},
+      {"Conv", method(&L::conv)},
+      {"Gemm", method(&L::gemm)},
+      {"MatMul", method(&L::matmul)},
+      {"Softmax", method(&L::softmax)},
+      {"LayerNormalization", method(&L::layerNorm)},
+      {"BatchNormalization", method(&L::batchNorm)},
+      {"MaxPool", [](L& l, const Node& n) { l.pool(n, true); }},
+      {"AveragePool", [](L& l, const Node& n) { l.pool(n, false); }},
+      {"GlobalAveragePool", method(&L::globalPool)},
+      {"Flatten", method(&L::reshapeLike)},
+      {"Reshape", method(&L::reshapeLike)},
+      {"Squeeze", method(&L::reshapeLike)},
+      {"Unsqueeze", method(&L::reshapeLike)},
+      {"Transpose", method(&L::transpose)},
+      {"Concat", method(&L::concat)},
+      {"Slice", method(&L::slice)},
+      {"Gather", method(&L::gather)},
+      {"Split", method(&L::split)},
+      {"Pad", method(&L::pad)},
+      {"ReduceMean", method(&L::reduceMean)},
+  };
+  for (OpDef& d : table)
+    if (auto r = rules.find(d.name); r != rules.end()) d.lower = r->second;
+}
 
 LoweredSubgraph lowerSubgraph(const Graph& g, const std::vector<size_t>& nodes, const LoweringOptions& options) {
   try {
-    return Lowerer(g, nodes, options).run();
+    return TeLowerer(g, nodes, options).run();
   } catch (const GraphError&) {
     throw;
   } catch (const std::exception& e) {

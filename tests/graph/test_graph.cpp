@@ -261,14 +261,15 @@ class TestGraph : public QObject {
     QVERIFY(!errorOf([] { OneNode().run("Constant"); }).empty());
   }
 
-  // One registry entry per op, complete: every op has a shape rule and a
-  // FLOP count, views cost nothing, and the patterns fusion reads agree
+  // One registry entry per op, complete: every op has a shape rule, a
+  // lowering to tensor expressions and a FLOP count, views cost nothing, and the patterns fusion reads agree
   // with the shape rules (Softmax keeps its shape and is a reduction).
   void opRegistryIsComplete() {
     QVERIFY(ops().size() >= 40);
     QCOMPARE(supportedOps().size(), ops().size());
     for (const OpDef& d : ops()) {
       QVERIFY2(d.infer, d.name.c_str());
+      QVERIFY2(d.lower, d.name.c_str());
       QVERIFY2(d.flops, d.name.c_str());
       QCOMPARE(findOp(d.name), &d);
       QVERIFY(isSupportedOp(d.name));
