@@ -86,8 +86,10 @@ task::SearchTask toSearchTask(const GraphTask& t, const std::string& target) {
 
 std::string taskLabel(const std::string& name, const std::vector<int64_t>& shape) {
   std::string label = name;
-  for (size_t i = 0; i < shape.size(); ++i)
-    label += (i ? "x" : " ") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    label += i ? 'x' : ' ';  // (not a string + to_string(): GCC 12 warns -Wrestrict on it)
+    label += std::to_string(shape[i]);
+  }
   return label;
 }
 

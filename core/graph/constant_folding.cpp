@@ -5,6 +5,7 @@
 
 #include "graph/const_eval.h"
 #include "graph/graph.h"
+#include "graph/op_registry.h"
 
 namespace tessel::graph {
 
@@ -19,6 +20,8 @@ void foldNodes(Graph& g, std::set<std::string>& created) {
     for (const std::string& o : n.outputs)
       definedOutputs += !o.empty();
     bool foldable = definedOutputs == 1 && !n.outputs[0].empty();
+    const OpDef* def = findOp(n.op);
+    const bool fromShapes = def && def->evalFromShapes;  // Shape: its input need not be constant
     std::vector<ConstTensor> storage;
     storage.reserve(n.inputs.size());
     std::vector<const ConstTensor*> in;
@@ -28,7 +31,7 @@ void foldNodes(Graph& g, std::set<std::string>& created) {
       auto v = g.values.find(name);
       inInfo.push_back(name.empty() || v == g.values.end() ? nullptr : &v->second);
       auto it = name.empty() ? g.initializers.end() : g.initializers.find(name);
-      if (it != g.initializers.end() && it->second.hasData() && foldable && n.op != "Shape") {
+      if (it != g.initializers.end() && it->second.hasData() && foldable && !fromShapes) {
         storage.push_back(constFromInitializer(it->second));
         in.push_back(&storage.back());
       } else {
@@ -36,7 +39,7 @@ void foldNodes(Graph& g, std::set<std::string>& created) {
         allConst = allConst && name.empty();
       }
     }
-    if (foldable && (allConst || n.op == "Shape") && g.values.count(n.outputs[0])) {
+    if (foldable && (allConst || fromShapes) && g.values.count(n.outputs[0])) {
       std::optional<std::vector<ConstTensor>> r = evaluateNode(n, in, inInfo, {g.value(n.outputs[0])});
       if (r && !r->empty()) {
         Initializer init = initializerFromConst((*r)[0]);

@@ -122,9 +122,10 @@ std::vector<OpDef> builtIn() {
     op(name, P::Injective, one);
   // Values known when the model is loaded.
   op("Constant", P::Opaque, none).constant = true;
-  op("Shape", P::Opaque, none);
+  op("Shape", P::Opaque, none).evalFromShapes = true;
   attachShapeRules(t);
   attachLoweringRules(t);
+  attachConstEvalRules(t);
   return t;
 }
 

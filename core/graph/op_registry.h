@@ -26,6 +26,7 @@ enum class OpPattern {
 
 class ShapeInferer;  // graph/shape_inference.cpp
 class TeLowerer;     // graph/te_lowering.cpp
+struct ConstTensor;  // graph/const_eval.h
 
 struct OpDef {
   std::string name;  // the ONNX op type
@@ -38,6 +39,8 @@ struct OpDef {
   // Inputs that are image kernels (K, C, R, S), stored RSCK for NHWC: Conv's 1.
   std::vector<size_t> imageWeightInputs;
   bool constant = false;  // its output is a constant the node holds (Constant)
+  // Evaluated from its input's shape alone, constant or not (Shape).
+  bool evalFromShapes = false;
   // Its part of a task's name ("conv2d"); null: the op, lower-cased.
   std::function<std::string(const Graph&, const Node&)> taskName;
   // Inputs that are buffers, not learned parameters (batch norm's running
@@ -52,6 +55,12 @@ struct OpDef {
   std::function<std::vector<ValueInfo>(ShapeInferer&, const Node&)> infer;
   // Its tensor expression in a subgraph (graph/te_lowering.cpp).
   std::function<void(TeLowerer&, const Node&)> lower;
+  // Its value from constant inputs, into `out` (whose info is set): what
+  // constant folding and shape inference evaluate at load time; false when
+  // it cannot (graph/const_eval.cpp). Null: never evaluated.
+  std::function<bool(const Node&, const std::vector<const ConstTensor*>& in,
+                     const std::vector<const ValueInfo*>& inInfo, ConstTensor& out)>
+      eval;
 };
 
 // nullptr for an op Tessel does not support.
@@ -64,9 +73,10 @@ const OpDef& opOf(const Node& n);
 // A node's part of its task's name ("conv2d", "batch_matmul", "relu").
 std::string taskNameOf(const Graph& g, const Node& n);
 
-// Fill `infer` (shape_inference.cpp) and `lower` (te_lowering.cpp) of every
-// op; called once by the registry.
+// Fill `infer` (shape_inference.cpp), `lower` (te_lowering.cpp) and `eval`
+// (const_eval.cpp) of every op; called once by the registry.
 void attachShapeRules(std::vector<OpDef>& table);
 void attachLoweringRules(std::vector<OpDef>& table);
+void attachConstEvalRules(std::vector<OpDef>& table);
 
 }  // namespace tessel::graph

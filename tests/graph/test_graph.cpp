@@ -275,6 +275,10 @@ class TestGraph : public QObject {
       QVERIFY(isSupportedOp(d.name));
     }
     QVERIFY(!findOp("NonMaxSuppression"));
+    // Load-time evaluation: shape arithmetic and data movement, not the heavy ops.
+    for (const char* op : {"Shape", "Gather", "Concat", "Add", "Reshape", "Constant", "Cast"})
+      QVERIFY2(findOp(op)->eval, op);
+    QVERIFY(!findOp("Conv")->eval && findOp("Shape")->evalFromShapes);
     QCOMPARE(findOp("Softmax")->pattern, OpPattern::Reduction);
     QCOMPARE(OneNode().in({2, 5}).shape("Softmax"), (Ints{2, 5}));
     QCOMPARE(findOp("Conv")->pattern, OpPattern::OutEWiseFusable);
