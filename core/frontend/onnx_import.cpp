@@ -30,11 +30,14 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "frontend/onnx_import_options.h"
+#include "graph/op_registry.h"
 
 namespace tessel::frontend {
 
@@ -588,7 +591,7 @@ class Importer {
       throw UnsupportedError(who + ": the model's opset " + std::to_string(opset_) + " gives " + node.op +
                              " semantics Tessel does not implement (it does from opset " +
                              std::to_string(minOpset(node.op)) + ")");
-    if (node.op == "Constant") return addConstant(n, who);
+    if (graph::findOp(node.op)->constant) return addConstant(n, who);
 
     node.inputs.assign(n.input().begin(), n.input().end());
     node.outputs.assign(n.output().begin(), n.output().end());
@@ -617,44 +620,80 @@ class Importer {
     node.inputs[index] = floatScalarInitializer(node.name + "_" + attr, v);
   }
 
-  // Older forms of ops -> opset 17's (see the top of this file).
+  // Older forms of ops -> opset 17's (see the top of this file), per op.
   void upgrade(graph::Node& node, const std::string& who) {
-    const std::string& op = node.op;
     if (opset_ < 6) node.attrs.erase("consumed_inputs");  // a memory hint of opsets 1-5
-    if (opset_ < 7 && (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow")) {
-      // Legacy broadcasting: B matches a suffix of A's shape (numpy's rule) unless `axis` places it elsewhere.
-      if (node.attrInt("broadcast", 0) != 0 && node.has("axis"))
+    using Upgrade = std::function<void(graph::Node&)>;
+    // Legacy broadcasting: B matches a suffix of A's shape (numpy's rule) unless `axis` places it elsewhere.
+    const Upgrade legacyBroadcast = [&](graph::Node& n) {
+      if (opset_ >= 7) return;
+      if (n.attrInt("broadcast", 0) != 0 && n.has("axis"))
         throw UnsupportedError(who + ": opset " + std::to_string(opset_) +
                                " broadcasting along an axis is not supported");
-      node.attrs.erase("broadcast");
-    }
-    if (opset_ < 7 && op == "Gemm") node.attrs.erase("broadcast");  // opset 7 always broadcasts C
-    if (opset_ < 7 && (op == "BatchNormalization" || op == "Dropout")) {
-      if (node.attrInt("is_test", 0) == 0) throw UnsupportedError(who + ": training mode (is_test=0) is not supported");
-      node.attrs.erase("is_test");
-    }
-    if ((op == "Squeeze" || op == "Unsqueeze") && opset_ < 13) attrToIntsInput(node, "axes", 1);
-    if (op == "Split" && opset_ < 13) attrToIntsInput(node, "split", 1);
-    if (op == "Clip" && opset_ < 11) {
-      attrToFloatInput(node, "min", 1);
-      attrToFloatInput(node, "max", 2);
-    }
-    if (op == "Pad" && opset_ < 11) {
-      attrToIntsInput(node, "pads", 1);
-      attrToFloatInput(node, "value", 2);
-    }
-    if (op == "Slice" && opset_ < 10) {
-      attrToIntsInput(node, "starts", 1);
-      attrToIntsInput(node, "ends", 2);
-      attrToIntsInput(node, "axes", 3);
-    }
-    if (op == "BatchNormalization" && opset_ < 9 && node.attrInt("spatial", 1) != 1)
-      throw UnsupportedError(who + ": BatchNormalization with spatial=0 is not supported");
-    if (op == "Softmax" && opset_ < 13) {
-      coercedSoftmax_.push_back(node.name);
-      if (!node.has("axis")) node.attrs["axis"] = int64_t(1);
-    }
-    if (op == "Dropout" && opset_ < 12) node.attrs.erase("ratio");  // inference: the identity either way
+      n.attrs.erase("broadcast");
+    };
+    const Upgrade isTest = [&](graph::Node& n) {
+      if (opset_ >= 7) return;
+      if (n.attrInt("is_test", 0) == 0) throw UnsupportedError(who + ": training mode (is_test=0) is not supported");
+      n.attrs.erase("is_test");
+    };
+    const Upgrade axesInput = [&](graph::Node& n) {
+      if (opset_ < 13) attrToIntsInput(n, "axes", 1);
+    };
+    const std::map<std::string, Upgrade> upgrades = {
+        {"Add", legacyBroadcast},
+        {"Sub", legacyBroadcast},
+        {"Mul", legacyBroadcast},
+        {"Div", legacyBroadcast},
+        {"Pow", legacyBroadcast},
+        {"Gemm",
+         [&](graph::Node& n) {
+           if (opset_ < 7) n.attrs.erase("broadcast");  // opset 7 always broadcasts C
+         }},
+        {"BatchNormalization",
+         [&](graph::Node& n) {
+           isTest(n);
+           if (opset_ < 9 && n.attrInt("spatial", 1) != 1)
+             throw UnsupportedError(who + ": BatchNormalization with spatial=0 is not supported");
+         }},
+        {"Dropout",
+         [&](graph::Node& n) {
+           isTest(n);
+           if (opset_ < 12) n.attrs.erase("ratio");  // inference: the identity either way
+         }},
+        {"Squeeze", axesInput},
+        {"Unsqueeze", axesInput},
+        {"Split",
+         [&](graph::Node& n) {
+           if (opset_ < 13) attrToIntsInput(n, "split", 1);
+         }},
+        {"Clip",
+         [&](graph::Node& n) {
+           if (opset_ >= 11) return;
+           attrToFloatInput(n, "min", 1);
+           attrToFloatInput(n, "max", 2);
+         }},
+        {"Pad",
+         [&](graph::Node& n) {
+           if (opset_ >= 11) return;
+           attrToIntsInput(n, "pads", 1);
+           attrToFloatInput(n, "value", 2);
+         }},
+        {"Slice",
+         [&](graph::Node& n) {
+           if (opset_ >= 10) return;
+           attrToIntsInput(n, "starts", 1);
+           attrToIntsInput(n, "ends", 2);
+           attrToIntsInput(n, "axes", 3);
+         }},
+        {"Softmax",
+         [&](graph::Node& n) {
+           if (opset_ >= 13) return;
+           coercedSoftmax_.push_back(n.name);
+           if (!n.has("axis")) n.attrs["axis"] = int64_t(1);
+         }},
+    };
+    if (auto u = upgrades.find(node.op); u != upgrades.end()) u->second(node);
   }
 
   const graph::Initializer* constant(const std::string& v) const {
@@ -662,50 +701,30 @@ class Importer {
     return it == g_.initializers.end() || !it->second.hasData() ? nullptr : &it->second;
   }
 
-  // Attribute values and forms Tessel's lowering does not implement: a clear
-  // error at import rather than a failure when the graph runs. Also turns an
-  // integer constant exponent of Pow into a float one (same result).
+  // Attribute values and forms Tessel's lowering does not implement (each
+  // op's checkSupported in the registry): a clear error at import rather
+  // than a failure when the graph runs. Also turns integer constants where
+  // an op reads floats (Pow's exponent) into float ones (same result).
   void checkImplemented() {
     for (graph::Node& n : g_.nodes) {
-      const std::string who = what_ + ": " + n.describe();
-      auto has = [&](size_t i) { return n.inputs.size() > i && !n.inputs[i].empty(); };
-      if (n.op == "BatchNormalization" && n.attrInt("training_mode", 0) != 0)
-        throw UnsupportedError(who + ": training_mode=1 (batch statistics) is not supported");
-      if (n.op == "MaxPool" && n.outputs.size() > 1)
-        throw UnsupportedError(who + ": the Indices output is not supported");
-      if (n.op == "AveragePool")
-        for (int64_t d : n.attrInts("dilations"))
-          if (d != 1) throw UnsupportedError(who + ": dilations are not supported");
-      if (n.op == "Pad") {
-        const std::string mode = n.attrString("mode", "constant");
-        if (mode != "constant" && mode != "reflect" && mode != "edge")
-          throw UnsupportedError(who + ": mode '" + mode + "' is not supported");
+      const graph::OpDef& def = graph::opOf(n);
+      try {
+        if (def.checkSupported) def.checkSupported(g_, n);
+      } catch (const UnsupportedError& e) {
+        throw UnsupportedError(what_ + ": " + e.what());
       }
-      if (n.op == "Cast" && has(0) && mapDType(int(n.attrInt("to", 1))) != DType::Float32 && !constant(n.inputs[0]))
-        throw UnsupportedError(who + ": casts of computed values to " + dataTypeName(int(n.attrInt("to", 1))) +
-                               " are not supported (Tessel computes float32)");
-      if (n.op == "Dropout" && has(2)) {
-        const graph::Initializer* mode = constant(n.inputs[2]);
-        const graph::Initializer* ratio = has(1) ? constant(n.inputs[1]) : nullptr;
-        const bool training = !mode || std::any_of(mode->ints.begin(), mode->ints.end(), [](int64_t x) { return x; });
-        const bool zeroRatio = ratio && !ratio->isInt() && !ratio->data.empty() && ratio->data[0] == 0.0f;
-        if (training && !zeroRatio)
-          throw UnsupportedError(who + ": training mode (random dropout" +
-                                 std::string(mode ? "" : ", or a training_mode that is not a constant") +
-                                 ") is not supported");
-      }
-      if (n.op == "Pow" && has(1)) {
-        const graph::Initializer* e = constant(n.inputs[1]);
-        if (e && e->isInt() && e->info.dtype != DType::Bool) {
-          graph::Initializer f;
-          f.info = e->info;
-          f.info.dtype = DType::Float32;
-          f.info.name = uniqueName(n.inputs[1] + "_float");
-          for (int64_t x : e->ints)
-            f.data.push_back(float(x));
-          n.inputs[1] = f.info.name;
-          addInitializer(std::move(f));
-        }
+      for (size_t i : def.floatConstantInputs) {
+        if (n.inputs.size() <= i || n.inputs[i].empty()) continue;
+        const graph::Initializer* e = constant(n.inputs[i]);
+        if (!e || !e->isInt() || e->info.dtype == DType::Bool) continue;
+        graph::Initializer f;
+        f.info = e->info;
+        f.info.dtype = DType::Float32;
+        f.info.name = uniqueName(n.inputs[i] + "_float");
+        for (int64_t x : e->ints)
+          f.data.push_back(float(x));
+        n.inputs[i] = f.info.name;
+        addInitializer(std::move(f));
       }
     }
   }

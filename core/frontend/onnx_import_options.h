@@ -10,12 +10,8 @@
 namespace tessel::frontend {
 
 // Something the model asks for that Tessel does not implement (an op, a
-// domain, an opset, a dtype, an attribute value, a non-tensor value): the
-// conformance runner counts such cases as "unsupported", not "fail".
-class UnsupportedError : public graph::GraphError {
- public:
-  using graph::GraphError::GraphError;
-};
+// domain, an opset, a dtype, an attribute value, a non-tensor value).
+using graph::UnsupportedError;
 
 struct ImportOptions {
   // The accepted default-domain opsets. Users: 11..17 (the spec's range).

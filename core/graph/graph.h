@@ -21,6 +21,14 @@ class GraphError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Something a model asks for that Tessel does not implement (an op, an
+// attribute value, a form of an op): the conformance runner counts such
+// cases as "unsupported", not "fail".
+class UnsupportedError : public GraphError {
+ public:
+  using GraphError::GraphError;
+};
+
 enum class DType { Float32, Int64, Int32, Bool, Float64, Other };
 const char* dtypeName(DType t);
 

@@ -1,7 +1,10 @@
 #include "graph/op_registry.h"
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
+
+#include "graph/shape_utils.h"
 
 namespace tessel::graph {
 
@@ -43,6 +46,56 @@ OpDef& findIn(std::vector<OpDef>& table, const std::string& name) {
   for (OpDef& d : table)
     if (d.name == name) return d;
   throw std::logic_error("op registry: no entry " + name);
+}
+
+[[noreturn]] void unsupported(const Node& n, const std::string& what) {
+  throw UnsupportedError(n.describe() + ": " + what + " is not supported");
+}
+
+bool hasInput(const Node& n, size_t i) {
+  return n.inputs.size() > i && !n.inputs[i].empty();
+}
+
+// The constant data of a value, or nullptr when it is computed.
+const Initializer* constantData(const Graph& g, const std::string& v) {
+  auto it = g.initializers.find(v);
+  return it == g.initializers.end() || !it->second.hasData() ? nullptr : &it->second;
+}
+
+// What the lowering implements of each op's attributes (see checkSupported).
+void attachSupportChecks(std::vector<OpDef>& t) {
+  findIn(t, "BatchNormalization").checkSupported = [](const Graph&, const Node& n) {
+    if (n.attrInt("training_mode", 0) != 0) unsupported(n, "training_mode=1 (batch statistics)");
+  };
+  findIn(t, "MaxPool").checkSupported = [](const Graph&, const Node& n) {
+    if (n.outputs.size() > 1 && !n.outputs[1].empty()) unsupported(n, "the Indices output");
+  };
+  findIn(t, "AveragePool").checkSupported = [](const Graph&, const Node& n) {
+    for (int64_t d : n.attrInts("dilations"))
+      if (d != 1) unsupported(n, "dilations");
+  };
+  findIn(t, "Pad").checkSupported = [](const Graph&, const Node& n) {
+    const std::string mode = n.attrString("mode", "constant");
+    if (mode != "constant" && mode != "reflect" && mode != "edge") unsupported(n, "mode '" + mode + "'");
+  };
+  findIn(t, "Cast").checkSupported = [](const Graph& g, const Node& n) {
+    const DType to = dtypeFromOnnx(n.attrInt("to", 1));
+    if (hasInput(n, 0) && to != DType::Float32 && !constantData(g, n.inputs[0]))
+      unsupported(n, std::string("casting computed values to ") +
+                         (to == DType::Other ? "ONNX data type " + std::to_string(n.attrInt("to", 1)) : dtypeName(to)) +
+                         " (Tessel computes float32)");
+  };
+  findIn(t, "Dropout").checkSupported = [](const Graph& g, const Node& n) {
+    if (!hasInput(n, 2)) return;
+    const Initializer* mode = constantData(g, n.inputs[2]);
+    const Initializer* ratio = hasInput(n, 1) ? constantData(g, n.inputs[1]) : nullptr;
+    const bool training = !mode || std::any_of(mode->ints.begin(), mode->ints.end(), [](int64_t x) { return x; });
+    const bool zeroRatio = ratio && !ratio->isInt() && !ratio->data.empty() && ratio->data[0] == 0.0f;
+    if (training && !zeroRatio)
+      unsupported(n, std::string("training mode (random dropout") +
+                         (mode ? "" : ", or a training_mode that is not a constant") + ")");
+  };
+  findIn(t, "Pow").floatConstantInputs = {1};
 }
 
 std::vector<OpDef> builtIn() {
@@ -123,6 +176,7 @@ std::vector<OpDef> builtIn() {
   // Values known when the model is loaded.
   op("Constant", P::Opaque, none).constant = true;
   op("Shape", P::Opaque, none).evalFromShapes = true;
+  attachSupportChecks(t);
   attachShapeRules(t);
   attachLoweringRules(t);
   attachConstEvalRules(t);

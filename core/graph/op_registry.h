@@ -39,6 +39,13 @@ struct OpDef {
   // Inputs that are image kernels (K, C, R, S), stored RSCK for NHWC: Conv's 1.
   std::vector<size_t> imageWeightInputs;
   bool constant = false;  // its output is a constant the node holds (Constant)
+  // Inputs whose integer constants a frontend turns into floats (Pow's
+  // exponent: the same result, and the lowering reads float constants).
+  std::vector<size_t> floatConstantInputs;
+  // Throws UnsupportedError naming an attribute value or form of the op
+  // that Tessel does not implement (training modes, Pad's wrap mode, ...);
+  // frontends call it at import, before anything runs. Null: all are.
+  std::function<void(const Graph&, const Node&)> checkSupported;
   // Evaluated from its input's shape alone, constant or not (Shape).
   bool evalFromShapes = false;
   // Its part of a task's name ("conv2d"); null: the op, lower-cased.

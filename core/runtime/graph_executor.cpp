@@ -14,6 +14,7 @@
 
 #include "codegen/cpp_builder.h"
 #include "codegen/cpp_codegen.h"
+#include "graph/op_registry.h"
 #include "graph/shape_utils.h"
 #include "lower/layout_rewrite.h"
 #include "runtime/run_plan.h"
@@ -124,7 +125,7 @@ struct GraphExecutor::Impl {
       plainConstants[name] = std::move(c.data);
     }
     for (const graph::Node& n : g.nodes)
-      if (n.op == "Constant" && !n.outputs.empty()) {
+      if (graph::findOp(n.op) && graph::findOp(n.op)->constant && !n.outputs.empty()) {
         auto vi = g.values.find(n.outputs[0]);
         if (vi != g.values.end() && vi->second.dtype != graph::DType::Float32) continue;  // read at lowering time
         plainConstants[n.outputs[0]] = constantValue(n);

@@ -4,6 +4,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "graph/op_registry.h"
 #include "graph/shape_utils.h"
 
 namespace tessel::runtime {
@@ -26,8 +27,9 @@ KernelInterface kernelInterface(const graph::Graph& g, const std::vector<size_t>
         s = Storage::NHWC;
         if (input)
           for (size_t ni : group)
-            if (g.nodes[ni].op == "Conv" && g.nodes[ni].inputs.size() > 1 && g.nodes[ni].inputs[1] == v)
-              s = Storage::RSCK;
+            if (const graph::OpDef* d = graph::findOp(g.nodes[ni].op))
+              for (size_t w : d->imageWeightInputs)  // an image kernel (Conv's weights) is stored RSCK
+                if (w < g.nodes[ni].inputs.size() && g.nodes[ni].inputs[w] == v) s = Storage::RSCK;
       }
       (input ? kr.inputs : kr.outputs).push_back(v);
       (input ? kr.inStorage : kr.outStorage).push_back(s);
