@@ -1,6 +1,7 @@
 #include "te/operators.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 
@@ -203,130 +204,226 @@ Layout parseLayout(const std::string& name) {
   throw std::invalid_argument("unknown layout '" + name + "' (known: nchw, nhwc)");
 }
 
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+// A library operator `tune-op` builds: its shape list and how it becomes a DAG.
+struct LibraryOp {
+  OpSignature signature;
+  size_t minValues, maxValues;  // how many shape values it takes
+  size_t positiveValues;        // the first ones must be positive (the rest, pads, may be 0)
+  bool image = false;           // stored NCHW or NHWC (convolutions and pools)
+  std::function<void(DagBuilder&, const Shape&, Layout)> build;
+};
+
+void convolution(DagBuilder& b, const Shape& s, Layout layout, const std::string& op, bool biasRelu) {
+  Conv2dParams p{s[7], s[8], s.size() > 9 ? s[9] : 1, s.size() > 10 ? s[10] : 1, layout};
+  if (p.dilation <= 0 || p.groups <= 0) throw std::invalid_argument(op + ": dilation and groups must be positive");
+  if (s[1] % p.groups) throw std::invalid_argument(op + ": groups must divide the input channels");
+  Tensor x = b.placeholder("X", image(layout, s[0], s[1], s[2], s[3]));
+  Tensor w = b.placeholder("W",
+                           layout == Layout::NCHW ? std::vector<int64_t>{s[4], s[1] / p.groups, s[5], s[6]}
+                                                  : std::vector<int64_t>{s[5], s[6], s[1] / p.groups, s[4]},
+                           /*layoutFree=*/true);
+  Tensor c = conv2d(b, x, w, p);
+  if (!biasRelu) return;
+  Tensor bias = b.placeholder("bias", {s[4]});
+  size_t channel = imageAxes(layout).c;
+  b.compute("bias_relu", c.shape(),
+            [&](const Indices& i) { return maxExpr(c(i) + bias({i[channel]}), floatImm(0.0)); });
+}
+
+const std::vector<LibraryOp>& libraryOps() {
+  static const std::vector<LibraryOp> table = {
+      {{"matmul", "M,N,K"},
+       3,
+       3,
+       3,
+       false,
+       [](DagBuilder& b, const Shape& s, Layout) {
+         Tensor x = b.placeholder("A", {s[0], s[2]});  // (in order: they are the kernel's arguments)
+         Tensor y = b.placeholder("B", {s[2], s[1]});
+         matmul(b, x, y);
+       }},
+      {{"batch_matmul", "B,M,N,K"},
+       4,
+       4,
+       4,
+       false,
+       [](DagBuilder& b, const Shape& s, Layout) {
+         Tensor x = b.placeholder("A", {s[0], s[1], s[3]});
+         Tensor y = b.placeholder("B", {s[0], s[3], s[2]});
+         batchMatmul(b, x, y);
+       }},
+      {{"dense", "M,N,K (with bias)"},
+       3,
+       3,
+       3,
+       false,
+       [](DagBuilder& b, const Shape& s, Layout) {
+         Tensor x = b.placeholder("X", {s[0], s[2]});
+         Tensor w = b.placeholder("W", {s[1], s[2]}, /*layoutFree=*/true);
+         Tensor bias = b.placeholder("bias", {s[1]});
+         biasAdd(b, dense(b, x, w), bias, 1);
+       }},
+      {{"conv2d", "N,C,H,W,K,R,S,stride,pad[,dilation,groups]"},
+       9,
+       11,
+       8,
+       true,
+       [](DagBuilder& b, const Shape& s, Layout l) { convolution(b, s, l, "conv2d", false); }},
+      {{"conv2d_bias_relu", "N,C,H,W,K,R,S,stride,pad[,dilation,groups]"},
+       9,
+       11,
+       8,
+       true,
+       [](DagBuilder& b, const Shape& s, Layout l) { convolution(b, s, l, "conv2d_bias_relu", true); }},
+      {{"depthwise_conv2d", "N,C,H,W,R,S,stride,pad[,dilation]"},
+       8,
+       9,
+       7,
+       true,
+       [](DagBuilder& b, const Shape& s, Layout layout) {
+         Conv2dParams p{s[6], s[7], s.size() > 8 ? s[8] : 1, s[1], layout};
+         Tensor x = b.placeholder("X", image(layout, s[0], s[1], s[2], s[3]));
+         Tensor w = b.placeholder("W",
+                                  layout == Layout::NCHW ? std::vector<int64_t>{s[1], 1, s[4], s[5]}
+                                                         : std::vector<int64_t>{s[4], s[5], 1, s[1]},
+                                  /*layoutFree=*/true);
+         conv2d(b, x, w, p);
+       }},
+      {{"max_pool2d", "N,C,H,W,kernel,stride,pad"},
+       7,
+       7,
+       6,
+       true,
+       [](DagBuilder& b, const Shape& s, Layout layout) {
+         maxPool2d(b, b.placeholder("X", image(layout, s[0], s[1], s[2], s[3])), s[4], s[5], s[6], layout);
+       }},
+      {{"avg_pool2d", "N,C,H,W,kernel,stride,pad"},
+       7,
+       7,
+       6,
+       true,
+       [](DagBuilder& b, const Shape& s, Layout layout) {
+         avgPool2d(b, b.placeholder("X", image(layout, s[0], s[1], s[2], s[3])), s[4], s[5], s[6], layout);
+       }},
+      {{"global_avg_pool", "N,C,H,W"},
+       4,
+       4,
+       4,
+       true,
+       [](DagBuilder& b, const Shape& s, Layout layout) {
+         globalAvgPool(b, b.placeholder("X", image(layout, s[0], s[1], s[2], s[3])), layout);
+       }},
+      {{"relu", "dims of the tensor"},
+       1,
+       6,
+       6,
+       false,
+       [](DagBuilder& b, const Shape& s, Layout) { relu(b, b.placeholder("X", s)); }},
+      {{"gelu", "dims of the tensor"},
+       1,
+       6,
+       6,
+       false,
+       [](DagBuilder& b, const Shape& s, Layout) { gelu(b, b.placeholder("X", s)); }},
+      {{"add", "dims of the tensors"},
+       1,
+       6,
+       6,
+       false,
+       [](DagBuilder& b, const Shape& s, Layout) {
+         Tensor x = b.placeholder("X", s), y = b.placeholder("Y", s);
+         add(b, x, y);
+       }},
+      {{"mul", "dims of the tensors"},
+       1,
+       6,
+       6,
+       false,
+       [](DagBuilder& b, const Shape& s, Layout) {
+         Tensor x = b.placeholder("X", s), y = b.placeholder("Y", s);
+         mul(b, x, y);
+       }},
+      {{"bias_add", "dims of the tensor (bias on axis 1)"},
+       2,
+       6,
+       6,
+       false,
+       [](DagBuilder& b, const Shape& s, Layout) {
+         Tensor x = b.placeholder("X", s);
+         Tensor bias = b.placeholder("bias", {s[1]});
+         biasAdd(b, x, bias, 1);
+       }},
+      {{"softmax", "dims (over the last)"},
+       2,
+       6,
+       6,
+       false,
+       [](DagBuilder& b, const Shape& s, Layout) { softmax(b, b.placeholder("X", s)); }},
+      {{"layernorm", "dims (over the last)"},
+       2,
+       6,
+       6,
+       false,
+       [](DagBuilder& b, const Shape& s, Layout) {
+         Tensor x = b.placeholder("X", s);
+         Tensor gamma = b.placeholder("gamma", {s.back()});
+         Tensor beta = b.placeholder("beta", {s.back()});
+         layerNorm(b, x, gamma, beta);
+       }},
+  };
+  return table;
+}
+
+const LibraryOp* findLibraryOp(const std::string& op) {
+  for (const LibraryOp& o : libraryOps())
+    if (o.signature.name == op) return &o;
+  return nullptr;
+}
+
+}  // namespace
+
 bool hasImageLayout(const std::string& op) {
-  return op == "conv2d" || op == "conv2d_bias_relu" || op == "depthwise_conv2d" || op == "max_pool2d" ||
-         op == "avg_pool2d" || op == "global_avg_pool";
+  const LibraryOp* o = findLibraryOp(op);
+  return o && o->image;
 }
 
 const std::vector<OpSignature>& tunableOps() {
-  static const std::vector<OpSignature> ops = {
-      {"matmul", "M,N,K"},
-      {"batch_matmul", "B,M,N,K"},
-      {"dense", "M,N,K (with bias)"},
-      {"conv2d", "N,C,H,W,K,R,S,stride,pad[,dilation,groups]"},
-      {"conv2d_bias_relu", "N,C,H,W,K,R,S,stride,pad[,dilation,groups]"},
-      {"depthwise_conv2d", "N,C,H,W,R,S,stride,pad[,dilation]"},
-      {"max_pool2d", "N,C,H,W,kernel,stride,pad"},
-      {"avg_pool2d", "N,C,H,W,kernel,stride,pad"},
-      {"global_avg_pool", "N,C,H,W"},
-      {"relu", "dims of the tensor"},
-      {"gelu", "dims of the tensor"},
-      {"add", "dims of the tensors"},
-      {"mul", "dims of the tensors"},
-      {"bias_add", "dims of the tensor (bias on axis 1)"},
-      {"softmax", "dims (over the last)"},
-      {"layernorm", "dims (over the last)"},
-  };
+  static const std::vector<OpSignature> ops = [] {
+    std::vector<OpSignature> v;
+    for (const LibraryOp& o : libraryOps())
+      v.push_back(o.signature);
+    return v;
+  }();
   return ops;
 }
 
 ComputeDAG makeOperator(const std::string& op, const std::vector<int64_t>& s, Layout layout) {
-  auto need = [&](size_t lo, size_t hi) {
-    if (s.size() < lo || s.size() > hi) {
-      std::string want = lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
-      std::string help;
-      for (const OpSignature& sig : tunableOps())
-        if (sig.name == op) help = " (" + sig.shapeHelp + ")";
-      throw std::invalid_argument(op + ": shape needs " + want + " values" + help + ", got " +
-                                  std::to_string(s.size()));
-    }
-    for (int64_t v : s)
-      if (v < 0) throw std::invalid_argument(op + ": shape values must not be negative, got " + std::to_string(v));
-  };
-  auto positive = [&](size_t from, size_t to) {
-    for (size_t i = from; i < std::min(to, s.size()); ++i)
-      if (s[i] <= 0)
-        throw std::invalid_argument(op + ": shape value " + std::to_string(i + 1) + " must be positive, got " +
-                                    std::to_string(s[i]));
-  };
-  DagBuilder b;
-  if (op == "matmul") {
-    need(3, 3), positive(0, 3);
-    Tensor x = b.placeholder("A", {s[0], s[2]});
-    Tensor y = b.placeholder("B", {s[2], s[1]});
-    matmul(b, x, y);
-  } else if (op == "batch_matmul") {
-    need(4, 4), positive(0, 4);
-    Tensor x = b.placeholder("A", {s[0], s[1], s[3]});
-    Tensor y = b.placeholder("B", {s[0], s[3], s[2]});
-    batchMatmul(b, x, y);
-  } else if (op == "dense") {
-    need(3, 3), positive(0, 3);
-    Tensor x = b.placeholder("X", {s[0], s[2]});
-    Tensor w = b.placeholder("W", {s[1], s[2]}, /*layoutFree=*/true);
-    Tensor bias = b.placeholder("bias", {s[1]});
-    biasAdd(b, dense(b, x, w), bias, 1);
-  } else if (op == "conv2d" || op == "conv2d_bias_relu") {
-    need(9, 11), positive(0, 8);
-    Conv2dParams p{s[7], s[8], s.size() > 9 ? s[9] : 1, s.size() > 10 ? s[10] : 1, layout};
-    if (p.dilation <= 0 || p.groups <= 0) throw std::invalid_argument(op + ": dilation and groups must be positive");
-    if (s[1] % p.groups) throw std::invalid_argument(op + ": groups must divide the input channels");
-    Tensor x = b.placeholder("X", image(layout, s[0], s[1], s[2], s[3]));
-    Tensor w = b.placeholder("W",
-                             layout == Layout::NCHW ? std::vector<int64_t>{s[4], s[1] / p.groups, s[5], s[6]}
-                                                    : std::vector<int64_t>{s[5], s[6], s[1] / p.groups, s[4]},
-                             /*layoutFree=*/true);
-    Tensor c = conv2d(b, x, w, p);
-    if (op == "conv2d_bias_relu") {
-      Tensor bias = b.placeholder("bias", {s[4]});
-      size_t channel = imageAxes(layout).c;
-      b.compute("bias_relu", c.shape(),
-                [&](const Indices& i) { return maxExpr(c(i) + bias({i[channel]}), floatImm(0.0)); });
-    }
-  } else if (op == "depthwise_conv2d") {
-    need(8, 9), positive(0, 7);
-    Conv2dParams p{s[6], s[7], s.size() > 8 ? s[8] : 1, s[1], layout};
-    Tensor x = b.placeholder("X", image(layout, s[0], s[1], s[2], s[3]));
-    Tensor w = b.placeholder(
-        "W",
-        layout == Layout::NCHW ? std::vector<int64_t>{s[1], 1, s[4], s[5]} : std::vector<int64_t>{s[4], s[5], 1, s[1]},
-        /*layoutFree=*/true);
-    conv2d(b, x, w, p);
-  } else if (op == "max_pool2d" || op == "avg_pool2d") {
-    need(7, 7), positive(0, 6);
-    Tensor x = b.placeholder("X", image(layout, s[0], s[1], s[2], s[3]));
-    op == "max_pool2d" ? maxPool2d(b, x, s[4], s[5], s[6], layout) : avgPool2d(b, x, s[4], s[5], s[6], layout);
-  } else if (op == "global_avg_pool") {
-    need(4, 4), positive(0, 4);
-    globalAvgPool(b, b.placeholder("X", image(layout, s[0], s[1], s[2], s[3])), layout);
-  } else if (op == "relu" || op == "gelu") {
-    need(1, 6), positive(0, 6);
-    Tensor x = b.placeholder("X", s);
-    op == "relu" ? relu(b, x) : gelu(b, x);
-  } else if (op == "add" || op == "mul") {
-    need(1, 6), positive(0, 6);
-    Tensor x = b.placeholder("X", s), y = b.placeholder("Y", s);
-    op == "add" ? add(b, x, y) : mul(b, x, y);
-  } else if (op == "bias_add") {
-    need(2, 6), positive(0, 6);
-    Tensor x = b.placeholder("X", s);
-    Tensor bias = b.placeholder("bias", {s[1]});
-    biasAdd(b, x, bias, 1);
-  } else if (op == "softmax") {
-    need(2, 6), positive(0, 6);
-    softmax(b, b.placeholder("X", s));
-  } else if (op == "layernorm") {
-    need(2, 6), positive(0, 6);
-    Tensor x = b.placeholder("X", s);
-    Tensor gamma = b.placeholder("gamma", {s.back()});
-    Tensor beta = b.placeholder("beta", {s.back()});
-    layerNorm(b, x, gamma, beta);
-  } else {
+  const LibraryOp* o = findLibraryOp(op);
+  if (!o) {
     std::string known;
     for (const OpSignature& sig : tunableOps())
       known += (known.empty() ? "" : ", ") + sig.name;
     throw std::invalid_argument("unknown op '" + op + "' (known: " + known + ")");
   }
+  if (s.size() < o->minValues || s.size() > o->maxValues) {
+    const std::string want = o->minValues == o->maxValues
+                                 ? std::to_string(o->minValues)
+                                 : std::to_string(o->minValues) + " to " + std::to_string(o->maxValues);
+    throw std::invalid_argument(op + ": shape needs " + want + " values (" + o->signature.shapeHelp + "), got " +
+                                std::to_string(s.size()));
+  }
+  for (int64_t v : s)
+    if (v < 0) throw std::invalid_argument(op + ": shape values must not be negative, got " + std::to_string(v));
+  for (size_t i = 0; i < std::min(o->positiveValues, s.size()); ++i)
+    if (s[i] <= 0)
+      throw std::invalid_argument(op + ": shape value " + std::to_string(i + 1) + " must be positive, got " +
+                                  std::to_string(s[i]));
+  DagBuilder b;
+  o->build(b, s, layout);
   return b.build();
 }
 
