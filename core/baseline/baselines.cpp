@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <functional>
+#include <map>
 #include <new>
 #include <random>
 #include <stdexcept>
@@ -54,23 +56,40 @@ OpSpec parseOp(const std::string& op, const std::vector<int64_t>& shape) {
   if (dag.outputs().size() != 1) throw std::invalid_argument(op + ": expected one output");
   spec.output = dag.op(dag.outputs().front()).shape;
 
-  const auto& s = shape;
-  if (op == "conv2d" || op == "conv2d_bias_relu") {
-    spec.n = s[0], spec.c = s[1], spec.h = s[2], spec.w = s[3], spec.k = s[4], spec.r = s[5], spec.s = s[6];
-    spec.stride = s[7], spec.pad = s[8];
-    spec.dilation = s.size() > 9 ? s[9] : 1;
-    spec.groups = s.size() > 10 ? s[10] : 1;
-  } else if (op == "depthwise_conv2d") {
-    spec.n = s[0], spec.c = s[1], spec.h = s[2], spec.w = s[3], spec.k = s[1], spec.r = s[4], spec.s = s[5];
-    spec.stride = s[6], spec.pad = s[7];
-    spec.dilation = s.size() > 8 ? s[8] : 1;
-    spec.groups = s[1];
-  } else if (op == "max_pool2d" || op == "avg_pool2d") {
-    spec.n = s[0], spec.c = s[1], spec.h = s[2], spec.w = s[3], spec.k = s[1], spec.r = s[4], spec.s = s[4];
-    spec.stride = s[5], spec.pad = s[6];
-  } else if (op == "global_avg_pool") {
-    spec.n = s[0], spec.c = s[1], spec.h = s[2], spec.w = s[3], spec.k = s[1], spec.r = s[2], spec.s = s[3];
-  }
+  // The image ops' shape lists (te/operators.cpp), decoded by op.
+  using Decode = std::function<void(OpSpec&, const std::vector<int64_t>&)>;
+  const Decode convolution = [](OpSpec& p, const std::vector<int64_t>& s) {
+    p.conv = true;
+    p.n = s[0], p.c = s[1], p.h = s[2], p.w = s[3], p.k = s[4], p.r = s[5], p.s = s[6];
+    p.stride = s[7], p.pad = s[8];
+    p.dilation = s.size() > 9 ? s[9] : 1;
+    p.groups = s.size() > 10 ? s[10] : 1;
+  };
+  const Decode windowPool = [](OpSpec& p, const std::vector<int64_t>& s) {
+    p.pool = true;
+    p.n = s[0], p.c = s[1], p.h = s[2], p.w = s[3], p.k = s[1], p.r = s[4], p.s = s[4];
+    p.stride = s[5], p.pad = s[6];
+  };
+  const std::map<std::string, Decode> decoders = {
+      {"conv2d", convolution},
+      {"conv2d_bias_relu", convolution},
+      {"depthwise_conv2d",
+       [](OpSpec& p, const std::vector<int64_t>& s) {
+         p.conv = true;
+         p.n = s[0], p.c = s[1], p.h = s[2], p.w = s[3], p.k = s[1], p.r = s[4], p.s = s[5];
+         p.stride = s[6], p.pad = s[7];
+         p.dilation = s.size() > 8 ? s[8] : 1;
+         p.groups = s[1];
+       }},
+      {"max_pool2d", windowPool},
+      {"avg_pool2d", windowPool},
+      {"global_avg_pool",
+       [](OpSpec& p, const std::vector<int64_t>& s) {
+         p.pool = true;
+         p.n = s[0], p.c = s[1], p.h = s[2], p.w = s[3], p.k = s[1], p.r = s[2], p.s = s[3];
+       }},
+  };
+  if (auto d = decoders.find(op); d != decoders.end()) d->second(spec, shape);
   if (spec.isConv() || spec.isPool()) spec.oh = spec.output[2], spec.ow = spec.output[3];
   return spec;
 }

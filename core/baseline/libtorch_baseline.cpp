@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <functional>
+#include <map>
 #include <stdexcept>
 
 #include "baseline/peer.h"
@@ -61,49 +62,73 @@ class TorchKernel : public PeerKernel {
   }
 
  private:
-  std::function<at::Tensor()> makeCall(const OpSpec& spec) {
-    const std::string& op = spec.op;
-    if (op == "matmul") return [this] { return at::matmul(in(0), in(1)); };
-    if (op == "batch_matmul") return [this] { return at::bmm(in(0), in(1)); };
-    if (op == "dense") return [this] { return at::linear(in(0), in(1), in(2)); };
-    if (spec.isConv()) {
-      const std::vector<int64_t> stride{spec.stride, spec.stride}, pad{spec.pad, spec.pad};
-      const std::vector<int64_t> dilation{spec.dilation, spec.dilation};
-      const int64_t groups = spec.groups;
-      if (op == "conv2d_bias_relu")
-        return [this, stride, pad, dilation, groups] {
-          at::Tensor y = at::conv2d(in(0), in(1), in(2), stride, pad, dilation, groups);
-          at::relu_(y);
-          return y;
+  using Call = std::function<at::Tensor()>;
+
+  // ATen's call for each library op, by name.
+  Call makeCall(const OpSpec& spec) {
+    using Maker = std::function<Call(TorchKernel&, const OpSpec&)>;
+    auto simple = [](std::function<at::Tensor(TorchKernel&)> f) -> Maker {
+      return [f](TorchKernel& k, const OpSpec&) -> Call { return [&k, f] { return f(k); }; };
+    };
+    auto conv = [](bool biasRelu) -> Maker {
+      return [biasRelu](TorchKernel& k, const OpSpec& spec) -> Call {
+        const std::vector<int64_t> stride{spec.stride, spec.stride}, pad{spec.pad, spec.pad};
+        const std::vector<int64_t> dilation{spec.dilation, spec.dilation};
+        const int64_t groups = spec.groups;
+        if (biasRelu)
+          return [&k, stride, pad, dilation, groups] {
+            at::Tensor y = at::conv2d(k.in(0), k.in(1), k.in(2), stride, pad, dilation, groups);
+            at::relu_(y);
+            return y;
+          };
+        return [&k, stride, pad, dilation, groups] {
+          return at::conv2d(k.in(0), k.in(1), {}, stride, pad, dilation, groups);
         };
-      return
-          [this, stride, pad, dilation, groups] { return at::conv2d(in(0), in(1), {}, stride, pad, dilation, groups); };
-    }
-    if (op == "max_pool2d" || op == "avg_pool2d") {
-      const std::vector<int64_t> kernel{spec.r, spec.s}, stride{spec.stride, spec.stride}, pad{spec.pad, spec.pad};
-      if (op == "max_pool2d") return [this, kernel, stride, pad] { return at::max_pool2d(in(0), kernel, stride, pad); };
-      // count_include_pad: Tessel's average divides by the whole window.
-      return [this, kernel, stride, pad] {
-        return at::avg_pool2d(in(0), kernel, stride, pad, /*ceil_mode=*/false, /*count_include_pad=*/true);
       };
-    }
-    if (op == "global_avg_pool") return [this] { return at::adaptive_avg_pool2d(in(0), {1, 1}); };
-    if (op == "relu") return [this] { return at::relu(in(0)); };
-    if (op == "gelu") return [this] { return at::gelu(in(0), "none"); };  // the erf form
-    if (op == "add") return [this] { return at::add(in(0), in(1)); };
-    if (op == "mul") return [this] { return at::mul(in(0), in(1)); };
-    if (op == "bias_add") {
-      std::vector<int64_t> view(spec.shape.size(), 1);
-      view[1] = spec.shape[1];
-      at::Tensor bias = in(1).view(view);
-      return [this, bias] { return at::add(in(0), bias); };
-    }
-    if (op == "softmax") return [this] { return at::softmax(in(0), -1); };
-    if (op == "layernorm") {
-      const std::vector<int64_t> normalized{spec.shape.back()};
-      return [this, normalized] { return at::layer_norm(in(0), normalized, in(1), in(2), 1e-5); };
-    }
-    throw NotApplicable("not applicable to " + op);
+    };
+    auto pool = [](bool max) -> Maker {
+      return [max](TorchKernel& k, const OpSpec& spec) -> Call {
+        const std::vector<int64_t> kernel{spec.r, spec.s}, stride{spec.stride, spec.stride}, pad{spec.pad, spec.pad};
+        if (max) return [&k, kernel, stride, pad] { return at::max_pool2d(k.in(0), kernel, stride, pad); };
+        // count_include_pad: Tessel's average divides by the whole window.
+        return [&k, kernel, stride, pad] {
+          return at::avg_pool2d(k.in(0), kernel, stride, pad, /*ceil_mode=*/false, /*count_include_pad=*/true);
+        };
+      };
+    };
+    static const std::map<std::string, Maker> makers = {
+        {"matmul", simple([](TorchKernel& k) { return at::matmul(k.in(0), k.in(1)); })},
+        {"batch_matmul", simple([](TorchKernel& k) { return at::bmm(k.in(0), k.in(1)); })},
+        {"dense", simple([](TorchKernel& k) { return at::linear(k.in(0), k.in(1), k.in(2)); })},
+        {"conv2d", conv(false)},
+        {"depthwise_conv2d", conv(false)},
+        {"conv2d_bias_relu", conv(true)},
+        {"max_pool2d", pool(true)},
+        {"avg_pool2d", pool(false)},
+        {"global_avg_pool", simple([](TorchKernel& k) {
+           return at::adaptive_avg_pool2d(k.in(0), {1, 1});
+         })},
+        {"relu", simple([](TorchKernel& k) { return at::relu(k.in(0)); })},
+        {"gelu", simple([](TorchKernel& k) { return at::gelu(k.in(0), "none"); })},  // the erf form
+        {"add", simple([](TorchKernel& k) { return at::add(k.in(0), k.in(1)); })},
+        {"mul", simple([](TorchKernel& k) { return at::mul(k.in(0), k.in(1)); })},
+        {"bias_add",
+         [](TorchKernel& k, const OpSpec& spec) -> Call {
+           std::vector<int64_t> view(spec.shape.size(), 1);
+           view[1] = spec.shape[1];
+           at::Tensor bias = k.in(1).view(view);
+           return [&k, bias] { return at::add(k.in(0), bias); };
+         }},
+        {"softmax", simple([](TorchKernel& k) { return at::softmax(k.in(0), -1); })},
+        {"layernorm",
+         [](TorchKernel& k, const OpSpec& spec) -> Call {
+           const std::vector<int64_t> normalized{spec.shape.back()};
+           return [&k, normalized] { return at::layer_norm(k.in(0), normalized, k.in(1), k.in(2), 1e-5); };
+         }},
+    };
+    auto m = makers.find(spec.op);
+    if (m == makers.end()) throw NotApplicable("not applicable to " + spec.op);
+    return m->second(*this, spec);
   }
 
   const at::Tensor& in(size_t i) const { return tensors_[i]; }

@@ -3,6 +3,8 @@
 #include <omp.h>
 
 #include <cstring>
+#include <functional>
+#include <map>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
@@ -45,64 +47,92 @@ class OnednnKernel : public PeerKernel {
   OnednnKernel(const OpSpec& spec, const std::vector<std::vector<float>>& inputs, int threads)
       : threads_(threads), inputs_(inputs), constantWeights_(spec.weights.size() > 1 && spec.weights[1]) {
     outputSize_ = numElements(spec.output);
-    const std::string& op = spec.op;
-    if (op == "matmul" || op == "batch_matmul" || op == "dense") {
-      buildMatmul(spec);
-    } else if (spec.isConv()) {
-      buildConv(spec);
-    } else if (spec.isPool()) {
-      buildPool(spec);
-    } else if (op == "relu" || op == "gelu") {
-      const memory::desc md = plain({numElements(spec.shape)});
-      dnnl::eltwise_forward::desc d(prop_kind::forward_inference,
-                                    op == "relu" ? algorithm::eltwise_relu : algorithm::eltwise_gelu_erf, md, 0.0f,
-                                    0.0f);
-      dnnl::eltwise_forward::primitive_desc pd(d, engine_);
-      primitive_ = dnnl::eltwise_forward(pd);
-      args_[DNNL_ARG_SRC] = userMemory(md, 0);
-      setDestination(pd.dst_desc(), md);
-    } else if (op == "add" || op == "mul" || op == "bias_add") {
-      memory::desc a, b;
-      if (op == "bias_add") {
-        // [d0, d1, rest] + bias[1, d1, 1]
-        const int64_t d0 = spec.shape[0], d1 = spec.shape[1];
-        const int64_t rest = numElements(spec.shape) / (d0 * d1);
-        a = plain({d0, d1, rest});
-        b = plain({1, d1, 1});
-      } else {
-        a = b = plain({numElements(spec.shape)});
-      }
-      dnnl::binary::desc d(op == "mul" ? algorithm::binary_mul : algorithm::binary_add, a, b, a);
-      dnnl::binary::primitive_desc pd(d, engine_);
-      primitive_ = dnnl::binary(pd);
-      args_[DNNL_ARG_SRC_0] = userMemory(a, 0);
-      args_[DNNL_ARG_SRC_1] = userMemory(b, 1);
-      setDestination(pd.dst_desc(), a);
-    } else if (op == "softmax" || op == "layernorm") {
-      const int64_t n = spec.shape.back();
-      const memory::desc md = plain({numElements(spec.shape) / n, n});
-      args_[DNNL_ARG_SRC] = userMemory(md, 0);
-      if (op == "softmax") {
-        dnnl::softmax_forward::desc d(prop_kind::forward_inference, md, 1);
-        dnnl::softmax_forward::primitive_desc pd(d, engine_);
-        primitive_ = dnnl::softmax_forward(pd);
-        setDestination(pd.dst_desc(), md);
-      } else {
-        dnnl::layer_normalization_forward::desc d(
-            prop_kind::forward_inference, md, 1e-5f,
-            dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift);
-        dnnl::layer_normalization_forward::primitive_desc pd(d, engine_);
-        primitive_ = dnnl::layer_normalization_forward(pd);
-        const memory::desc scale = plain({n});
-        if (pd.weights_desc().get_size() != scale.get_size())
-          throw std::runtime_error("oneDNN peer: unexpected layer normalization scale size");
-        args_[DNNL_ARG_SCALE] = userMemory(pd.weights_desc(), 1);
-        args_[DNNL_ARG_SHIFT] = userMemory(pd.weights_desc(), 2);
-        setDestination(pd.dst_desc(), md);
-      }
+    using Build = std::function<void(OnednnKernel&, const OpSpec&)>;
+    // oneDNN's primitive for each library op, by name.
+    static const std::map<std::string, Build> builders = {
+        {"matmul", [](OnednnKernel& k, const OpSpec& s) { k.buildMatmul(s, false); }},
+        {"batch_matmul", [](OnednnKernel& k, const OpSpec& s) { k.buildMatmul(s, true); }},
+        {"dense", [](OnednnKernel& k, const OpSpec& s) { k.buildDense(s); }},
+        {"conv2d", [](OnednnKernel& k, const OpSpec& s) { k.buildConv(s, false); }},
+        {"depthwise_conv2d", [](OnednnKernel& k, const OpSpec& s) { k.buildConv(s, false); }},
+        {"conv2d_bias_relu", [](OnednnKernel& k, const OpSpec& s) { k.buildConv(s, true); }},
+        // Max pooling ignores the padding (as -inf padding does); the average
+        // counts it, dividing by the whole window as Tessel's avg_pool2d does.
+        {"max_pool2d", [](OnednnKernel& k, const OpSpec& s) { k.buildPool(s, algorithm::pooling_max, false); }},
+        {"avg_pool2d",
+         [](OnednnKernel& k, const OpSpec& s) { k.buildPool(s, algorithm::pooling_avg_include_padding, false); }},
+        {"global_avg_pool",
+         [](OnednnKernel& k, const OpSpec& s) { k.buildPool(s, algorithm::pooling_avg_include_padding, true); }},
+        {"relu", [](OnednnKernel& k, const OpSpec& s) { k.buildEltwise(s, algorithm::eltwise_relu); }},
+        {"gelu", [](OnednnKernel& k, const OpSpec& s) { k.buildEltwise(s, algorithm::eltwise_gelu_erf); }},
+        {"add", [](OnednnKernel& k, const OpSpec& s) { k.buildBinary(s, algorithm::binary_add, false); }},
+        {"mul", [](OnednnKernel& k, const OpSpec& s) { k.buildBinary(s, algorithm::binary_mul, false); }},
+        {"bias_add", [](OnednnKernel& k, const OpSpec& s) { k.buildBinary(s, algorithm::binary_add, true); }},
+        {"softmax", [](OnednnKernel& k, const OpSpec& s) { k.buildSoftmax(s); }},
+        {"layernorm", [](OnednnKernel& k, const OpSpec& s) { k.buildLayerNorm(s); }},
+    };
+    auto b = builders.find(spec.op);
+    if (b == builders.end()) throw NotApplicable("not applicable to " + spec.op);
+    b->second(*this, spec);
+  }
+
+  void buildEltwise(const OpSpec& spec, algorithm alg) {
+    const memory::desc md = plain({numElements(spec.shape)});
+    dnnl::eltwise_forward::desc d(prop_kind::forward_inference, alg, md, 0.0f, 0.0f);
+    dnnl::eltwise_forward::primitive_desc pd(d, engine_);
+    primitive_ = dnnl::eltwise_forward(pd);
+    args_[DNNL_ARG_SRC] = userMemory(md, 0);
+    setDestination(pd.dst_desc(), md);
+  }
+
+  // Two inputs of one shape, or (bias) [d0, d1, rest] + bias[1, d1, 1].
+  void buildBinary(const OpSpec& spec, algorithm alg, bool bias) {
+    memory::desc a, b;
+    if (bias) {
+      const int64_t d0 = spec.shape[0], d1 = spec.shape[1];
+      const int64_t rest = numElements(spec.shape) / (d0 * d1);
+      a = plain({d0, d1, rest});
+      b = plain({1, d1, 1});
     } else {
-      throw NotApplicable("not applicable to " + op);
+      a = b = plain({numElements(spec.shape)});
     }
+    dnnl::binary::desc d(alg, a, b, a);
+    dnnl::binary::primitive_desc pd(d, engine_);
+    primitive_ = dnnl::binary(pd);
+    args_[DNNL_ARG_SRC_0] = userMemory(a, 0);
+    args_[DNNL_ARG_SRC_1] = userMemory(b, 1);
+    setDestination(pd.dst_desc(), a);
+  }
+
+  // Rows of the last axis.
+  memory::desc rows(const OpSpec& spec) {
+    const int64_t n = spec.shape.back();
+    return plain({numElements(spec.shape) / n, n});
+  }
+
+  void buildSoftmax(const OpSpec& spec) {
+    const memory::desc md = rows(spec);
+    args_[DNNL_ARG_SRC] = userMemory(md, 0);
+    dnnl::softmax_forward::desc d(prop_kind::forward_inference, md, 1);
+    dnnl::softmax_forward::primitive_desc pd(d, engine_);
+    primitive_ = dnnl::softmax_forward(pd);
+    setDestination(pd.dst_desc(), md);
+  }
+
+  void buildLayerNorm(const OpSpec& spec) {
+    const memory::desc md = rows(spec);
+    args_[DNNL_ARG_SRC] = userMemory(md, 0);
+    dnnl::layer_normalization_forward::desc d(
+        prop_kind::forward_inference, md, 1e-5f,
+        dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift);
+    dnnl::layer_normalization_forward::primitive_desc pd(d, engine_);
+    primitive_ = dnnl::layer_normalization_forward(pd);
+    const memory::desc scale = plain({spec.shape.back()});
+    if (pd.weights_desc().get_size() != scale.get_size())
+      throw std::runtime_error("oneDNN peer: unexpected layer normalization scale size");
+    args_[DNNL_ARG_SCALE] = userMemory(pd.weights_desc(), 1);
+    args_[DNNL_ARG_SHIFT] = userMemory(pd.weights_desc(), 2);
+    setDestination(pd.dst_desc(), md);
   }
 
   void run() override {
@@ -156,24 +186,25 @@ class OnednnKernel : public PeerKernel {
     userDst_ = user;
   }
 
-  void buildMatmul(const OpSpec& spec) {
+  void buildDense(const OpSpec& spec) {
     const auto& s = spec.shape;
-    if (spec.op == "dense") {
-      // X[M,K] times W[N,K]^T: W is a [K,N] matrix stored column-major ("ba").
-      const int64_t m = s[0], n = s[1], k = s[2];
-      const memory::desc src = plain({m, k}), dst = plain({m, n}), bias = plain({1, n});
-      const memory::desc weightsGiven({k, n}, Dt::f32, Tag::ba);
-      dnnl::matmul::desc d(src, anyLayout({k, n}), bias, dst);
-      dnnl::matmul::primitive_desc pd(d, engine_);
-      primitive_ = dnnl::matmul(pd);
-      args_[DNNL_ARG_SRC] = userMemory(src, 0);
-      args_[DNNL_ARG_WEIGHTS] = inputAs(pd.weights_desc(), weightsGiven, 1);
-      args_[DNNL_ARG_BIAS] = userMemory(bias, 2);
-      setDestination(pd.dst_desc(), dst);
-      return;
-    }
+    // X[M,K] times W[N,K]^T: W is a [K,N] matrix stored column-major ("ba").
+    const int64_t m = s[0], n = s[1], k = s[2];
+    const memory::desc src = plain({m, k}), dst = plain({m, n}), bias = plain({1, n});
+    const memory::desc weightsGiven({k, n}, Dt::f32, Tag::ba);
+    dnnl::matmul::desc d(src, anyLayout({k, n}), bias, dst);
+    dnnl::matmul::primitive_desc pd(d, engine_);
+    primitive_ = dnnl::matmul(pd);
+    args_[DNNL_ARG_SRC] = userMemory(src, 0);
+    args_[DNNL_ARG_WEIGHTS] = inputAs(pd.weights_desc(), weightsGiven, 1);
+    args_[DNNL_ARG_BIAS] = userMemory(bias, 2);
+    setDestination(pd.dst_desc(), dst);
+  }
+
+  void buildMatmul(const OpSpec& spec, bool batched) {
+    const auto& s = spec.shape;
     memory::desc a, b, c;
-    if (spec.op == "matmul") {
+    if (!batched) {
       a = plain({s[0], s[2]}), b = plain({s[2], s[1]}), c = plain({s[0], s[1]});
     } else {
       a = plain({s[0], s[1], s[3]}), b = plain({s[0], s[3], s[2]}), c = plain({s[0], s[1], s[2]});
@@ -186,7 +217,7 @@ class OnednnKernel : public PeerKernel {
     setDestination(pd.dst_desc(), c);
   }
 
-  void buildConv(const OpSpec& spec) {
+  void buildConv(const OpSpec& spec, bool withBias) {
     const memory::desc srcGiven = plain({spec.n, spec.c, spec.h, spec.w});
     const memory::desc dstGiven = plain({spec.n, spec.k, spec.oh, spec.ow});
     memory::dims weightDims;
@@ -196,7 +227,6 @@ class OnednnKernel : public PeerKernel {
       weightDims = {spec.groups, spec.k / spec.groups, spec.c / spec.groups, spec.r, spec.s};
     }
     const memory::desc weightsGiven = plain(weightDims);
-    const bool withBias = spec.op == "conv2d_bias_relu";
     const memory::desc biasGiven = withBias ? plain({spec.k}) : memory::desc();
     dnnl::convolution_forward::desc d(
         prop_kind::forward_inference, algorithm::convolution_direct, anyLayout({spec.n, spec.c, spec.h, spec.w}),
@@ -216,14 +246,10 @@ class OnednnKernel : public PeerKernel {
     setDestination(pd.dst_desc(), dstGiven);
   }
 
-  void buildPool(const OpSpec& spec) {
+  void buildPool(const OpSpec& spec, algorithm alg, bool global) {
     const memory::desc src = plain({spec.n, spec.c, spec.h, spec.w});
     const memory::desc dst = plain({spec.n, spec.c, spec.oh, spec.ow});
-    // Max pooling ignores the padding (as -inf padding does); the average
-    // counts it, dividing by the whole window as Tessel's avg_pool2d does.
-    const algorithm alg = spec.op == "max_pool2d" ? algorithm::pooling_max : algorithm::pooling_avg_include_padding;
-    const memory::dims strides =
-        spec.op == "global_avg_pool" ? memory::dims{1, 1} : memory::dims{spec.stride, spec.stride};
+    const memory::dims strides = global ? memory::dims{1, 1} : memory::dims{spec.stride, spec.stride};
     dnnl::pooling_forward::desc d(prop_kind::forward_inference, alg, src, dst, strides, {spec.r, spec.s},
                                   {spec.pad, spec.pad}, {spec.pad, spec.pad});
     dnnl::pooling_forward::primitive_desc pd(d, engine_);

@@ -32,8 +32,10 @@ struct OpSpec {
   int64_t stride = 1, pad = 0, dilation = 1, groups = 1;
   int64_t oh = 0, ow = 0;
 
-  bool isConv() const { return op == "conv2d" || op == "conv2d_bias_relu" || op == "depthwise_conv2d"; }
-  bool isPool() const { return op == "max_pool2d" || op == "avg_pool2d" || op == "global_avg_pool"; }
+  // Which of the two families above it is (set by specOf from its op).
+  bool conv = false, pool = false;
+  bool isConv() const { return conv; }
+  bool isPool() const { return pool; }
 };
 
 int64_t numElements(const std::vector<int64_t>& shape);
