@@ -460,175 +460,166 @@ class Importer {
     if (inPlace && !n->outputs().empty() && slots_.count(n->output(0))) slots_[n->input(0)] = slots_[n->output(0)];
   }
 
+  // aten::OP by its converter (atenConverters below); unsupported otherwise.
   void convertAten(torch::jit::Node* n, const std::string& op) {
-    auto in = [n](size_t i) { return n->input(i); };
+    const auto& table = atenConverters();
+    auto it = table.find(op);
+    if (it == table.end()) unsupported();
+    it->second(*this, n);
+  }
+
+  using AtenConverter = std::function<void(Importer&, torch::jit::Node*)>;
+  static const std::map<std::string, AtenConverter>& atenConverters();
+
+  // ---- converters, one per kind of aten op ------------------------------------
+  static const Value* arg(torch::jit::Node* n, size_t i) { return n->input(i); }
+
+  // Shapes of graph tensors are static: their sizes are constants.
+  void sizeOf(torch::jit::Node* n) {
+    const Shape& s = shapeOf(tensor(arg(n, 0)));
+    if (n->inputs().size() == 1)
+      slots_[n->output()] = constSlot(c10::IValue(s));
+    else
+      slots_[n->output()] = constSlot(c10::IValue(s[size_t(axis(intArg(arg(n, 1), "dim"), int64_t(s.size())))]));
+  }
+  void dimOf(torch::jit::Node* n) { slots_[n->output()] = constSlot(c10::IValue(rankOf(tensor(arg(n, 0))))); }
+  void numelOf(torch::jit::Node* n) {
+    slots_[n->output()] = constSlot(c10::IValue(info(tensor(arg(n, 0))).numElements()));
+  }
+  void identity(torch::jit::Node* n) { slots_[n->output()] = slot(arg(n, 0)); }
+  void matmul(torch::jit::Node* n) { result(node("MatMul", {tensor(arg(n, 0)), tensor(arg(n, 1))})); }
+  void addmm(torch::jit::Node* n) {
     const size_t argc = n->inputs().size();
-    // Shapes of graph tensors are static: their sizes are constants.
-    if (op == "size") {
-      const Shape& s = shapeOf(tensor(in(0)));
-      if (argc == 1)
-        slots_[n->output()] = constSlot(c10::IValue(s));
-      else
-        slots_[n->output()] = constSlot(c10::IValue(s[size_t(axis(intArg(in(1), "dim"), int64_t(s.size())))]));
-      return;
+    const double beta = argc > 3 ? floatArg(arg(n, 3), "beta") : 1.0;
+    const double alpha = argc > 4 ? floatArg(arg(n, 4), "alpha") : 1.0;
+    result(node("Gemm", {tensor(arg(n, 1)), tensor(arg(n, 2)), tensor(arg(n, 0))}, {{"alpha", alpha}, {"beta", beta}}));
+  }
+
+  // add/sub: self +- alpha * other; rsub: other - alpha * self.
+  void addSub(torch::jit::Node* n, bool subtract, bool reversed) {
+    const double alpha = n->inputs().size() > 2 ? floatArg(arg(n, 2), "alpha") : 1.0;
+    if (reversed) {
+      const std::string self = operand(arg(n, 0), firstTensor(n), alpha);
+      return result(node("Sub", {operand(arg(n, 1), self), self}));
     }
-    if (op == "dim") {
-      slots_[n->output()] = constSlot(c10::IValue(rankOf(tensor(in(0)))));
-      return;
+    const std::string self = operand(arg(n, 0), firstTensor(n));
+    result(node(subtract ? "Sub" : "Add", {self, operand(arg(n, 1), self, alpha)}));
+  }
+
+  // Element-wise with two operands. `division`: no rounding mode; `orReduction`:
+  // max/min with one tensor argument are reductions, not supported.
+  void binary(torch::jit::Node* n, const std::string& onnxOp, bool division, bool orReduction) {
+    const size_t argc = n->inputs().size();
+    if (division && argc > 2 && !isNone(arg(n, 2))) fail("rounding modes are not supported");
+    if (orReduction && argc != 2) unsupported();
+    const std::string self = operand(arg(n, 0), firstTensor(n));
+    result(node(onnxOp, {self, operand(arg(n, 1), self)}));
+  }
+
+  void unary(torch::jit::Node* n, const std::string& onnxOp) { result(node(onnxOp, {tensor(arg(n, 0))})); }
+  void rsqrt(torch::jit::Node* n) { result(node("Reciprocal", {node("Sqrt", {tensor(arg(n, 0))}, {}, "sqrt")})); }
+  void gelu(torch::jit::Node* n) {
+    const std::string approximate = n->inputs().size() > 1 ? constant(arg(n, 1), "approximate").toStringRef() : "none";
+    result(node("Gelu", {tensor(arg(n, 0))}, {{"approximate", approximate}}));
+  }
+  void softmax(torch::jit::Node* n) {
+    if (n->inputs().size() > 2 && !isNone(arg(n, 2))) fail("a dtype argument is not supported");
+    result(node("Softmax", {tensor(arg(n, 0))}, {{"axis", intArg(arg(n, 1), "dim")}}));
+  }
+
+  // Clip with bounds: fixed (relu6), or the arguments from `loArg` / `hiArg` (0: none).
+  void clamp(torch::jit::Node* n, size_t loArg, size_t hiArg, bool relu6) {
+    const std::string x = tensor(arg(n, 0));
+    auto bound = [&](size_t i, const char* suffix) -> std::string {
+      if (i == 0 || isNone(arg(n, i))) return "";
+      return floats(outName() + "/" + suffix, {}, {float(floatArg(arg(n, i), suffix))});
+    };
+    std::string lo = bound(loArg, "min"), hi = bound(hiArg, "max");
+    if (relu6) {
+      lo = floats(outName() + "/min", {}, {0.0f});
+      hi = floats(outName() + "/max", {}, {6.0f});
     }
-    if (op == "numel") {
-      slots_[n->output()] = constSlot(c10::IValue(info(tensor(in(0))).numElements()));
-      return;
-    }
-    static const std::set<std::string> identity = {"contiguous",    "dropout", "feature_dropout",
-                                                   "alpha_dropout", "detach",  "clone"};
-    if (identity.count(op)) {
-      slots_[n->output()] = slot(in(0));
-      return;
-    }
-    if (op == "conv1d" || op == "conv2d" || op == "conv3d" || op == "_convolution" || op == "convolution")
-      return conv(n, op);
-    if (op == "linear") return linear(n);
-    if (op == "matmul" || op == "mm" || op == "bmm") return result(node("MatMul", {tensor(in(0)), tensor(in(1))}));
-    if (op == "addmm") {
-      const double beta = argc > 3 ? floatArg(in(3), "beta") : 1.0, alpha = argc > 4 ? floatArg(in(4), "alpha") : 1.0;
-      return result(node("Gemm", {tensor(in(1)), tensor(in(2)), tensor(in(0))}, {{"alpha", alpha}, {"beta", beta}}));
-    }
-    if (op == "add" || op == "sub" || op == "rsub") {
-      const double alpha = argc > 2 ? floatArg(in(2), "alpha") : 1.0;
-      if (op == "rsub") {
-        // other - alpha * self
-        const std::string self = operand(in(0), firstTensor(n), alpha);
-        return result(node("Sub", {operand(in(1), self), self}));
-      }
-      const std::string self = operand(in(0), firstTensor(n));
-      return result(node(op == "add" ? "Add" : "Sub", {self, operand(in(1), self, alpha)}));
-    }
-    if (op == "mul" || op == "div" || op == "pow" || op == "maximum" || op == "minimum" || op == "max" || op == "min") {
-      if (op == "div" && argc > 2 && !isNone(in(2))) fail("rounding modes are not supported");
-      if ((op == "max" || op == "min") && argc != 2) unsupported();  // reductions
-      static const std::map<std::string, std::string> onnx = {{"mul", "Mul"},     {"div", "Div"}, {"pow", "Pow"},
-                                                              {"maximum", "Max"}, {"max", "Max"}, {"minimum", "Min"},
-                                                              {"min", "Min"}};
-      const std::string self = operand(in(0), firstTensor(n));
-      return result(node(onnx.at(op), {self, operand(in(1), self)}));
-    }
-    static const std::map<std::string, std::string> unary = {
-        {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"},
-        {"erf", "Erf"},   {"sqrt", "Sqrt"},       {"exp", "Exp"},
-        {"neg", "Neg"},   {"abs", "Abs"},         {"reciprocal", "Reciprocal"}};
-    if (auto it = unary.find(op); it != unary.end()) return result(node(it->second, {tensor(in(0))}));
-    if (op == "rsqrt") return result(node("Reciprocal", {node("Sqrt", {tensor(in(0))}, {}, "sqrt")}));
-    if (op == "gelu") {
-      const std::string approximate = argc > 1 ? constant(in(1), "approximate").toStringRef() : "none";
-      return result(node("Gelu", {tensor(in(0))}, {{"approximate", approximate}}));
-    }
-    if (op == "softmax") {
-      if (argc > 2 && !isNone(in(2))) fail("a dtype argument is not supported");
-      return result(node("Softmax", {tensor(in(0))}, {{"axis", intArg(in(1), "dim")}}));
-    }
-    if (op == "hardtanh" || op == "relu6" || op == "clamp" || op == "clamp_min" || op == "clamp_max") {
-      const std::string x = tensor(in(0));
-      std::string lo, hi;
-      auto bound = [&](const Value* v, const char* suffix) -> std::string {
-        if (isNone(v)) return "";
-        return floats(outName() + "/" + suffix, {}, {float(floatArg(v, suffix))});
-      };
-      if (op == "relu6") {
-        lo = floats(outName() + "/min", {}, {0.0f});
-        hi = floats(outName() + "/max", {}, {6.0f});
-      } else if (op == "clamp_max") {
-        hi = bound(in(1), "max");
-      } else {
-        lo = bound(in(1), "min");
-        if (op != "clamp_min") hi = bound(in(2), "max");
-      }
-      return result(node("Clip", {x, lo, hi}));
-    }
-    if (op == "layer_norm") return layerNorm(n);
-    if (op == "batch_norm") return batchNorm(n);
-    if (op == "max_pool1d" || op == "max_pool2d" || op == "max_pool3d" || op == "avg_pool1d" || op == "avg_pool2d" ||
-        op == "avg_pool3d")
-      return pool(n, op);
-    if (op == "adaptive_avg_pool1d" || op == "adaptive_avg_pool2d" || op == "adaptive_avg_pool3d")
-      return adaptivePool(n);
-    if (op == "mean") {
-      const std::string x = tensor(in(0));
-      if (argc <= 2) return result(node("ReduceMean", {x}, {{"keepdims", int64_t(0)}}));
-      if (argc > 3 && !isNone(in(3))) fail("a dtype argument is not supported");
-      Shape dims = intsArg(in(1), "dim");
-      return result(
-          node("ReduceMean", {x, ints(outName() + "/axes", dims)}, {{"keepdims", int64_t(boolArg(in(2), "keepdim"))}}));
-    }
-    if (op == "flatten") return flatten(n);
-    if (op == "reshape" || op == "view") {
-      const std::string x = tensor(in(0));
-      return result(node("Reshape", {x, ints(outName() + "/shape", intsArg(in(1), "shape"))}));
-    }
-    if (op == "permute") {
-      const std::string x = tensor(in(0));
-      Shape perm = intsArg(in(1), "dims");
-      for (int64_t& p : perm)
-        p = axis(p, rankOf(x));
-      return result(node("Transpose", {x}, {{"perm", perm}}));
-    }
-    if (op == "transpose" || op == "t" || op == "numpy_T") {
-      const std::string x = tensor(in(0));
-      const int64_t rank = rankOf(x);
-      Shape perm(static_cast<size_t>(rank));
-      for (int64_t d = 0; d < rank; ++d)
-        perm[size_t(d)] = d;
-      if (op == "transpose")
-        std::swap(perm[size_t(axis(intArg(in(1), "dim0"), rank))], perm[size_t(axis(intArg(in(2), "dim1"), rank))]);
-      else
-        std::reverse(perm.begin(), perm.end());
-      return result(node("Transpose", {x}, {{"perm", perm}}));
-    }
-    if (op == "cat" || op == "concat" || op == "stack") {
-      const Slot& list = slot(in(0));
-      if (list.kind != Slot::Kind::List) fail("the tensors must be a list");
-      std::vector<std::string> parts;
-      for (const Slot& s : list.items)
-        parts.push_back(tensorName(s, outName() + "/part"));
-      if (parts.empty()) fail("the list is empty");
-      const int64_t dim = argc > 1 ? intArg(in(1), "dim") : 0;
-      if (op != "stack") return result(node("Concat", parts, {{"axis", axis(dim, rankOf(parts[0]))}}));
-      const int64_t at = axis(dim, rankOf(parts[0]) + 1);
-      for (std::string& p : parts)
-        p = node("Unsqueeze", {p, ints(outName() + "/axes", {at})}, {}, "unsqueeze");
-      return result(node("Concat", parts, {{"axis", at}}));
-    }
-    if (op == "slice") {
-      const std::string x = tensor(in(0));
-      const int64_t dim = axis(intArg(in(1), "dim"), rankOf(x));
-      const int64_t start = isNone(in(2)) ? 0 : intArg(in(2), "start");
-      const int64_t end = isNone(in(3)) ? std::numeric_limits<int64_t>::max() : intArg(in(3), "end");
-      const int64_t step = intArg(in(4), "step");
-      const std::string s = outName();
-      return result(node("Slice", {x, ints(s + "/starts", {start}), ints(s + "/ends", {end}), ints(s + "/axes", {dim}),
-                                   ints(s + "/steps", {step})}));
-    }
-    if (op == "select") {
-      const std::string x = tensor(in(0));
-      const int64_t dim = axis(intArg(in(1), "dim"), rankOf(x));
-      return result(node("Gather", {x, ints(outName() + "/index", {}, {intArg(in(2), "index")})}, {{"axis", dim}}));
-    }
-    if (op == "unsqueeze") {
-      const std::string x = tensor(in(0));
-      const int64_t dim = axis(intArg(in(1), "dim"), rankOf(x) + 1);
-      return result(node("Unsqueeze", {x, ints(outName() + "/axes", {dim})}));
-    }
-    if (op == "squeeze") {
-      const std::string x = tensor(in(0));
-      if (argc == 1) return result(node("Squeeze", {x}));
-      const int64_t dim = axis(intArg(in(1), "dim"), rankOf(x));
-      if (shapeOf(x)[size_t(dim)] != 1) return result(node("Identity", {x}));  // torch: a no-op
-      return result(node("Squeeze", {x, ints(outName() + "/axes", {dim})}));
-    }
-    if (op == "split" || op == "split_with_sizes" || op == "chunk" || op == "tensor_split" || op == "unsafe_split")
-      return split(n, op);
-    if (op == "embedding") return result(node("Gather", {tensor(in(0)), tensor(in(1))}, {{"axis", int64_t(0)}}));
-    unsupported();
+    result(node("Clip", {x, lo, hi}));
+  }
+
+  void mean(torch::jit::Node* n) {
+    const size_t argc = n->inputs().size();
+    const std::string x = tensor(arg(n, 0));
+    if (argc <= 2) return result(node("ReduceMean", {x}, {{"keepdims", int64_t(0)}}));
+    if (argc > 3 && !isNone(arg(n, 3))) fail("a dtype argument is not supported");
+    Shape dims = intsArg(arg(n, 1), "dim");
+    result(node("ReduceMean", {x, ints(outName() + "/axes", dims)},
+                {{"keepdims", int64_t(boolArg(arg(n, 2), "keepdim"))}}));
+  }
+  void reshape(torch::jit::Node* n) {
+    const std::string x = tensor(arg(n, 0));
+    result(node("Reshape", {x, ints(outName() + "/shape", intsArg(arg(n, 1), "shape"))}));
+  }
+  void permute(torch::jit::Node* n) {
+    const std::string x = tensor(arg(n, 0));
+    Shape perm = intsArg(arg(n, 1), "dims");
+    for (int64_t& p : perm)
+      p = axis(p, rankOf(x));
+    result(node("Transpose", {x}, {{"perm", perm}}));
+  }
+  // transpose(dim0, dim1) swaps two axes; t and numpy_T reverse them all.
+  void transpose(torch::jit::Node* n, bool swapTwo) {
+    const std::string x = tensor(arg(n, 0));
+    const int64_t rank = rankOf(x);
+    Shape perm(static_cast<size_t>(rank));
+    for (int64_t d = 0; d < rank; ++d)
+      perm[size_t(d)] = d;
+    if (swapTwo)
+      std::swap(perm[size_t(axis(intArg(arg(n, 1), "dim0"), rank))],
+                perm[size_t(axis(intArg(arg(n, 2), "dim1"), rank))]);
+    else
+      std::reverse(perm.begin(), perm.end());
+    result(node("Transpose", {x}, {{"perm", perm}}));
+  }
+  // cat along an axis; stack along a new one.
+  void concat(torch::jit::Node* n, bool stack) {
+    const Slot& list = slot(arg(n, 0));
+    if (list.kind != Slot::Kind::List) fail("the tensors must be a list");
+    std::vector<std::string> parts;
+    for (const Slot& s : list.items)
+      parts.push_back(tensorName(s, outName() + "/part"));
+    if (parts.empty()) fail("the list is empty");
+    const int64_t dim = n->inputs().size() > 1 ? intArg(arg(n, 1), "dim") : 0;
+    if (!stack) return result(node("Concat", parts, {{"axis", axis(dim, rankOf(parts[0]))}}));
+    const int64_t at = axis(dim, rankOf(parts[0]) + 1);
+    for (std::string& p : parts)
+      p = node("Unsqueeze", {p, ints(outName() + "/axes", {at})}, {}, "unsqueeze");
+    result(node("Concat", parts, {{"axis", at}}));
+  }
+  void slice(torch::jit::Node* n) {
+    const std::string x = tensor(arg(n, 0));
+    const int64_t dim = axis(intArg(arg(n, 1), "dim"), rankOf(x));
+    const int64_t start = isNone(arg(n, 2)) ? 0 : intArg(arg(n, 2), "start");
+    const int64_t end = isNone(arg(n, 3)) ? std::numeric_limits<int64_t>::max() : intArg(arg(n, 3), "end");
+    const int64_t step = intArg(arg(n, 4), "step");
+    const std::string s = outName();
+    result(node("Slice", {x, ints(s + "/starts", {start}), ints(s + "/ends", {end}), ints(s + "/axes", {dim}),
+                          ints(s + "/steps", {step})}));
+  }
+  void select(torch::jit::Node* n) {
+    const std::string x = tensor(arg(n, 0));
+    const int64_t dim = axis(intArg(arg(n, 1), "dim"), rankOf(x));
+    result(node("Gather", {x, ints(outName() + "/index", {}, {intArg(arg(n, 2), "index")})}, {{"axis", dim}}));
+  }
+  void unsqueeze(torch::jit::Node* n) {
+    const std::string x = tensor(arg(n, 0));
+    const int64_t dim = axis(intArg(arg(n, 1), "dim"), rankOf(x) + 1);
+    result(node("Unsqueeze", {x, ints(outName() + "/axes", {dim})}));
+  }
+  void squeeze(torch::jit::Node* n) {
+    const std::string x = tensor(arg(n, 0));
+    if (n->inputs().size() == 1) return result(node("Squeeze", {x}));
+    const int64_t dim = axis(intArg(arg(n, 1), "dim"), rankOf(x));
+    if (shapeOf(x)[size_t(dim)] != 1) return result(node("Identity", {x}));  // torch: a no-op
+    result(node("Squeeze", {x, ints(outName() + "/axes", {dim})}));
+  }
+  void embedding(torch::jit::Node* n) {
+    result(node("Gather", {tensor(arg(n, 0)), tensor(arg(n, 1))}, {{"axis", int64_t(0)}}));
   }
 
   // The first tensor operand's graph name (for the type of scalar operands).
@@ -641,10 +632,10 @@ class Importer {
     fail("has no tensor operand");
   }
 
-  void conv(torch::jit::Node* n, const std::string& op) {
+  // conv1d/2d/3d, or (full) _convolution/convolution with its transposed flag.
+  void conv(torch::jit::Node* n, bool full) {
     const std::string x = tensor(n->input(0)), w = tensor(n->input(1));
     const size_t sp = shapeOf(w).size() - 2;
-    const bool full = op == "_convolution" || op == "convolution";
     if (full && boolArg(n->input(6), "transposed")) fail("transposed convolution is not supported");
     const Value* groupsArg = n->input(full ? 8 : 6);
     std::map<std::string, AttrValue> attrs = {{"strides", intsArg(n->input(3), "stride", sp)},
@@ -721,16 +712,15 @@ class Importer {
     result(node("BatchNormalization", {x, scale, bias, mean, var}, {{"epsilon", eps}}));
   }
 
-  void pool(torch::jit::Node* n, const std::string& op) {
+  void pool(torch::jit::Node* n, bool max, size_t sp) {
     const std::string x = tensor(n->input(0));
-    const size_t sp = size_t(op[op.size() - 2] - '0');
     const Shape kernel = intsArg(n->input(1), "kernel_size", sp);
     Shape stride = intsArg(n->input(2), "stride", sp);
     if (stride.empty()) stride = kernel;
     Shape pads = intsArg(n->input(3), "padding", sp);
     pads.insert(pads.end(), pads.begin(), pads.end());
     std::map<std::string, AttrValue> attrs = {{"kernel_shape", kernel}, {"strides", stride}, {"pads", pads}};
-    if (op.rfind("max", 0) == 0) {
+    if (max) {
       attrs["dilations"] = intsArg(n->input(4), "dilation", sp);
       attrs["ceil_mode"] = int64_t(boolArg(n->input(5), "ceil_mode"));
       return result(node("MaxPool", {x}, attrs));
@@ -774,18 +764,21 @@ class Importer {
     result(node("Reshape", {x, ints(outName() + "/shape", target)}));
   }
 
-  void split(torch::jit::Node* n, const std::string& op) {
+  // How a split's second argument is read.
+  enum class SplitBy { SizeOrSizes, Chunks, TensorSplitChunks };
+
+  void split(torch::jit::Node* n, SplitBy by) {
     const std::string x = tensor(n->input(0));
     const Shape& s = shapeOf(x);
     const int64_t dim = axis(n->inputs().size() > 2 ? intArg(n->input(2), "dim") : 0, int64_t(s.size()));
     const int64_t extent = s[size_t(dim)];
     Shape sizes;
     const c10::IValue& arg = constant(n->input(1), "split");
-    if (op == "chunk" || op == "tensor_split") {
+    if (by != SplitBy::SizeOrSizes) {
       if (!arg.isInt()) fail("only a number of chunks is supported");
       const int64_t chunks = arg.toInt();
       if (chunks <= 0) fail("the number of chunks must be positive");
-      if (op == "chunk") {
+      if (by == SplitBy::Chunks) {
         const int64_t size = (extent + chunks - 1) / chunks;
         for (int64_t at = 0; at < extent; at += size)
           sizes.push_back(std::min(size, extent - at));
@@ -810,6 +803,99 @@ class Importer {
     slots_[n->output()] = list;
   }
 };
+
+const std::map<std::string, Importer::AtenConverter>& Importer::atenConverters() {
+  using I = Importer;
+  using N = torch::jit::Node*;
+  auto method = [](void (I::*m)(N)) -> AtenConverter { return [m](I& i, N n) { (i.*m)(n); }; };
+  auto unaryOp = [](std::string onnx) -> AtenConverter { return [onnx](I& i, N n) { i.unary(n, onnx); }; };
+  auto binaryOp = [](std::string onnx, bool division, bool orReduction) -> AtenConverter {
+    return [=](I& i, N n) { i.binary(n, onnx, division, orReduction); };
+  };
+  auto poolOp = [](bool max, size_t spatial) -> AtenConverter { return [=](I& i, N n) { i.pool(n, max, spatial); }; };
+  auto splitOp = [](SplitBy by) -> AtenConverter { return [by](I& i, N n) { i.split(n, by); }; };
+  static const std::map<std::string, AtenConverter> table = {
+      {"size", method(&I::sizeOf)},
+      {"dim", method(&I::dimOf)},
+      {"numel", method(&I::numelOf)},
+      {"contiguous", method(&I::identity)},
+      {"dropout", method(&I::identity)},
+      {"feature_dropout", method(&I::identity)},
+      {"alpha_dropout", method(&I::identity)},
+      {"detach", method(&I::identity)},
+      {"clone", method(&I::identity)},
+      {"conv1d", [](I& i, N n) { i.conv(n, false); }},
+      {"conv2d", [](I& i, N n) { i.conv(n, false); }},
+      {"conv3d", [](I& i, N n) { i.conv(n, false); }},
+      {"_convolution", [](I& i, N n) { i.conv(n, true); }},
+      {"convolution", [](I& i, N n) { i.conv(n, true); }},
+      {"linear", method(&I::linear)},
+      {"matmul", method(&I::matmul)},
+      {"mm", method(&I::matmul)},
+      {"bmm", method(&I::matmul)},
+      {"addmm", method(&I::addmm)},
+      {"add", [](I& i, N n) { i.addSub(n, false, false); }},
+      {"sub", [](I& i, N n) { i.addSub(n, true, false); }},
+      {"rsub", [](I& i, N n) { i.addSub(n, true, true); }},
+      {"mul", binaryOp("Mul", false, false)},
+      {"div", binaryOp("Div", true, false)},
+      {"pow", binaryOp("Pow", false, false)},
+      {"maximum", binaryOp("Max", false, false)},
+      {"minimum", binaryOp("Min", false, false)},
+      {"max", binaryOp("Max", false, true)},
+      {"min", binaryOp("Min", false, true)},
+      {"relu", unaryOp("Relu")},
+      {"sigmoid", unaryOp("Sigmoid")},
+      {"tanh", unaryOp("Tanh")},
+      {"erf", unaryOp("Erf")},
+      {"sqrt", unaryOp("Sqrt")},
+      {"exp", unaryOp("Exp")},
+      {"neg", unaryOp("Neg")},
+      {"abs", unaryOp("Abs")},
+      {"reciprocal", unaryOp("Reciprocal")},
+      {"rsqrt", method(&I::rsqrt)},
+      {"gelu", method(&I::gelu)},
+      {"softmax", method(&I::softmax)},
+      {"hardtanh", [](I& i, N n) { i.clamp(n, 1, 2, false); }},
+      {"clamp", [](I& i, N n) { i.clamp(n, 1, 2, false); }},
+      {"clamp_min", [](I& i, N n) { i.clamp(n, 1, 0, false); }},
+      {"clamp_max", [](I& i, N n) { i.clamp(n, 0, 1, false); }},
+      {"relu6", [](I& i, N n) { i.clamp(n, 0, 0, true); }},
+      {"layer_norm", method(&I::layerNorm)},
+      {"batch_norm", method(&I::batchNorm)},
+      {"max_pool1d", poolOp(true, 1)},
+      {"max_pool2d", poolOp(true, 2)},
+      {"max_pool3d", poolOp(true, 3)},
+      {"avg_pool1d", poolOp(false, 1)},
+      {"avg_pool2d", poolOp(false, 2)},
+      {"avg_pool3d", poolOp(false, 3)},
+      {"adaptive_avg_pool1d", method(&I::adaptivePool)},
+      {"adaptive_avg_pool2d", method(&I::adaptivePool)},
+      {"adaptive_avg_pool3d", method(&I::adaptivePool)},
+      {"mean", method(&I::mean)},
+      {"flatten", method(&I::flatten)},
+      {"reshape", method(&I::reshape)},
+      {"view", method(&I::reshape)},
+      {"permute", method(&I::permute)},
+      {"transpose", [](I& i, N n) { i.transpose(n, true); }},
+      {"t", [](I& i, N n) { i.transpose(n, false); }},
+      {"numpy_T", [](I& i, N n) { i.transpose(n, false); }},
+      {"cat", [](I& i, N n) { i.concat(n, false); }},
+      {"concat", [](I& i, N n) { i.concat(n, false); }},
+      {"stack", [](I& i, N n) { i.concat(n, true); }},
+      {"slice", method(&I::slice)},
+      {"select", method(&I::select)},
+      {"unsqueeze", method(&I::unsqueeze)},
+      {"squeeze", method(&I::squeeze)},
+      {"split", splitOp(SplitBy::SizeOrSizes)},
+      {"split_with_sizes", splitOp(SplitBy::SizeOrSizes)},
+      {"unsafe_split", splitOp(SplitBy::SizeOrSizes)},
+      {"chunk", splitOp(SplitBy::Chunks)},
+      {"tensor_split", splitOp(SplitBy::TensorSplitChunks)},
+      {"embedding", method(&I::embedding)},
+  };
+  return table;
+}
 
 }  // namespace
 
