@@ -4,7 +4,10 @@
 Reads every `#include "folder/..."` in core/ and fails, naming the includes, when
 - the folders' include graph has a cycle (e.g. measure/ -> search/ -> measure/),
 - a folder includes one it must stay below (FORBIDDEN),
-- a file of core/ includes a Qt header (core/ is the engine without Qt).
+- a file of core/ includes a Qt header (core/ is the engine without Qt),
+- a file of core/ outside core/reference/ compares an op's name (`op == "Conv"`):
+  what an op is and does belongs to the op registry (core/graph/op_registry.h)
+  and the tables of library ops and converters, looked up by name.
 Usage: scripts/check-core-deps.py [CORE_DIR]   (exit 0: clean, 1: violations)
 """
 import os
@@ -17,11 +20,14 @@ from collections import defaultdict
 FORBIDDEN = {("codegen", "measure"), ("fusion", "search")}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^">]+)[">]', re.M)
+OP_COMPARISON = re.compile(r'\bop\s*==\s*"')
+# The oracle stays independent of the registry it checks.
+OP_COMPARISONS_ALLOWED = ("reference",)
 
 
 def scan(core):
     edges = defaultdict(lambda: defaultdict(list))  # folder -> folder -> ["file: include"]
-    qt = []
+    qt, comparisons = [], []
     for folder, _, files in os.walk(core):
         for name in sorted(files):
             if not name.endswith((".h", ".cpp")):
@@ -31,13 +37,17 @@ def scan(core):
             src = rel.split(os.sep)[0]
             with open(path, encoding="utf-8", errors="replace") as f:
                 text = f.read()
+            if src not in OP_COMPARISONS_ALLOWED:
+                for number, line in enumerate(text.splitlines(), 1):
+                    if OP_COMPARISON.search(line):
+                        comparisons.append(f"{rel}:{number}: {line.strip()}")
             for kind, target in INCLUDE.findall(text):
                 if kind == "<" and re.match(r"Q[A-Za-z]*(/|$)", target):
                     qt.append(f"{rel}: #include <{target}>")
                 parts = target.split("/")
                 if kind == '"' and len(parts) > 1 and parts[0] != src and os.path.isdir(os.path.join(core, parts[0])):
                     edges[src][parts[0]].append(f"{rel}: #include \"{target}\"")
-    return edges, qt
+    return edges, qt, comparisons
 
 
 def cycles(edges):
@@ -76,7 +86,7 @@ def cycles(edges):
 
 def main():
     core = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "core")
-    edges, qt = scan(core)
+    edges, qt, comparisons = scan(core)
     problems = []
     for component in cycles(edges):
         problems.append("include cycle between " + ", ".join(f"{c}/" for c in component) + ":")
@@ -88,10 +98,12 @@ def main():
         for where in edges.get(a, {}).get(b, []):
             problems.append(f"{a}/ must not include {b}/: {where}")
     problems += [f"core/ must not include Qt: {q}" for q in qt]
+    problems += [f"an op name compared outside the op registry: {c}" for c in comparisons]
     if problems:
         print("\n".join(problems))
         return 1
-    print(f"core/: {len(edges)} folders with includes, no cycle, no forbidden include, no Qt")
+    print(f"core/: {len(edges)} folders with includes, no cycle, no forbidden include, no Qt, "
+          "no op name compared outside the registry")
     return 0
 
 

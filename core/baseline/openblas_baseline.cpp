@@ -3,6 +3,8 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 #include "baseline/peer.h"
 
@@ -70,8 +72,8 @@ int setOpenblasThreads(int threads) {
 
 std::unique_ptr<PeerKernel> makeOpenblasKernel(const OpSpec& spec, const std::vector<std::vector<float>>& inputs,
                                                int threads) {
-  if (spec.op != "matmul" && spec.op != "batch_matmul" && spec.op != "dense")
-    throw NotApplicable("not applicable to " + spec.op);
+  static const std::set<std::string> gemms = {"matmul", "batch_matmul", "dense"};  // what a GEMM computes
+  if (!gemms.count(spec.op)) throw NotApplicable("not applicable to " + spec.op);
   // The thread count is set by the caller's scope (shared with LibTorch).
   (void)threads;
   return std::make_unique<OpenblasGemm>(spec, inputs);
