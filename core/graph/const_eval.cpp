@@ -221,18 +221,8 @@ bool transposeValue(const Node& n, const In& in, const Infos&, ConstTensor& out)
 
 bool sliceValue(const Node& n, const In& in, const Infos&, ConstTensor& out) {
   const ConstTensor& x = *in[0];
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (n.inputs.size() >= 3) {
-    starts = intsOf(in[1]);
-    ends = intsOf(in[2]);
-    if (n.inputs.size() > 3 && in[3]) axes = intsOf(in[3]);
-    if (n.inputs.size() > 4 && in[4]) steps = intsOf(in[4]);
-  } else {
-    starts = n.attrInts("starts");
-    ends = n.attrInts("ends");
-    axes = n.attrInts("axes");
-  }
-  std::vector<SliceRange> r = sliceRanges(n, x.info.shape, starts, ends, axes, steps);
+  const std::vector<SliceRange> r =
+      sliceOf(n, x.info.shape, [&](size_t i, const char*) { return intsOf(i < in.size() ? in[i] : nullptr); });
   std::vector<int64_t> inStrides = rowMajorStrides(x.info.shape);
   std::vector<int64_t> offsets;
   forEachIndex(out.info.shape, [&](const std::vector<int64_t>& idx) {

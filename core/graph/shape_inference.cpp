@@ -405,20 +405,9 @@ class ShapeInferer {
   }
 
   std::vector<ValueInfo> slice(const Node& n) {
-    const Shape& x = shape(n, 0);
-    std::vector<int64_t> starts, ends, axes, steps;
-    if (n.inputs.size() >= 3) {
-      starts = requireInts(n, 1, "starts");
-      ends = requireInts(n, 2, "ends");
-      if (present(n, 3)) axes = requireInts(n, 3, "axes");
-      if (present(n, 4)) steps = requireInts(n, 4, "steps");
-    } else {
-      starts = n.attrInts("starts");
-      ends = n.attrInts("ends");
-      axes = n.attrInts("axes");
-    }
     Shape out;
-    for (const SliceRange& r : sliceRanges(n, x, starts, ends, axes, steps))
+    for (const SliceRange& r :
+         sliceOf(n, shape(n, 0), [&](size_t i, const char*what) { return requireInts(n, i, what); }))
       out.push_back(r.count);
     return {info(out, in(n, 0).dtype)};
   }

@@ -109,6 +109,23 @@ std::vector<SliceRange> sliceRanges(const Node& n, const std::vector<int64_t>& s
   return ranges;
 }
 
+std::vector<SliceRange> sliceOf(const Node& n, const std::vector<int64_t>& shape,
+                                const std::function<std::vector<int64_t>(size_t input, const char* what)>& ints) {
+  auto present = [&](size_t i) { return i < n.inputs.size() && !n.inputs[i].empty(); };
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (present(1)) {
+    starts = ints(1, "starts");
+    ends = ints(2, "ends");
+    if (present(3)) axes = ints(3, "axes");
+    if (present(4)) steps = ints(4, "steps");
+  } else {
+    starts = n.attrInts("starts");
+    ends = n.attrInts("ends");
+    axes = n.attrInts("axes");
+  }
+  return sliceRanges(n, shape, starts, ends, axes, steps);
+}
+
 DType dtypeFromOnnx(int64_t code) {
   switch (code) {
     case 1:

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,12 @@ SliceRange sliceRange(int64_t dim, int64_t start, int64_t end, int64_t step);
 std::vector<SliceRange> sliceRanges(const Node& n, const std::vector<int64_t>& shape,
                                     const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
                                     std::vector<int64_t> axes, std::vector<int64_t> steps);
+
+// Slice's arguments, decoded once for every pass: inputs 1-4 (opset 10+;
+// `ints(i, what)` reads constant integer input i) or the attributes of
+// older opsets; then the ranges.
+std::vector<SliceRange> sliceOf(const Node& n, const std::vector<int64_t>& shape,
+                                const std::function<std::vector<int64_t>(size_t input, const char* what)>& ints);
 
 // ONNX TensorProto data type code (Cast's `to`) to DType.
 DType dtypeFromOnnx(int64_t code);

@@ -972,18 +972,8 @@ class TeLowerer {
 
   void slice(const Node& n) {
     Val x = in(n, 0);
-    std::vector<int64_t> starts, ends, axes, steps;
-    if (hasInput(n, 1)) {
-      starts = needInts(n, 1, "starts");
-      ends = needInts(n, 2, "ends");
-      if (hasInput(n, 3)) axes = needInts(n, 3, "axes");
-      if (hasInput(n, 4)) steps = needInts(n, 4, "steps");
-    } else {
-      starts = n.attrInts("starts");
-      ends = n.attrInts("ends");
-      axes = n.attrInts("axes");
-    }
-    std::vector<SliceRange> r = sliceRanges(n, x.shape, starts, ends, axes, steps);
+    const std::vector<SliceRange> r =
+        sliceOf(n, x.shape, [&](size_t i, const char* what) { return needInts(n, i, what); });
     std::vector<int64_t> shape;
     for (const SliceRange& s : r)
       shape.push_back(s.count);
