@@ -22,6 +22,7 @@
 #include "schedule/steps.h"
 #include "store/database.h"
 #include "support/cpu_contention.h"
+#include "support/tolerances.h"
 
 namespace tessel::cli {
 
@@ -66,9 +67,7 @@ Spread spreadOf(std::vector<double> v) {
   return s;
 }
 
-// Runs whose median is this much above their fastest were disturbed (another
-// process took the cores for part of them): the figures are flagged.
-constexpr double kDisturbedSpread = 1.15;
+using support::kDisturbedSpread;  // support/tolerances.h: the figures are flagged
 
 // The tuner's view of the model: per task its best stored schedule, per
 // group the task's best measured latency, and their weighted sum.
@@ -269,7 +268,7 @@ int runCommand(const std::vector<std::string>& argv) {
       maxRef = std::max(maxRef, std::fabs(double(want.data[i])));
     }
   }
-  const bool correct = maxAbs <= 1e-3 * std::max(1.0, maxRef);
+  const bool correct = maxAbs <= support::kModelRelativeTolerance * std::max(1.0, maxRef);
   const std::string disturbance = disturbanceOf(tessel, torch);
   const runtime::MemoryStats mem = executor.memory();
   const nlohmann::json partitions =

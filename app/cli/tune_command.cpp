@@ -68,14 +68,15 @@ tuning::TuningConfig configOf(const Args& args) {
   c.inputShapes = args.get("input-shapes");
   c.target = targetOption(args);
   c.fusion = args.getChoice("fusion", "dp", {"dp", "rule", "none"});
-  c.trials = int(args.getInt("trials", tuning::kDefaultTrials, 1, 100000000));
+  c.trials = int(args.getInt("trials", tuning::kDefaultTrials, 1, tuning::kMaxTrials));
   c.search = searchOption(args);
   c.costModel = costModelOption(args);
-  c.seed = uint64_t(args.getInt("seed", 1, 0, (1ll << 62)));
-  c.batch = int(args.getInt("batch", tuning::kDefaultBatch, 1, 4096));
-  c.population = int(args.getInt("population", tuning::kDefaultPopulation, 16, 1 << 20));
-  c.timeoutSeconds = double(args.getInt("timeout", tuning::kDefaultTimeoutSeconds, 1, 3600));
-  c.jobs = int(args.getInt("jobs", 0, 1, 256));
+  c.seed = uint64_t(args.getInt("seed", 1, 0, tuning::kMaxSeed));
+  c.batch = int(args.getInt("batch", tuning::kDefaultBatch, 1, tuning::kMaxBatch));
+  c.population =
+      int(args.getInt("population", tuning::kDefaultPopulation, tuning::kMinPopulation, tuning::kMaxPopulation));
+  c.timeoutSeconds = double(args.getInt("timeout", tuning::kDefaultTimeoutSeconds, 1, tuning::kMaxTimeoutSeconds));
+  c.jobs = int(args.getInt("jobs", 0, 1, tuning::kMaxJobs));
   // Timed as inside the model: weights from memory, activations from the
   // shared cache (measure/cache_state.h).
   c.cacheState = cacheFlushOption(args, measure::CacheState::Model);
@@ -86,8 +87,9 @@ tuning::TuningConfig configOf(const Args& args) {
 }  // namespace
 
 OptionSpec tuneOptions() {
-  return {{"trials", "target", "fusion", "search", "cost-model", "batch", "population", "seed", "timeout", "db",
-             "jobs", "input-shapes", "cache-flush"}, {"json", "help", "resume", "no-db", "quiet"}};
+  return {{"trials", "target", "fusion", "search", "cost-model", "batch", "population", "seed", "timeout", "db", "jobs",
+           "input-shapes", "cache-flush"},
+          {"json", "help", "resume", "no-db", "quiet"}};
 }
 
 std::string tuneHelp() {

@@ -75,7 +75,8 @@ std::string siblingExecutable(const std::string& name) {
 
 OptionSpec tuneOpOptions() {
   return {{"shape", "target", "layout", "trials", "search", "cost-model", "seed", "batch", "timeout", "jobs", "db",
-             "population", "cache-flush"}, {"json", "help", "compare", "show-code", "resume", "no-db", "quiet"}};
+           "population", "cache-flush"},
+          {"json", "help", "compare", "show-code", "resume", "no-db", "quiet"}};
 }
 
 std::string tuneOpHelp() {
@@ -109,18 +110,20 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   }
   int cores = int(std::max(1u, std::thread::hardware_concurrency()));
   search::TuneOptions o;
-  o.trials = int(args.getInt("trials", 64, 1, 1000000));
-  o.batchSize = int(args.getInt("batch", tuning::kDefaultBatch, 1, 4096));
+  o.trials = int(args.getInt("trials", 64, 1, tuning::kMaxTrials));
+  o.batchSize = int(args.getInt("batch", tuning::kDefaultBatch, 1, tuning::kMaxBatch));
   o.costModel = costModel;
-  o.seed = uint64_t(args.getInt("seed", 1, 0, (1ll << 62)));
+  o.seed = uint64_t(args.getInt("seed", 1, 0, tuning::kMaxSeed));
   o.search = search;
-  o.evolution.population = int(args.getInt("population", tuning::kDefaultPopulation, 16, 1 << 20));
+  o.evolution.population =
+      int(args.getInt("population", tuning::kDefaultPopulation, tuning::kMinPopulation, tuning::kMaxPopulation));
   o.hardware.cores = cores;
   o.measurer.run.workerPath = siblingExecutable("tessel-worker");
-  o.measurer.run.timeoutSeconds = double(args.getInt("timeout", tuning::kDefaultTimeoutSeconds, 1, 3600));
+  o.measurer.run.timeoutSeconds =
+      double(args.getInt("timeout", tuning::kDefaultTimeoutSeconds, 1, tuning::kMaxTimeoutSeconds));
   o.measurer.run.seed = unsigned(o.seed);
   o.measurer.run.cacheState = cacheFlushOption(args, measure::CacheState::Warm);
-  o.measurer.build.jobs = int(args.getInt("jobs", cores, 1, 256));
+  o.measurer.build.jobs = int(args.getInt("jobs", cores, 1, tuning::kMaxJobs));
   const bool json = args.has("json"), quiet = args.has("quiet");
   const bool lines = !json && !quiet;  // plain progress lines where no bar is drawn
   InterruptGuard interrupt;

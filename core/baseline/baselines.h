@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "measure/cache_state.h"
+#include "support/tolerances.h"
 
 namespace tessel::baseline {
 
@@ -61,8 +62,7 @@ bool peerAvailable(const std::string& peer);
 BaselineResult measureBaselines(const std::string& op, const std::vector<int64_t>& shape, int threads,
                                 measure::CacheState cacheState = measure::CacheState::Warm);
 
-// Median over min of a measurement's repeats above which it is disturbed.
-constexpr double kDisturbedSpread = 1.15;
+using support::kDisturbedSpread;  // support/tolerances.h
 
 // The verdict on a timing: "" when its repeats (`first`) are steady, or when
 // they spread but the re-check (`second`) is steady and agrees with them

@@ -7,6 +7,7 @@
 #include "codegen/cpp_codegen.h"
 #include "lower/layout_rewrite.h"
 #include "support/subprocess.h"
+#include "support/tolerances.h"
 
 namespace tessel::measure {
 
@@ -43,8 +44,7 @@ ProgramMeasurer::ProgramMeasurer(const task::SearchTask& task, MeasurerOptions o
   runTask_.numInputs = f.numInputs;
   for (size_t i = 0; i < f.numInputs; ++i)
     if (f.args[i].layoutFree) runTask_.constantInputs.push_back(i);
-  // float32 sums of L terms drift by about eps * sqrt(L) relative to their size.
-  runTask_.tolerance = 1e-5 * std::max(1.0, std::sqrt(double(task.dag.maxReductionLength()))) * 4;
+  runTask_.tolerance = support::kernelTolerance(task.dag.maxReductionLength());
   buildReference();
   runner_ = std::make_unique<Runner>(options_.run);
 }

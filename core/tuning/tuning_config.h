@@ -18,6 +18,14 @@ inline constexpr int kDefaultBatch = 64;
 inline constexpr int kDefaultPopulation = 2048;
 inline constexpr int kDefaultTimeoutSeconds = 10;
 
+// The ranges the CLI accepts (a value outside is a usage error).
+inline constexpr int kMaxTrials = 100000000;
+inline constexpr int kMaxBatch = 4096;
+inline constexpr int kMinPopulation = 16, kMaxPopulation = 1 << 20;
+inline constexpr int kMaxTimeoutSeconds = 3600;  // per program
+inline constexpr int kMaxJobs = 256;
+inline constexpr long long kMaxSeed = 1ll << 62;
+
 struct TuningConfig {
   std::string command = "tune";  // who started it: "tune" (CLI) or "studio"
   std::string model;             // zoo name, .onnx or .pt file
