@@ -175,9 +175,12 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const frontend::PreparedModel> prepared_;
   task::SearchTask selectedTask_;
   int selected_ = -1;
-  std::vector<task::SearchTask> searchTasks_;                    // of the open model, or of a reopened task session
-  QVector<BestProgram> best_;                                    // per task
-  std::shared_ptr<const store::SessionHistory> pendingHistory_;  // shown once its model is open
+  std::vector<task::SearchTask> searchTasks_;  // of the open model, or of a reopened task session
+  QVector<BestProgram> best_;                  // per task
+  using HistoryPtr = std::shared_ptr<const store::SessionHistory>;
+  HistoryPtr pendingHistory_;  // shown once its model is open
+  // The target the studio tunes for (the CUDA path is CLI-only for now).
+  static constexpr const char* kTarget = "cpu";
   qint64 resumable_ = 0;
   QDateTime sessionStart_;  // of the session being tuned or shown (UTC); the plots' time origin
   int resumedTrials_ = 0;   // trials of the resumed session before this tuning
