@@ -105,8 +105,8 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   estimateGraph_->setLineStyle(QCPGraph::lsStepLeft);
   estimateGraph_->setPen(QPen(QColor(31, 119, 180), 1.5));
 
-  scatterPlot_ = makePlot(splitter_, tr("predicted rank in task (0 worst, 1 best)"),
-                          tr("measured rank in task (0 slowest, 1 fastest)"));
+  // Ranks within each task, as fractions: 0 its worst program, 1 its best.
+  scatterPlot_ = makePlot(splitter_, tr("predicted rank in task"), tr("measured rank in task"));
   scatterTitle_ = addTitle(scatterPlot_, QString());
   diagonalGraph_ = scatterPlot_->addGraph();
   diagonalGraph_->setName(tr("y = x (perfect)"));
@@ -124,6 +124,9 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
     axis->setRange(0, 1.05);
   scatterPlot_->legend->setVisible(true);
   scatterPlot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  scatterPlot_->setToolTip(
+      tr("Each program's rank within its task, as a fraction (0 the task's worst, 1 its best): "
+         "by the cost model's score (x) and by its measured time (y)"));
 
   splitter_->setSizes({1000, 1000, 1000});
 
