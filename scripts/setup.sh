@@ -11,7 +11,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libdnnl-dev libopenblas-dev
   xvfb xauth libonnx-testdata gnuplot-nox
-  python3
+  python3 bsdutils
 )
 
 missing=()

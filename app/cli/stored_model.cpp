@@ -1,6 +1,7 @@
 #include "stored_model.h"
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "frontend/model_loader.h"
 
@@ -23,8 +24,9 @@ std::map<std::string, te::ComputeDAG> storedModelDefinitions(const store::Databa
 }
 
 std::optional<std::string> modelOfTask(const store::Database& db, const std::string& key) {
+  std::set<std::string> models;  // a model's many sessions: its tasks read once
   for (const store::SessionRow& s : db.sessions())
-    if (s.kind == "model")
+    if (s.kind == "model" && models.insert(s.subject).second)
       for (const auto& [task, weight] : db.modelTasks(s.subject))
         if (task.key == key) return s.subject;
   return std::nullopt;

@@ -1,6 +1,5 @@
 #include "cost/cost_model_registry.h"
 
-#include <mutex>
 #include <stdexcept>
 
 namespace tessel::cost {
@@ -22,11 +21,6 @@ std::vector<CostModelEntry> builtIn() {
   return models;
 }
 
-std::mutex& registryMutex() {
-  static std::mutex m;
-  return m;
-}
-
 std::vector<CostModelEntry>& registry() {
   static std::vector<CostModelEntry> models = builtIn();
   return models;
@@ -35,12 +29,10 @@ std::vector<CostModelEntry>& registry() {
 }  // namespace
 
 const std::vector<CostModelEntry>& costModels() {
-  std::lock_guard<std::mutex> lock(registryMutex());
   return registry();
 }
 
 void registerCostModel(CostModelEntry entry) {
-  std::lock_guard<std::mutex> lock(registryMutex());
   for (CostModelEntry& e : registry())
     if (e.name == entry.name) {
       e = std::move(entry);

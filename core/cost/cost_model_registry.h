@@ -25,7 +25,8 @@ struct CostModelEntry {
 
 // Every registered model, available or not, in the order help texts list them.
 const std::vector<CostModelEntry>& costModels();
-// Adds (or replaces) a model by name.
+// Adds (or replaces) a model by name. At start-up, before any tuning reads
+// the table (it is not locked).
 void registerCostModel(CostModelEntry entry);
 // nullptr for an unknown name.
 const CostModelEntry* findCostModel(const std::string& name);

@@ -623,77 +623,82 @@ class Importer {
   // Older forms of ops -> opset 17's (see the top of this file), per op.
   void upgrade(graph::Node& node, const std::string& who) {
     if (opset_ < 6) node.attrs.erase("consumed_inputs");  // a memory hint of opsets 1-5
-    using Upgrade = std::function<void(graph::Node&)>;
+    const auto& table = upgrades();
+    if (auto u = table.find(node.op); u != table.end()) u->second(*this, node, who);
+  }
+
+  using Upgrade = std::function<void(Importer&, graph::Node&, const std::string& who)>;
+  static const std::map<std::string, Upgrade>& upgrades() {
     // Legacy broadcasting: B matches a suffix of A's shape (numpy's rule) unless `axis` places it elsewhere.
-    const Upgrade legacyBroadcast = [&](graph::Node& n) {
-      if (opset_ >= 7) return;
+    static const Upgrade legacyBroadcast = [](Importer& im, graph::Node& n, const std::string& who) {
+      if (im.opset_ >= 7) return;
       if (n.attrInt("broadcast", 0) != 0 && n.has("axis"))
-        throw UnsupportedError(who + ": opset " + std::to_string(opset_) +
+        throw UnsupportedError(who + ": opset " + std::to_string(im.opset_) +
                                " broadcasting along an axis is not supported");
       n.attrs.erase("broadcast");
     };
-    const Upgrade isTest = [&](graph::Node& n) {
-      if (opset_ >= 7) return;
+    static const Upgrade isTest = [](Importer& im, graph::Node& n, const std::string& who) {
+      if (im.opset_ >= 7) return;
       if (n.attrInt("is_test", 0) == 0) throw UnsupportedError(who + ": training mode (is_test=0) is not supported");
       n.attrs.erase("is_test");
     };
-    const Upgrade axesInput = [&](graph::Node& n) {
-      if (opset_ < 13) attrToIntsInput(n, "axes", 1);
+    static const Upgrade axesInput = [](Importer& im, graph::Node& n, const std::string&) {
+      if (im.opset_ < 13) im.attrToIntsInput(n, "axes", 1);
     };
-    const std::map<std::string, Upgrade> upgrades = {
+    static const std::map<std::string, Upgrade> table = {
         {"Add", legacyBroadcast},
         {"Sub", legacyBroadcast},
         {"Mul", legacyBroadcast},
         {"Div", legacyBroadcast},
         {"Pow", legacyBroadcast},
         {"Gemm",
-         [&](graph::Node& n) {
-           if (opset_ < 7) n.attrs.erase("broadcast");  // opset 7 always broadcasts C
+         [](Importer& im, graph::Node& n, const std::string&) {
+           if (im.opset_ < 7) n.attrs.erase("broadcast");  // opset 7 always broadcasts C
          }},
         {"BatchNormalization",
-         [&](graph::Node& n) {
-           isTest(n);
-           if (opset_ < 9 && n.attrInt("spatial", 1) != 1)
+         [](Importer& im, graph::Node& n, const std::string& who) {
+           isTest(im, n, who);
+           if (im.opset_ < 9 && n.attrInt("spatial", 1) != 1)
              throw UnsupportedError(who + ": BatchNormalization with spatial=0 is not supported");
          }},
         {"Dropout",
-         [&](graph::Node& n) {
-           isTest(n);
-           if (opset_ < 12) n.attrs.erase("ratio");  // inference: the identity either way
+         [](Importer& im, graph::Node& n, const std::string& who) {
+           isTest(im, n, who);
+           if (im.opset_ < 12) n.attrs.erase("ratio");  // inference: the identity either way
          }},
         {"Squeeze", axesInput},
         {"Unsqueeze", axesInput},
         {"Split",
-         [&](graph::Node& n) {
-           if (opset_ < 13) attrToIntsInput(n, "split", 1);
+         [](Importer& im, graph::Node& n, const std::string&) {
+           if (im.opset_ < 13) im.attrToIntsInput(n, "split", 1);
          }},
         {"Clip",
-         [&](graph::Node& n) {
-           if (opset_ >= 11) return;
-           attrToFloatInput(n, "min", 1);
-           attrToFloatInput(n, "max", 2);
+         [](Importer& im, graph::Node& n, const std::string&) {
+           if (im.opset_ >= 11) return;
+           im.attrToFloatInput(n, "min", 1);
+           im.attrToFloatInput(n, "max", 2);
          }},
         {"Pad",
-         [&](graph::Node& n) {
-           if (opset_ >= 11) return;
-           attrToIntsInput(n, "pads", 1);
-           attrToFloatInput(n, "value", 2);
+         [](Importer& im, graph::Node& n, const std::string&) {
+           if (im.opset_ >= 11) return;
+           im.attrToIntsInput(n, "pads", 1);
+           im.attrToFloatInput(n, "value", 2);
          }},
         {"Slice",
-         [&](graph::Node& n) {
-           if (opset_ >= 10) return;
-           attrToIntsInput(n, "starts", 1);
-           attrToIntsInput(n, "ends", 2);
-           attrToIntsInput(n, "axes", 3);
+         [](Importer& im, graph::Node& n, const std::string&) {
+           if (im.opset_ >= 10) return;
+           im.attrToIntsInput(n, "starts", 1);
+           im.attrToIntsInput(n, "ends", 2);
+           im.attrToIntsInput(n, "axes", 3);
          }},
         {"Softmax",
-         [&](graph::Node& n) {
-           if (opset_ >= 13) return;
-           coercedSoftmax_.push_back(n.name);
+         [](Importer& im, graph::Node& n, const std::string&) {
+           if (im.opset_ >= 13) return;
+           im.coercedSoftmax_.push_back(n.name);
            if (!n.has("axis")) n.attrs["axis"] = int64_t(1);
          }},
     };
-    if (auto u = upgrades.find(node.op); u != upgrades.end()) u->second(node);
+    return table;
   }
 
   const graph::Initializer* constant(const std::string& v) const {

@@ -130,12 +130,13 @@ bool Graph::usedElsewhere(const std::string& v, size_t exceptNode) const {
 //    Pow's exponent in exported graphs) are constants, not weights.
 int64_t Graph::parameterCount() const {
   std::set<std::string> usedAsWeight;
-  for (const Node& n : nodes)
+  for (const Node& n : nodes) {
+    const OpDef* d = findOp(n.op);
     for (size_t i = 0; i < n.inputs.size(); ++i) {
-      const OpDef* d = findOp(n.op);
       const bool buffer = d && std::count(d->bufferInputs.begin(), d->bufferInputs.end(), i);
       if (!buffer) usedAsWeight.insert(n.inputs[i]);
     }
+  }
   int64_t total = 0;
   for (const auto& [k, init] : initializers)
     if (init.info.dtype == DType::Float32 && usedAsWeight.count(k) && init.info.numElements() > 1)

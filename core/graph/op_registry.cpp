@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "graph/shape_utils.h"
 
@@ -191,9 +192,15 @@ const std::vector<OpDef>& ops() {
 }
 
 const OpDef* findOp(const std::string& op) {
-  for (const OpDef& d : ops())
-    if (d.name == op) return &d;
-  return nullptr;
+  // Passes look ops up per node (fusion's DP per candidate): by hash, not by scan.
+  static const std::unordered_map<std::string, const OpDef*> index = [] {
+    std::unordered_map<std::string, const OpDef*> m;
+    for (const OpDef& d : ops())
+      m.emplace(d.name, &d);
+    return m;
+  }();
+  auto it = index.find(op);
+  return it == index.end() ? nullptr : it->second;
 }
 
 std::string taskNameOf(const Graph& g, const Node& n) {

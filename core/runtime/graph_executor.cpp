@@ -125,7 +125,7 @@ struct GraphExecutor::Impl {
       plainConstants[name] = std::move(c.data);
     }
     for (const graph::Node& n : g.nodes)
-      if (graph::findOp(n.op) && graph::findOp(n.op)->constant && !n.outputs.empty()) {
+      if (const graph::OpDef* d = graph::findOp(n.op); d && d->constant && !n.outputs.empty()) {
         auto vi = g.values.find(n.outputs[0]);
         if (vi != g.values.end() && vi->second.dtype != graph::DType::Float32) continue;  // read at lowering time
         plainConstants[n.outputs[0]] = constantValue(n);

@@ -6,22 +6,28 @@
 
 namespace tessel::search {
 
+namespace {
+
+// Evolutionary search or simulated annealing over the annotation decisions,
+// guided by the named cost model.
+SearchEntry guided(std::string name, std::string summary, bool anneal) {
+  return {std::move(name), std::move(summary), true,
+          [anneal](const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed,
+                   const std::string& costModel, EvolutionParams params) -> std::unique_ptr<SearchPolicy> {
+            return std::make_unique<ModelGuidedSearch>(task, hw, cost::makeCostModel(costModel, seed), seed, anneal,
+                                                       params);
+          }};
+}
+
+}  // namespace
+
 const std::vector<SearchEntry>& searches() {
   static const std::vector<SearchEntry> table = {
-      {"evolutionary", "Ansor's evolutionary search guided by the cost model", true,
-       [](const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed, const std::string& costModel,
-          EvolutionParams params) -> std::unique_ptr<SearchPolicy> {
-         return std::make_unique<ModelGuidedSearch>(task, hw, cost::makeCostModel(costModel, seed), seed, false,
-                                                    params);
-       }},
+      guided("evolutionary", "Ansor's evolutionary search guided by the cost model", false),
       {"random", "random sketches, randomly annotated (Ansor's baseline; no cost model)", false,
        [](const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed, const std::string&,
           EvolutionParams) -> std::unique_ptr<SearchPolicy> { return std::make_unique<RandomSearch>(task, hw, seed); }},
-      {"anneal", "AutoTVM-style simulated annealing guided by the cost model", true,
-       [](const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed, const std::string& costModel,
-          EvolutionParams params) -> std::unique_ptr<SearchPolicy> {
-         return std::make_unique<ModelGuidedSearch>(task, hw, cost::makeCostModel(costModel, seed), seed, true, params);
-       }},
+      guided("anneal", "AutoTVM-style simulated annealing guided by the cost model", true),
   };
   return table;
 }
