@@ -13,10 +13,12 @@
 //   (< 11) and Slice `starts`/`ends`/`axes` (< 10) become int64/float
 //   initializer inputs; Softmax < 13 (which flattens to 2-D at `axis`) becomes
 //   Reshape -> Softmax(axis=-1) -> Reshape unless `axis` is the last axis.
-// - Symbolic dimensions (dim_param, e.g. a dynamic batch) are taken as 1:
-//   Tessel tunes for static shapes, and batch 1 is what inference tuning uses.
-//   A dimension with neither a value nor a name, or an input without a
-//   shape, is a GraphError naming the input.
+// - Symbolic dimensions (dim_param, e.g. a dynamic batch) take the sizes the
+//   user gives (ImportOptions::inputShapes, the CLI's --input-shapes); else
+//   they are taken as 1, noted in Graph::assumptions: Tessel tunes for static
+//   shapes, and batch 1 is what inference tuning uses. A dimension with
+//   neither a value nor a name, or an input without a shape, needs a given
+//   shape (a GraphError naming the input otherwise).
 // - Initializers: FLOAT, DOUBLE (converted to float32), INT64, INT32, BOOL;
 //   data in raw_data or the typed fields. External data, other dtypes and
 //   attribute kinds other than INT, FLOAT, STRING, INTS, FLOATS (and TENSOR
@@ -333,6 +335,31 @@ int minOpset(const std::string& op) {
       {"Min", 6},
       {"Cast", 6},
       {"Dropout", 1},
+      {"ReduceSum", 1},
+      {"ReduceMax", 1},
+      {"ReduceMin", 1},
+      {"Log", 1},
+      {"Softplus", 1},
+      {"Elu", 6},
+      {"LeakyRelu", 6},
+      {"HardSigmoid", 6},
+      {"HardSwish", 14},
+      {"Not", 1},
+      {"Equal", 7},
+      {"Less", 7},
+      {"Greater", 7},
+      {"LessOrEqual", 12},
+      {"GreaterOrEqual", 12},
+      {"And", 7},
+      {"Or", 7},
+      {"Mod", 10},
+      {"Where", 9},
+      {"Expand", 8},
+      {"Tile", 6},
+      {"ConstantOfShape", 9},
+      {"Range", 11},
+      {"ScatterND", 11},
+      {"Size", 1},
   };
   auto it = table.find(op);
   return it == table.end() ? 1 : it->second;
@@ -361,14 +388,32 @@ class Importer {
     if (gp.sparse_initializer_size()) throw UnsupportedError(what_ + ": sparse initializers are not supported");
     for (const onnx::ValueInfoProto& v : gp.input())
       if (!g_.isInitializer(v.name())) addInput(v);
+    if (!options_.inputShapes.empty() && options_.inputShapes.size() != g_.inputs.size())
+      throw GraphError(what_ + ": " + std::to_string(options_.inputShapes.size()) +
+                       " input shapes were given for the model's " + std::to_string(g_.inputs.size()) + " inputs");
     for (const onnx::NodeProto& n : gp.node())
       addNode(n);
     for (const onnx::ValueInfoProto& v : gp.output())
       addOutput(v);
 
     if (options_.beforeShapes) options_.beforeShapes(g_);
+    if (!options_.inferShapes) {
+      checkImplemented();
+      return std::move(g_);
+    }
+    // Shapes first, then the shape arithmetic exporters write is evaluated
+    // (folded), so that what is checked is only the tensor work.
+    finish([&] {
+      graph::inferShapes(g_);
+      if (rewriteCoercedSoftmax()) graph::inferShapes(g_);
+      g_.fileParameters = g_.parameterCount();
+      graph::foldConstants(g_);
+    });
     checkImplemented();
-    if (options_.inferShapes) finish();
+    finish([&] {
+      graph::inferShapes(g_);
+      g_.validate();
+    });
     return std::move(g_);
   }
 
@@ -454,18 +499,37 @@ class Importer {
     if (info.dtype == DType::Other)
       throw UnsupportedError(who + " has dtype " + dataTypeName(tt.elem_type()) +
                              "; Tessel's tensors are float32, int64, int32 or bool");
-    if (!tt.has_shape()) throw GraphError(who + " has no shape; Tessel needs static input shapes");
-    for (int i = 0; i < tt.shape().dim_size(); ++i) {
-      const auto& d = tt.shape().dim(i);
-      if (d.has_dim_value()) {
-        if (d.dim_value() < 0) throw GraphError(who + ": dimension " + std::to_string(i) + " is negative");
-        info.shape.push_back(d.dim_value());
-      } else if (d.has_dim_param()) {
-        info.shape.push_back(1);  // symbolic (e.g. batch): tuned at 1, see the top of this file
+    const size_t index = g_.inputs.size();
+    const std::vector<int64_t>* given = index < options_.inputShapes.size() ? &options_.inputShapes[index] : nullptr;
+    if (!tt.has_shape() && !given) throw GraphError(who + " has no shape; give it with --input-shapes");
+    const int rank = tt.has_shape() ? tt.shape().dim_size() : int(given->size());
+    if (given && int(given->size()) != rank)
+      throw GraphError(who + " has rank " + std::to_string(rank) + ", the shape given for it " + shapeText(*given) +
+                       " has rank " + std::to_string(given->size()));
+    std::vector<std::string> symbolic;
+    for (int i = 0; i < rank; ++i) {
+      const std::string dim = "dimension " + std::to_string(i);
+      const onnx::TensorShapeProto_Dimension* d = tt.has_shape() ? &tt.shape().dim(i) : nullptr;
+      if (d && d->has_dim_value()) {
+        if (d->dim_value() < 0) throw GraphError(who + ": " + dim + " is negative");
+        if (given && (*given)[size_t(i)] != d->dim_value())
+          throw GraphError(who + ": " + dim + " is " + std::to_string(d->dim_value()) + " in the model, " +
+                           std::to_string((*given)[size_t(i)]) + " in the shape given for it");
+        info.shape.push_back(d->dim_value());
+      } else if (given) {
+        info.shape.push_back((*given)[size_t(i)]);
+      } else if (d && d->has_dim_param()) {
+        info.shape.push_back(1);  // symbolic (e.g. batch): see the top of this file
+        symbolic.push_back(dim + " '" + d->dim_param() + "'");
       } else {
-        throw GraphError(who + ": dimension " + std::to_string(i) +
-                         " is unknown (neither a value nor a name); Tessel needs static input shapes");
+        throw GraphError(who + ": " + dim + " is unknown (neither a value nor a name); give it with --input-shapes");
       }
+    }
+    if (!symbolic.empty()) {
+      std::string dims;
+      for (const std::string& s : symbolic)
+        dims += (dims.empty() ? "" : ", ") + s;
+      g_.assumptions.push_back("input '" + v.name() + "': symbolic " + dims + " taken as 1 (--input-shapes sets it)");
     }
     g_.values[info.name] = info;
     g_.inputs.push_back(info);
@@ -544,6 +608,21 @@ class Importer {
     }
   }
 
+  // A tensor attribute of one element (ConstantOfShape's `value`) becomes
+  // a number, its ONNX data type `<name>_type`; larger ones are unsupported.
+  void addScalarTensorAttr(graph::Node& node, const onnx::AttributeProto& a, const std::string& who) {
+    const std::string desc = who + " attribute '" + a.name() + "'";
+    graph::Initializer v = makeInitializer(a.name(), convertTensor(a.t(), desc), desc);
+    if (v.info.numElements() != 1)
+      throw UnsupportedError(desc + " holds " + std::to_string(v.info.numElements()) +
+                             " values; only single-value tensor attributes are supported");
+    if (v.isInt())
+      node.attrs[a.name()] = v.ints.at(0);
+    else
+      node.attrs[a.name()] = double(v.data.at(0));
+    node.attrs[a.name() + "_type"] = int64_t(a.t().data_type());
+  }
+
   void addConstant(const onnx::NodeProto& n, const std::string& who) {
     if (n.output_size() != 1 || n.output(0).empty()) throw GraphError(who + ": a Constant needs one output");
     if (n.attribute_size() != 1) throw GraphError(who + ": a Constant needs exactly one value attribute");
@@ -597,8 +676,13 @@ class Importer {
     node.outputs.assign(n.output().begin(), n.output().end());
     while (!node.outputs.empty() && node.outputs.back().empty())
       node.outputs.pop_back();
-    for (const onnx::AttributeProto& a : n.attribute())
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      if (a.type() == onnx::AttributeProto::TENSOR) {
+        addScalarTensorAttr(node, a, who);
+        continue;
+      }
       node.attrs[a.name()] = convertAttr(a, who);
+    }
     upgrade(node, who);
     g_.nodes.push_back(std::move(node));
   }
@@ -721,7 +805,7 @@ class Importer {
       for (size_t i : def.floatConstantInputs) {
         if (n.inputs.size() <= i || n.inputs[i].empty()) continue;
         const graph::Initializer* e = constant(n.inputs[i]);
-        if (!e || !e->isInt() || e->info.dtype == DType::Bool) continue;
+        if (!e || !e->isInt()) continue;
         graph::Initializer f;
         f.info = e->info;
         f.info.dtype = DType::Float32;
@@ -778,11 +862,10 @@ class Importer {
     return changed;
   }
 
-  void finish() {
+  // Runs a step on the whole graph, naming the model in its errors.
+  void finish(const std::function<void()>& step) {
     try {
-      graph::inferShapes(g_);
-      if (rewriteCoercedSoftmax()) graph::inferShapes(g_);
-      g_.validate();
+      step();
     } catch (const UnsupportedError&) {
       throw;
     } catch (const GraphError& e) {
@@ -815,8 +898,10 @@ graph::Graph importOnnxBytes(const std::string& bytes, const std::string& what) 
   return importOnnxBytes(bytes, what, ImportOptions{});
 }
 
-graph::Graph importOnnx(const std::string& path) {
-  return importOnnxBytes(readFile(path), path, ImportOptions{});
+graph::Graph importOnnx(const std::string& path, const std::vector<std::vector<int64_t>>& inputShapes) {
+  ImportOptions options;
+  options.inputShapes = inputShapes;
+  return importOnnxBytes(readFile(path), path, options);
 }
 
 LoadedTensor loadTensorProto(const std::string& path) {

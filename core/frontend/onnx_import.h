@@ -12,7 +12,11 @@ namespace tessel::frontend {
 // Reads a .onnx file, checks every op is supported (GraphError naming the op
 // and node otherwise), converts initializers and attributes, infers shapes.
 // A missing, unreadable or malformed file is a GraphError naming the file.
-graph::Graph importOnnx(const std::string& path);
+// `inputShapes`: the shapes of the graph's inputs, in order (none: as the
+// file gives them). They size symbolic dimensions (a dynamic batch); a given
+// dimension must equal the file's static one. Symbolic dimensions without a
+// given shape are taken as 1, noted in Graph::assumptions.
+graph::Graph importOnnx(const std::string& path, const std::vector<std::vector<int64_t>>& inputShapes = {});
 // The same from bytes in memory (`what` names them in messages).
 graph::Graph importOnnxBytes(const std::string& bytes, const std::string& what);
 

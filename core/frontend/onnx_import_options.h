@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
 
@@ -23,6 +24,8 @@ struct ImportOptions {
   // op and opset.
   int minOpset = 11;
   int maxOpset = 17;
+  // The shapes of the graph's inputs, in order (see importOnnx).
+  std::vector<std::vector<int64_t>> inputShapes;
   // Called on the converted graph before shape inference (the conformance
   // runner turns integer inputs into initializers there).
   std::function<void(graph::Graph&)> beforeShapes;

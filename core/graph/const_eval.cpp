@@ -323,6 +323,148 @@ std::function<bool(const Node&, const In&, const Infos&, ConstTensor&)> unaryVal
   };
 }
 
+// Comparisons on the values as doubles (exact for the integers shapes hold).
+std::function<bool(const Node&, const In&, const Infos&, ConstTensor&)> compareValue(
+    std::function<bool(double, double)> f) {
+  return [f](const Node& n, const In& in, const Infos&, ConstTensor& out) {
+    if (n.inputs.size() != 2) return false;
+    const ConstTensor &a = *in[0], &b = *in[1];
+    std::vector<int64_t> oa = broadcastOffsets(out.info.shape, a.info.shape);
+    std::vector<int64_t> ob = broadcastOffsets(out.info.shape, b.info.shape);
+    auto at = [](const ConstTensor& t, int64_t i) {
+      return t.isInt() ? double(t.ints[size_t(i)]) : double(t.floats[size_t(i)]);
+    };
+    out.ints.resize(oa.size());
+    for (size_t i = 0; i < oa.size(); ++i)
+      out.ints[i] = f(at(a, oa[i]), at(b, ob[i])) ? 1 : 0;
+    return true;
+  };
+}
+
+bool whereValue(const Node& n, const In& in, const Infos&, ConstTensor& out) {
+  if (n.inputs.size() != 3) return false;
+  const ConstTensor &c = *in[0], &x = *in[1], &y = *in[2];
+  std::vector<int64_t> oc = broadcastOffsets(out.info.shape, c.info.shape);
+  std::vector<int64_t> ox = broadcastOffsets(out.info.shape, x.info.shape);
+  std::vector<int64_t> oy = broadcastOffsets(out.info.shape, y.info.shape);
+  ConstTensor fromX, fromY;
+  fromX.info = fromY.info = out.info;
+  gatherValues(x, ox, fromX);
+  gatherValues(y, oy, fromY);
+  auto cond = [&](size_t i) { return c.isInt() ? c.ints[size_t(oc[i])] != 0 : c.floats[size_t(oc[i])] != 0.0f; };
+  out.ints.clear();
+  out.floats.clear();
+  for (size_t i = 0; i < oc.size(); ++i) {
+    if (out.isInt())
+      out.ints.push_back(cond(i) ? fromX.ints[i] : fromY.ints[i]);
+    else
+      out.floats.push_back(cond(i) ? fromX.floats[i] : fromY.floats[i]);
+  }
+  return true;
+}
+
+// Expand: every output element from the input element that broadcasts to it.
+bool expandValue(const Node&, const In& in, const Infos&, ConstTensor& out) {
+  gatherValues(*in[0], broadcastOffsets(out.info.shape, in[0]->info.shape), out);
+  return true;
+}
+
+bool tileValue(const Node&, const In& in, const Infos&, ConstTensor& out) {
+  const ConstTensor& x = *in[0];
+  std::vector<int64_t> strides = rowMajorStrides(x.info.shape), offsets;
+  forEachIndex(out.info.shape, [&](const std::vector<int64_t>& idx) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d)
+      off += (idx[d] % x.info.shape[d]) * strides[d];
+    offsets.push_back(off);
+  });
+  gatherValues(x, offsets, out);
+  return true;
+}
+
+bool constantOfShapeValue(const Node& n, const In&, const Infos&, ConstTensor& out) {
+  const size_t count = size_t(out.info.numElements());
+  if (out.isInt())
+    out.ints.assign(count, n.has("value") ? n.attrInt("value", 0) : 0);
+  else
+    out.floats.assign(count, float(n.has("value") ? n.attrFloat("value", 0) : 0));
+  return true;
+}
+
+bool rangeValue(const Node&, const In& in, const Infos&, ConstTensor& out) {
+  auto scalar = [](const ConstTensor* t) { return t->isInt() ? double(t->ints.at(0)) : double(t->floats.at(0)); };
+  const double start = scalar(in[0]), delta = scalar(in[2]);
+  const size_t count = size_t(out.info.numElements());
+  for (size_t i = 0; i < count; ++i) {
+    // Integer ranges step in integers; float ones as ONNX defines them (start + i * delta).
+    if (out.isInt())
+      out.ints.push_back(in[0]->ints.at(0) + int64_t(i) * in[2]->ints.at(0));
+    else
+      out.floats.push_back(float(start + double(i) * delta));
+  }
+  return true;
+}
+
+// ScatterND without reduction: a copy of the data with the indexed slices replaced.
+bool scatterNDValue(const Node& n, const In& in, const Infos&, ConstTensor& out) {
+  const ConstTensor &data = *in[0], &indices = *in[1], &updates = *in[2];
+  gatherValues(data, identityOffsets(data.info.numElements()), out);
+  const std::vector<int64_t>& shape = data.info.shape;
+  const size_t k = size_t(indices.info.shape.back());
+  const std::vector<int64_t> strides = rowMajorStrides(shape);
+  int64_t slice = 1;
+  for (size_t d = k; d < shape.size(); ++d)
+    slice *= shape[d];
+  const size_t tuples = k == 0 ? 0 : indices.ints.size() / k;
+  if (int64_t(updates.isInt() ? updates.ints.size() : updates.floats.size()) != int64_t(tuples) * slice)
+    throw GraphError(n.describe() + ": updates do not match the indices and the data's shape");
+  for (size_t t = 0; t < tuples; ++t) {
+    int64_t base = 0;
+    for (size_t d = 0; d < k; ++d) {
+      int64_t i = indices.ints[t * k + d];
+      if (i < -shape[d] || i >= shape[d])
+        throw GraphError(n.describe() + ": index " + std::to_string(i) + " is out of range for a dimension of " +
+                         std::to_string(shape[d]));
+      base += (i < 0 ? i + shape[d] : i) * strides[d];
+    }
+    for (int64_t e = 0; e < slice; ++e) {
+      const size_t from = size_t(int64_t(t) * slice + e), to = size_t(base + e);
+      if (out.isInt())
+        out.ints[to] = updates.isInt() ? updates.ints[from] : int64_t(updates.floats[from]);
+      else
+        out.floats[to] = updates.isInt() ? float(updates.ints[from]) : updates.floats[from];
+    }
+  }
+  return true;
+}
+
+bool sizeValue(const Node&, const In&, const Infos& inInfo, ConstTensor& out) {
+  if (inInfo.empty() || !inInfo[0]) return false;
+  out.ints = {inInfo[0]->numElements()};
+  return true;
+}
+
+// ONNX Mod: fmod=1 is C's fmod (the dividend's sign), fmod=0 Python's (the
+// divisor's sign; integers only).
+bool modValue(const Node& n, const In& in, const Infos& infos, ConstTensor& out) {
+  const bool cStyle = n.attrInt("fmod", 0) != 0;
+  BinaryFn f{[cStyle](int64_t a, int64_t b) {
+               if (b == 0) return int64_t(0);
+               int64_t r = a % b;
+               return !cStyle && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+             },
+             [](float a, float b) { return std::fmod(a, b); }};
+  return binaryValue(f)(n, in, infos, out);
+}
+
+// f(attributes, x) of each element: the activations with parameters.
+std::function<bool(const Node&, const In&, const Infos&, ConstTensor&)> activationValue(
+    std::function<float(const Node&, float)> f) {
+  return [f](const Node& n, const In& in, const Infos& infos, ConstTensor& out) {
+    return unaryValue([&](float x) { return f(n, x); })(n, in, infos, out);
+  };
+}
+
 }  // namespace
 
 void attachConstEvalRules(std::vector<OpDef>& table) {
@@ -368,6 +510,32 @@ void attachConstEvalRules(std::vector<OpDef>& table) {
       {"Sigmoid", unaryValue([](float x) { return 1.0f / (1.0f + std::exp(-x)); })},
       {"Tanh", unaryValue([](float x) { return std::tanh(x); })},
       {"Erf", unaryValue([](float x) { return std::erf(x); })},
+      {"Log", unaryValue([](float x) { return std::log(x); })},
+      {"Softplus", unaryValue([](float x) { return std::log1p(std::exp(x)); })},
+      {"Not", unaryValue(nullptr, [](int64_t x) { return int64_t(x == 0); })},
+      {"HardSigmoid", activationValue([](const Node& n, float x) {
+         return std::clamp(float(n.attrFloat("alpha", 0.2)) * x + float(n.attrFloat("beta", 0.5)), 0.0f, 1.0f);
+       })},
+      {"HardSwish", activationValue([](const Node&, float x) { return x * std::clamp(x / 6 + 0.5f, 0.0f, 1.0f); })},
+      {"LeakyRelu",
+       activationValue([](const Node& n, float x) { return x < 0 ? float(n.attrFloat("alpha", 0.01)) * x : x; })},
+      {"Elu", activationValue(
+                  [](const Node& n, float x) { return x < 0 ? float(n.attrFloat("alpha", 1.0)) * std::expm1(x) : x; })},
+      {"Equal", compareValue([](double a, double b) { return a == b; })},
+      {"Less", compareValue([](double a, double b) { return a < b; })},
+      {"Greater", compareValue([](double a, double b) { return a > b; })},
+      {"LessOrEqual", compareValue([](double a, double b) { return a <= b; })},
+      {"GreaterOrEqual", compareValue([](double a, double b) { return a >= b; })},
+      {"And", compareValue([](double a, double b) { return a != 0 && b != 0; })},
+      {"Or", compareValue([](double a, double b) { return a != 0 || b != 0; })},
+      {"Mod", modValue},
+      {"Where", whereValue},
+      {"Expand", expandValue},
+      {"Tile", tileValue},
+      {"ConstantOfShape", constantOfShapeValue},
+      {"Range", rangeValue},
+      {"ScatterND", scatterNDValue},
+      {"Size", sizeValue},
   };
   for (OpDef& d : table)
     if (auto r = rules.find(d.name); r != rules.end()) d.eval = r->second;

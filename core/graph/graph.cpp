@@ -129,6 +129,7 @@ bool Graph::usedElsewhere(const std::string& v, size_t exceptNode) const {
 //  - single-element constants (the 1/sqrt(d) of attention, Clip's bounds,
 //    Pow's exponent in exported graphs) are constants, not weights.
 int64_t Graph::parameterCount() const {
+  if (fileParameters >= 0) return fileParameters;
   std::set<std::string> usedAsWeight;
   for (const Node& n : nodes) {
     const OpDef* d = findOp(n.op);

@@ -91,7 +91,15 @@ class Graph {
   // `value`: a pass that rewrites a value in place must leave it then.
   bool usedElsewhere(const std::string& value, size_t exceptNode) const;
 
-  // Elements of all Float32 initializers that nodes use (the model's parameters).
+  // What a frontend chose where the file was silent ("input 'x': symbolic
+  // dimension 0 'batch' taken as 1"), for the user to see.
+  std::vector<std::string> assumptions;
+  // The parameters as the model file holds them, counted by the frontend
+  // before load-time folding turned constant subgraphs into new constants;
+  // -1: none recorded (parameterCount() counts the initializers).
+  int64_t fileParameters = -1;
+  // Elements of all Float32 initializers that nodes use (the model's
+  // parameters), or fileParameters where the frontend recorded them.
   int64_t parameterCount() const;
   // 2 x multiply-adds of Conv, Gemm and MatMul: the convention of published
   // model FLOPs (ResNet-18: about 3.6 G). Needs inferShapes().

@@ -97,6 +97,18 @@ void attachSupportChecks(std::vector<OpDef>& t) {
                          (mode ? "" : ", or a training_mode that is not a constant") + ")");
   };
   findIn(t, "Pow").floatConstantInputs = {1};
+  // Evaluated at load time only (the swin mask's scatter, position ranges).
+  auto constantInputsOnly = [](const Graph& g, const Node& n) {
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (hasInput(n, i) && !constantData(g, n.inputs[i]))
+        unsupported(n, n.op + " of computed values (input '" + n.inputs[i] + "')");
+  };
+  findIn(t, "Range").checkSupported = constantInputsOnly;
+  findIn(t, "ScatterND").checkSupported = [constantInputsOnly](const Graph& g, const Node& n) {
+    const std::string reduction = n.attrString("reduction", "none");
+    if (reduction != "none") unsupported(n, "reduction '" + reduction + "'");
+    constantInputsOnly(g, n);
+  };
 }
 
 std::vector<OpDef> builtIn() {
@@ -104,7 +116,7 @@ std::vector<OpDef> builtIn() {
   const FlopsFn none = [](const Graph&, const Node&) { return 0.0; };
   const FlopsFn one = perOutput(1), transcendental = perOutput(4);
   std::vector<OpDef> t;
-  t.reserve(64);  // references returned by op() stay valid
+  t.reserve(128);  // references returned by op() stay valid
   auto op = [&](std::string name, P pattern, FlopsFn flops) -> OpDef& {
     OpDef d;
     d.name = std::move(name);
@@ -150,6 +162,9 @@ std::vector<OpDef> builtIn() {
   gap.image = true;
   gap.taskName = named("global_avg_pool");
   op("ReduceMean", P::Reduction, inputElements).taskName = named("reduce_mean");
+  op("ReduceSum", P::Reduction, inputElements).taskName = named("reduce_sum");
+  op("ReduceMax", P::Reduction, inputElements).taskName = named("reduce_max");
+  op("ReduceMin", P::Reduction, inputElements).taskName = named("reduce_min");
   op("Softmax", P::Reduction, perOutput(5));
   op("LayerNormalization", P::Reduction, perOutput(8)).taskName = named("layernorm");
   // Element-wise: one input, or several broadcast together.
@@ -158,10 +173,20 @@ std::vector<OpDef> builtIn() {
   for (const char* name : {"Sigmoid", "Tanh", "Erf", "Exp"})
     op(name, P::ElementWise, transcendental);
   op("Gelu", P::ElementWise, perOutput(8));
+  for (const char* name : {"Log", "Softplus", "Elu"})
+    op(name, P::ElementWise, transcendental);
+  for (const char* name : {"HardSigmoid", "HardSwish", "LeakyRelu", "Not"})
+    op(name, P::ElementWise, perOutput(3));
   op("Sqrt", P::ElementWise, one);
   for (const char* name : {"Add", "Sub", "Mul", "Div", "Max", "Min"})
     op(name, P::ElementWise, one).broadcasts = true;
   op("Pow", P::ElementWise, transcendental).broadcasts = true;
+  // Comparisons and logic: booleans, computed as 0 and 1 inside kernels.
+  for (const char* name : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Mod"})
+    op(name, P::ElementWise, one).broadcasts = true;
+  OpDef& where = op("Where", P::ElementWise, one);
+  where.broadcasts = true;
+  where.floatConstantInputs = {0};  // a constant condition is read as 0 / 1
   OpDef& bn = op("BatchNormalization", P::Broadcast, one);
   bn.image = true;
   bn.taskName = named("batchnorm");
@@ -172,11 +197,16 @@ std::vector<OpDef> builtIn() {
   for (const char* name : {"Identity", "Dropout"})
     op(name, P::ElementWise, none).view = true;
   // Data movement.
-  for (const char* name : {"Transpose", "Concat", "Slice", "Gather", "Split", "Pad"})
+  for (const char* name : {"Transpose", "Concat", "Slice", "Gather", "Split", "Pad", "Expand", "Tile"})
     op(name, P::Injective, one);
+  // Scatters: folded when constant (Swin's attention masks), else one opaque kernel.
+  op("ScatterND", P::Opaque, one);
   // Values known when the model is loaded.
   op("Constant", P::Opaque, none).constant = true;
   op("Shape", P::Opaque, none).evalFromShapes = true;
+  op("Size", P::Opaque, none).evalFromShapes = true;
+  op("ConstantOfShape", P::Injective, none);
+  op("Range", P::Injective, one);
   attachSupportChecks(t);
   attachShapeRules(t);
   attachLoweringRules(t);

@@ -3,6 +3,7 @@
 // Int64 initializers or from chains computed from them and from Shape, which
 // are evaluated on the way (const_eval).
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -83,6 +84,14 @@ class ShapeInferer {
     auto v = constInts(n, i);
     if (!v) fail(n, std::string(what) + " (input '" + n.inputs[i] + "') must be a constant integer tensor");
     return *v;
+  }
+  // A constant scalar input (integer, or a float initializer / Constant).
+  std::optional<double> constScalar(const Node& n, size_t i) const {
+    if (auto v = constInts(n, i)) return v->size() == 1 ? std::optional<double>(double((*v)[0])) : std::nullopt;
+    if (!present(n, i)) return std::nullopt;
+    auto it = g_.initializers.find(n.inputs[i]);
+    if (it == g_.initializers.end() || it->second.isInt() || it->second.data.size() != 1) return std::nullopt;
+    return double(it->second.data[0]);
   }
   // Attribute (older opsets) or constant input (newer) holding a list.
   std::optional<std::vector<int64_t>> attrOrInput(const Node& n, const char* attr, size_t i, const char* what) const {
@@ -524,6 +533,80 @@ class ShapeInferer {
     return {info(out, in(n, 0).dtype)};
   }
 
+  // Comparisons (Equal, Less, ...) and And / Or: booleans, broadcast.
+  std::vector<ValueInfo> compare(const Node& n) {
+    std::vector<ValueInfo> r = elementwise(n, false, false);
+    r[0].dtype = DType::Bool;
+    return r;
+  }
+  std::vector<ValueInfo> logicalNot(const Node& n) { return {info(shape(n, 0), DType::Bool)}; }
+
+  std::vector<ValueInfo> where(const Node& n) {
+    if (n.inputs.size() != 3) fail(n, "needs three inputs (condition, X, Y)");
+    const ValueInfo &x = in(n, 1), &y = in(n, 2);
+    if (x.dtype != y.dtype)
+      fail(n, std::string("X and Y have different types (") + dtypeName(x.dtype) + ", " + dtypeName(y.dtype) + ")");
+    return {info(broadcastShapes(n, broadcastShapes(n, shape(n, 0), x.shape), y.shape), x.dtype)};
+  }
+
+  // Expand broadcasts both ways: the target may have ones where X does not.
+  std::vector<ValueInfo> expand(const Node& n) {
+    std::vector<int64_t> target = requireInts(n, 1, "shape");
+    for (int64_t d : target)
+      if (d < 0) fail(n, "shape " + shapeString(target) + " has a negative dimension");
+    return {info(broadcastShapes(n, shape(n, 0), target), in(n, 0).dtype)};
+  }
+
+  std::vector<ValueInfo> tile(const Node& n) {
+    const Shape& x = shape(n, 0);
+    std::vector<int64_t> repeats = requireInts(n, 1, "repeats");
+    if (repeats.size() != x.size())
+      fail(n, "repeats " + shapeString(repeats) + " do not match rank " + str(int64_t(x.size())));
+    Shape out;
+    for (size_t d = 0; d < x.size(); ++d) {
+      if (repeats[d] < 0) fail(n, "repeats " + shapeString(repeats) + " has a negative count");
+      out.push_back(x[d] * repeats[d]);
+    }
+    return {info(out, in(n, 0).dtype)};
+  }
+
+  std::vector<ValueInfo> constantOfShape(const Node& n) {
+    std::vector<int64_t> s = requireInts(n, 0, "shape");
+    for (int64_t d : s)
+      if (d < 0) fail(n, "shape " + shapeString(s) + " has a negative dimension");
+    DType t = dtypeFromOnnx(n.attrInt("value_type", 1));
+    if (t == DType::Other) fail(n, "value of ONNX data type " + str(n.attrInt("value_type", 1)) + " is not supported");
+    return {info(s, t)};
+  }
+
+  // Range's output length needs its three scalars: integers or float constants.
+  std::vector<ValueInfo> range(const Node& n) {
+    double v[3];
+    for (size_t i = 0; i < 3; ++i) {
+      std::optional<double> x = constScalar(n, i);
+      if (!x)
+        throw UnsupportedError(n.describe() + ": " +
+                               (i == 0   ? "start"
+                                : i == 1 ? "limit"
+                                         : "delta") +
+                               " is not a constant scalar (a Range of computed values has no static shape)");
+      v[i] = *x;
+    }
+    if (v[2] == 0) fail(n, "delta is 0");
+    const double count = std::ceil((v[1] - v[0]) / v[2]);
+    return {info({int64_t(std::max(count, 0.0))}, in(n, 0).dtype)};
+  }
+
+  std::vector<ValueInfo> scatterND(const Node& n) {
+    const ValueInfo& idx = in(n, 1);
+    if (idx.dtype != DType::Int64) fail(n, "indices must be int64");
+    if (idx.shape.empty() || idx.shape.back() > int64_t(shape(n, 0).size()))
+      fail(n, "indices of shape " + shapeString(idx.shape) + " do not index data of shape " + shapeString(shape(n, 0)));
+    return {in(n, 0)};
+  }
+
+  std::vector<ValueInfo> size(const Node&) { return {info({}, DType::Int64)}; }
+
   std::vector<ValueInfo> reduce(const Node& n) {
     const Shape& x = shape(n, 0);
     std::vector<int64_t> axes = attrOrInput(n, "axes", 1, "axes").value_or(std::vector<int64_t>{});
@@ -589,6 +672,31 @@ void attachShapeRules(std::vector<OpDef>& table) {
       {"Pad", &ShapeInferer::pad},
       {"Constant", &ShapeInferer::constant},
       {"ReduceMean", &ShapeInferer::reduce},
+      {"ReduceSum", &ShapeInferer::reduce},
+      {"ReduceMax", &ShapeInferer::reduce},
+      {"ReduceMin", &ShapeInferer::reduce},
+      {"Log", &ShapeInferer::same},
+      {"Softplus", &ShapeInferer::same},
+      {"Elu", &ShapeInferer::same},
+      {"HardSigmoid", &ShapeInferer::same},
+      {"HardSwish", &ShapeInferer::same},
+      {"LeakyRelu", &ShapeInferer::same},
+      {"Not", &ShapeInferer::logicalNot},
+      {"Equal", &ShapeInferer::compare},
+      {"Less", &ShapeInferer::compare},
+      {"Greater", &ShapeInferer::compare},
+      {"LessOrEqual", &ShapeInferer::compare},
+      {"GreaterOrEqual", &ShapeInferer::compare},
+      {"And", &ShapeInferer::compare},
+      {"Or", &ShapeInferer::compare},
+      {"Mod", &ShapeInferer::broadcast},
+      {"Where", &ShapeInferer::where},
+      {"Expand", &ShapeInferer::expand},
+      {"Tile", &ShapeInferer::tile},
+      {"ScatterND", &ShapeInferer::scatterND},
+      {"Size", &ShapeInferer::size},
+      {"ConstantOfShape", &ShapeInferer::constantOfShape},
+      {"Range", &ShapeInferer::range},
       {"Shape", &ShapeInferer::shapeOf},
       {"Cast", &ShapeInferer::cast},
       {"Dropout", &ShapeInferer::dropout},

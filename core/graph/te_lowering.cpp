@@ -326,7 +326,9 @@ class TeLowerer {
       throw GraphError(n.describe() + ": input '" + v + "' is produced later in the set (not topological order)");
     const ValueInfo* vi = info(v);
     if (!vi) throw GraphError(n.describe() + ": unknown value '" + v + "' (run inferShapes first)");
-    if (vi->dtype != DType::Float32)
+    // Computed booleans are stored as 0 / 1 floats, like every computed value.
+    const bool computedBool = vi->dtype == DType::Bool && g_.producer(v) >= 0 && !constantNode(v);
+    if (vi->dtype != DType::Float32 && !computedBool)
       throw GraphError(n.describe() + ": input '" + v + "' is " + dtypeName(vi->dtype) +
                        "; only float32 tensors are computed (integer inputs must be constants used as parameters)");
     for (int64_t d : vi->shape)
@@ -1110,7 +1112,8 @@ class TeLowerer {
     });
   }
 
-  void reduceMean(const Node& n) {
+  // ReduceMean / Sum / Max / Min over the given axes (all when none).
+  void reduceAxes(const Node& n, ReduceKind kind, bool mean) {
     Val x = in(n, 0);
     size_t rank = x.shape.size();
     std::vector<int64_t> axes = axesOf(n, 1);
@@ -1126,7 +1129,7 @@ class TeLowerer {
     }
     if (extents.empty()) return set(n, 0, x);
     const std::string& o = n.outputs[0];
-    Val sum = reduce(o + "_sum", shape, {}, ReduceKind::Sum, extents, [&](const Indices& i, const Indices& r) {
+    auto body = [&](const Indices& i, const Indices& r) {
       Indices j;
       size_t k = 0, q = 0;
       for (size_t d = 0; d < rank; ++d) {
@@ -1138,8 +1141,76 @@ class TeLowerer {
         }
       }
       return x.at(j);
-    });
+    };
+    if (!mean) {
+      set(n, 0, reduce(o, shape, outPerm(o, shape), kind, extents, body));
+      return;
+    }
+    Val sum = reduce(o + "_sum", shape, {}, ReduceKind::Sum, extents, body);
     out(n, 0, shape, [&](const Indices& i) { return sum.at(i) * floatImm(1.0 / double(product(extents))); });
+  }
+
+  // Where(condition, X, Y): the condition is 0 / 1 (a comparison computed
+  // here, or a constant the importer made float).
+  void where(const Node& n) {
+    Val c = in(n, 0), x = in(n, 1), y = in(n, 2);
+    std::vector<int64_t> shape = broadcastShapes(n, broadcastShapes(n, c.shape, x.shape), y.shape);
+    out(n, 0, shape, [&](const Indices& i) {
+      return te::select(te::binary(te::ExprKind::NE, c.at(bcast(c, i)), floatImm(0.0)), x.at(bcast(x, i)),
+                        y.at(bcast(y, i)));
+    });
+  }
+
+  // Expand and Tile: each output element reads one input element.
+  void expand(const Node& n) {
+    Val x = in(n, 0);
+    const ValueInfo* o = info(n.outputs[0]);
+    if (!o) throw GraphError(n.describe() + ": output shape unknown (run inferShapes first)");
+    out(n, 0, o->shape, [&](const Indices& i) { return x.at(bcast(x, i)); });
+  }
+  void tile(const Node& n) {
+    Val x = in(n, 0);
+    const ValueInfo* o = info(n.outputs[0]);
+    if (!o) throw GraphError(n.describe() + ": output shape unknown (run inferShapes first)");
+    out(n, 0, o->shape, [&](const Indices& i) {
+      Indices j;
+      for (size_t d = 0; d < i.size(); ++d)
+        j.push_back(x.shape[d] == o->shape[d] ? i[d] : i[d] % x.shape[d]);
+      return x.at(j);
+    });
+  }
+
+  // Outputs defined by attributes and constant scalars alone.
+  void constantOfShape(const Node& n) {
+    const ValueInfo* o = info(n.outputs[0]);
+    if (!o) throw GraphError(n.describe() + ": output shape unknown (run inferShapes first)");
+    const double v = n.has("value") ? n.attrFloat("value", 0) : 0;
+    out(n, 0, o->shape, [&](const Indices&) { return floatImm(v); });
+  }
+  void range(const Node& n) {
+    auto start = constFloats(n.inputs.at(0)), delta = constFloats(n.inputs.at(2));
+    if (!start || !delta) throw GraphError(n.describe() + ": start and delta must be float constants");
+    const ValueInfo* o = info(n.outputs[0]);
+    out(n, 0, o->shape, [&](const Indices& i) {
+      return floatImm((*start)[0]) + te::cast(te::DType::Float32, i[0]) * floatImm((*delta)[0]);
+    });
+  }
+
+  // C's fmod on floats (fmod=1; fmod=0 is for integers, which are folded).
+  void mod(const Node& n) {
+    if (n.attrInt("fmod", 0) == 0)
+      throw UnsupportedError(n.describe() + ": integer Mod (fmod=0) of computed values is not supported");
+    binary(
+        n,
+        [](const Expr& a, const Expr& b) {
+          return a - te::cast(te::DType::Float32, te::cast(te::DType::Int32, a / b)) * b;
+        },
+        false);
+  }
+
+  void unsupportedComputed(const Node& n) {
+    throw UnsupportedError(n.describe() + ": " + n.op +
+                           " of computed values is not supported (Tessel evaluates it when its inputs are constants)");
   }
 
   const Graph& g_;
@@ -1165,6 +1236,13 @@ void attachLoweringRules(std::vector<OpDef>& table) {
   };
   auto elementwise = [](std::function<Expr(const Expr&)> f) -> Rule {
     return [f](L& l, const Node& n) { l.map(n, f); };
+  };
+  auto activation = [](std::function<Expr(const Node&, const Expr&)> f) -> Rule {
+    return [f](L& l, const Node& n) { l.map(n, [&](const Expr& v) { return f(n, v); }); };
+  };
+  auto truth = [](te::ExprKind cmp) {
+    return
+        [cmp](const Expr& a, const Expr& b) { return te::select(te::binary(cmp, a, b), floatImm(1.0), floatImm(0.0)); };
   };
   const std::map<std::string, Rule> rules = {
       {"Constant", method(&L::none)},
@@ -1211,7 +1289,45 @@ void attachLoweringRules(std::vector<OpDef>& table) {
       {"Gather", method(&L::gather)},
       {"Split", method(&L::split)},
       {"Pad", method(&L::pad)},
-      {"ReduceMean", method(&L::reduceMean)},
+      {"ReduceMean", [](L& l, const Node& n) { l.reduceAxes(n, te::ReduceKind::Sum, true); }},
+      {"ReduceSum", [](L& l, const Node& n) { l.reduceAxes(n, te::ReduceKind::Sum, false); }},
+      {"ReduceMax", [](L& l, const Node& n) { l.reduceAxes(n, te::ReduceKind::Max, false); }},
+      {"ReduceMin", [](L& l, const Node& n) { l.reduceAxes(n, te::ReduceKind::Min, false); }},
+      {"Log", elementwise([](const Expr& v) { return call(CallFn::Log, {v}); })},
+      {"Softplus", elementwise([](const Expr& v) {
+         return te::select(v > floatImm(20.0), v, call(CallFn::Log, {floatImm(1.0) + call(CallFn::Exp, {v})}));
+       })},
+      {"Elu", activation([](const Node& n, const Expr& v) {
+         return te::select(v < floatImm(0.0),
+                           floatImm(n.attrFloat("alpha", 1.0)) * (call(CallFn::Exp, {v}) - floatImm(1.0)), v);
+       })},
+      {"LeakyRelu", activation([](const Node& n, const Expr& v) {
+         return te::select(v < floatImm(0.0), floatImm(n.attrFloat("alpha", 0.01)) * v, v);
+       })},
+      {"HardSigmoid", activation([](const Node& n, const Expr& v) {
+         Expr lin = floatImm(n.attrFloat("alpha", 0.2)) * v + floatImm(n.attrFloat("beta", 0.5));
+         return te::minExpr(te::maxExpr(lin, floatImm(0.0)), floatImm(1.0));
+       })},
+      {"HardSwish", elementwise([](const Expr& v) {
+         return v * te::minExpr(te::maxExpr(v * floatImm(1.0 / 6.0) + floatImm(0.5), floatImm(0.0)), floatImm(1.0));
+       })},
+      // Booleans are 0 and 1 inside kernels.
+      {"Not", elementwise([](const Expr& v) { return floatImm(1.0) - v; })},
+      {"Equal", combine(truth(te::ExprKind::EQ), false)},
+      {"Less", combine(truth(te::ExprKind::LT), false)},
+      {"Greater", combine(truth(te::ExprKind::GT), false)},
+      {"LessOrEqual", combine(truth(te::ExprKind::LE), false)},
+      {"GreaterOrEqual", combine(truth(te::ExprKind::GE), false)},
+      {"And", combine([](const Expr& a, const Expr& b) { return a * b; }, false)},
+      {"Or", combine([](const Expr& a, const Expr& b) { return te::maxExpr(a, b); }, false)},
+      {"Mod", method(&L::mod)},
+      {"Where", method(&L::where)},
+      {"Expand", method(&L::expand)},
+      {"Tile", method(&L::tile)},
+      {"ConstantOfShape", method(&L::constantOfShape)},
+      {"Range", method(&L::range)},
+      {"ScatterND", method(&L::unsupportedComputed)},
+      {"Size", method(&L::foldedFirst)},
   };
   for (OpDef& d : table)
     if (auto r = rules.find(d.name); r != rules.end()) d.lower = r->second;

@@ -13,7 +13,9 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <numeric>
+#include <optional>
 
 #include "graph/const_eval.h"
 #include "graph/shape_utils.h"
@@ -374,8 +376,104 @@ Kernel binary(at::Tensor (*f)(const at::Tensor&, const at::Tensor&)) {
   return [f](const Tensors& in) -> Tensors { return {f(in[0], in[1])}; };
 }
 
+// Activations of exported models (MobileNet v3's hard ones, ...).
+std::optional<Kernel> activationKernel(const Node& n) {
+  const std::string& op = n.op;
+  if (op == "HardSigmoid") {
+    const double alpha = n.attrFloat("alpha", 0.2), beta = n.attrFloat("beta", 0.5);
+    return [alpha, beta](const Tensors& in) -> Tensors { return {at::clamp(in[0] * alpha + beta, 0.0, 1.0)}; };
+  }
+  if (op == "HardSwish") return unary([](const at::Tensor& x) { return at::hardswish(x); });
+  if (op == "LeakyRelu") {
+    const double alpha = n.attrFloat("alpha", 0.01);
+    return [alpha](const Tensors& in) -> Tensors { return {at::leaky_relu(in[0], alpha)}; };
+  }
+  if (op == "Elu") {
+    const double alpha = n.attrFloat("alpha", 1.0);
+    return [alpha](const Tensors& in) -> Tensors { return {at::elu(in[0], alpha)}; };
+  }
+  if (op == "Softplus") return unary([](const at::Tensor& x) { return at::softplus(x); });
+  if (op == "Log") return unary([](const at::Tensor& x) { return at::log(x); });
+  return std::nullopt;
+}
+
+// Comparisons, logic and Where (booleans are ATen's bool tensors here).
+std::optional<Kernel> logicKernel(const Node& n) {
+  using Cmp = at::Tensor (*)(const at::Tensor&, const at::Tensor&);
+  static const std::map<std::string, Cmp> compare = {
+      {"Equal", [](const at::Tensor& a, const at::Tensor& b) { return at::eq(a, b); }},
+      {"Less", [](const at::Tensor& a, const at::Tensor& b) { return at::lt(a, b); }},
+      {"Greater", [](const at::Tensor& a, const at::Tensor& b) { return at::gt(a, b); }},
+      {"LessOrEqual", [](const at::Tensor& a, const at::Tensor& b) { return at::le(a, b); }},
+      {"GreaterOrEqual", [](const at::Tensor& a, const at::Tensor& b) { return at::ge(a, b); }},
+      {"And", [](const at::Tensor& a, const at::Tensor& b) { return at::logical_and(a, b); }},
+      {"Or", [](const at::Tensor& a, const at::Tensor& b) { return at::logical_or(a, b); }},
+  };
+  if (auto c = compare.find(n.op); c != compare.end()) return binary(c->second);
+  if (n.op == "Not") return unary([](const at::Tensor& x) { return at::logical_not(x); });
+  if (n.op == "Where")
+    return [](const Tensors& in) -> Tensors { return {at::where(in[0].to(at::kBool), in[1], in[2])}; };
+  if (n.op == "Mod") {
+    const bool cStyle = n.attrInt("fmod", 0) != 0;
+    return [cStyle](const Tensors& in) -> Tensors {
+      return {cStyle ? at::fmod(in[0], in[1]) : at::remainder(in[0], in[1])};
+    };
+  }
+  return std::nullopt;
+}
+
+// Ops that make or repeat values: ConstantOfShape, Range, Expand, Tile, ScatterND, Size.
+std::optional<Kernel> generatorKernel(const Node& n) {
+  const std::string& op = n.op;
+  if (op == "ConstantOfShape") {
+    const graph::DType type = graph::dtypeFromOnnx(n.attrInt("value_type", 1));
+    const bool isInt = type != graph::DType::Float32;
+    const int64_t iv = isInt && n.has("value") ? n.attrInt("value", 0) : 0;
+    const double fv = !isInt && n.has("value") ? n.attrFloat("value", 0) : 0;
+    const at::ScalarType st = scalarType(type);
+    return [isInt, iv, fv, st](const Tensors& in) -> Tensors {
+      const Shape shape = intsOf(in[0]);
+      return {isInt ? at::full(shape, iv, at::TensorOptions().dtype(st)) : at::full(shape, fv)};
+    };
+  }
+  if (op == "Range")
+    return [](const Tensors& in) -> Tensors {
+      const at::ScalarType t = in[0].scalar_type();
+      return {at::arange(in[0].item(), in[1].item(), in[2].item(), at::TensorOptions().dtype(t))};
+    };
+  if (op == "Expand")
+    return [](const Tensors& in) -> Tensors {
+      // ONNX broadcasts both ways: the result of multiplying by ones of the shape.
+      const Shape shape = intsOf(in[1]);
+      return {in[0] * at::ones(shape, in[0].options())};
+    };
+  if (op == "Tile") return [](const Tensors& in) -> Tensors { return {in[0].repeat(intsOf(in[1]))}; };
+  if (op == "ScatterND")
+    return [](const Tensors& in) -> Tensors {
+      at::Tensor out = in[0].clone();
+      const at::Tensor idx = in[1].to(at::kLong).contiguous();
+      const int64_t k = idx.size(-1);
+      const at::Tensor flatIdx = idx.reshape({-1, k});
+      Shape sliceShape(in[0].sizes().begin() + k, in[0].sizes().end());
+      Shape updShape = {flatIdx.size(0)};
+      updShape.insert(updShape.end(), sliceShape.begin(), sliceShape.end());
+      const at::Tensor upd = in[2].reshape(updShape);
+      for (int64_t t = 0; t < flatIdx.size(0); ++t) {
+        at::Tensor view = out;
+        for (int64_t d = 0; d < k; ++d)
+          view = view.select(0, flatIdx[t][d].item<int64_t>());
+        view.copy_(upd[t]);
+      }
+      return {out};
+    };
+  if (op == "Size") return [](const Tensors& in) -> Tensors { return {intTensor({}, {in[0].numel()})}; };
+  return std::nullopt;
+}
+
 Kernel compile(const Node& n) {
   const std::string& op = n.op;
+  for (auto part : {activationKernel, logicKernel, generatorKernel})
+    if (std::optional<Kernel> k = part(n)) return *k;
   if (op == "Conv") return convKernel(n);
   if (op == "MaxPool" || op == "AveragePool") return poolKernel(n);
   if (op == "GlobalAveragePool")
@@ -570,10 +668,10 @@ Kernel compile(const Node& n) {
     };
   if (op == "Split") return splitKernel(n);
   if (op == "Pad") return padKernel(n);
-  if (op == "ReduceMean") {
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") {
     const bool keep = n.attrInt("keepdims", 1) != 0;
     const bool noop = n.attrInt("noop_with_empty_axes", 0) != 0;
-    return [n, keep, noop](const Tensors& in) -> Tensors {
+    return [n, keep, noop, op](const Tensors& in) -> Tensors {
       const at::Tensor& x = in[0];
       Shape axes = attrOrInput(n, in, "axes", 1).value_or(Shape{});
       if (axes.empty()) {
@@ -583,6 +681,9 @@ Kernel compile(const Node& n) {
       }
       for (int64_t& a : axes)
         a = axisOf(n, a, x.dim());
+      if (op == "ReduceSum") return {x.sum(axes, keep)};
+      if (op == "ReduceMax") return {at::amax(x, axes, keep)};
+      if (op == "ReduceMin") return {at::amin(x, axes, keep)};
       return {x.mean(axes, keep)};
     };
   }
