@@ -26,9 +26,9 @@ const Command* findCommand(const std::string& name);
 std::string usage();
 
 // One per file: X_command.cpp defines xOptions, xHelp and xCommand.
-#define TESSEL_CLI_COMMAND(x)   \
-  OptionSpec x##Options();      \
-  std::string x##Help();        \
+#define TESSEL_CLI_COMMAND(x) \
+  OptionSpec x##Options();    \
+  std::string x##Help();      \
   int x##Command(const std::vector<std::string>& args);
 TESSEL_CLI_COMMAND(tuneOp)
 TESSEL_CLI_COMMAND(tune)

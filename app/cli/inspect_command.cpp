@@ -28,7 +28,8 @@ const char* kHelp =
     "                         programming (default), never worse on its estimate; none\n"
     "  --target cpu|cuda      decides the tasks' layout (default cpu: NHWC convolutions)\n"
     "  --dot FILE             the graph as Graphviz DOT, partitions as clusters\n"
-    "  --input-shapes A,B;C,D  shapes of a TorchScript model's inputs\n"
+    "  --input-shapes A,B;C,D  the shapes of the model's inputs: needed for a\n"
+    "               TorchScript model, and to size an ONNX model's symbolic dimensions\n"
     "  --json                 one JSON object: model, nodes, params, flops, partitions, tasks\n"
     "\n"
     "examples:\n"
@@ -111,6 +112,7 @@ int inspectCommand(const std::vector<std::string>& argv) {
   if (args.has("json")) {
     nlohmann::json j;
     j["model"] = m.name;
+    j["assumptions"] = g.assumptions;
     j["nodes"] = m.nodes;
     j["params"] = m.params;
     j["flops"] = m.flops;
@@ -139,6 +141,8 @@ int inspectCommand(const std::vector<std::string>& argv) {
   }
   std::printf("%s: %zu nodes, %lld parameters, %.3f GFLOPs (2 x multiply-adds)\n", m.name.c_str(), m.nodes,
               (long long)m.params, m.flops / 1e9);
+  for (const std::string& a : g.assumptions)
+    std::printf("note: %s\n", a.c_str());
   std::printf("fusion %s: %zu partitions (estimate %.3f ms), %zu tasks\n", m.fusion.c_str(), plan.groups.size(),
               plan.estimatedSeconds * 1e3, tasks.size());
   std::printf("%-56s %7s %12s\n", "task", "weight", "MFLOP each");

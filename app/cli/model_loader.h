@@ -10,6 +10,11 @@ namespace tessel::cli {
 
 using frontend::PreparedModel;
 
+// MODEL: the one positional argument; UsageError otherwise.
+std::string modelArgument(const Args& args);
+// --fusion, checked (default dp).
+std::string fusionArgument(const Args& args);
+
 // MODEL (one positional argument), --fusion and --input-shapes checked, then
 // frontend::prepareModel.
 PreparedModel prepareModel(const Args& args, const std::string& target);

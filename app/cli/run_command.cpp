@@ -23,13 +23,15 @@
 #include "store/database.h"
 #include "support/cpu_contention.h"
 #include "support/tolerances.h"
+#include "user_data.h"
 
 namespace tessel::cli {
 
 namespace {
 
 const char* kHelp =
-    "usage: tessel run MODEL [--db FILE] [--fusion rule|dp|none] [--repeats N] [--profile] [--json]\n"
+    "usage: tessel run MODEL [--db FILE] [--inputs X.npz|X.npy] [--expect Y.npz] [--save-outputs Z.npz]\n"
+    "                  [--fusion rule|dp|none] [--repeats N] [--profile] [--json]\n"
     "\n"
     "Runs the model with the best kernels stored for its tasks (the naive program\n"
     "where a task has none) and with LibTorch (ATen ops, threads = cores) on the\n"
@@ -41,16 +43,24 @@ const char* kHelp =
     "               else ~/.local/share/tessel/tessel.db)\n"
     "  --fusion rule|dp|none  the fusion the model was tuned with (default dp)\n"
     "  --target cpu the only target run executes on\n"
+    "  --inputs F   the inputs, from NumPy: an .npz (np.savez) with an array per\n"
+    "               input, by the input's name or in order; an .npy for one input\n"
+    "               (default: seeded random values in [-1, 1))\n"
+    "  --expect F   an .npz of the outputs to compare with (e.g. your framework's):\n"
+    "               reports the largest error; wrong beyond 1e-3 x the largest output\n"
+    "  --save-outputs F  writes Tessel's outputs to an .npz\n"
     "  --repeats N  timed runs of each side after a warm-up (default 10)\n"
     "  --profile    per partition: its time in the run, its tuned estimate, their ratio\n"
     "  --json       tessel_ms (median), tessel_ms_min/median/max, libtorch_ms and its\n"
     "               min/median/max, estimate_ms, speedup, max_abs_err, correct, disturbed\n"
     "               (and disturbance, why), contention (others_share, steal_share),\n"
     "               tasks_tuned, tasks_naive, memory; with --profile, partitions\n"
-    "  --input-shapes A,B;C,D  shapes of a TorchScript model's inputs\n"
+    "  --input-shapes A,B;C,D  the shapes of the model's inputs: needed for a\n"
+    "               TorchScript model, and to size an ONNX model's symbolic dimensions\n"
     "\n"
-    "example:\n"
-    "  tessel run resnet18 --db r18.db --profile\n";
+    "examples:\n"
+    "  tessel run resnet18 --db r18.db --profile\n"
+    "  tessel run model.onnx --inputs x.npz --expect y.npz --save-outputs ours.npz\n";
 
 struct Spread {
   double min = 0, median = 0, max = 0;
@@ -192,7 +202,8 @@ nlohmann::json profileTable(const runtime::GraphExecutor& executor, const std::v
 }  // namespace
 
 OptionSpec runOptions() {
-  return {{"db", "fusion", "repeats", "target", "input-shapes"}, {"json", "help", "profile"}};
+  return {{"db", "fusion", "repeats", "target", "input-shapes", "inputs", "expect", "save-outputs"},
+          {"json", "help", "profile"}};
 }
 
 std::string runHelp() {
@@ -211,8 +222,20 @@ int runCommand(const std::vector<std::string>& argv) {
   const bool json = args.has("json"), profile = args.has("profile");
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
 
-  PreparedModel prepared = prepareModel(args, target);
+  // The user's inputs are read against the model as loaded: integer inputs
+  // (token ids) are bound as constants when it is prepared.
+  UserInputs user;
+  PreparedModel prepared;
+  if (args.has("inputs")) {
+    graph::Graph loaded = frontend::loadModel(modelArgument(args), args.get("input-shapes"));
+    user = readUserInputs(args.get("inputs"), loaded.inputs);
+    prepared = prepareModel(std::move(loaded), modelArgument(args), fusionArgument(args), target, user.ints);
+  } else {
+    prepared = prepareModel(args, target);
+  }
   const graph::Graph& g = prepared.graph;
+  std::map<std::string, runtime::HostTensor> expected;
+  if (args.has("expect")) expected = readExpectedOutputs(args.get("expect"), g);
   const std::vector<fusion::GraphTask>& tasks = prepared.tasks;
 
   std::unique_ptr<store::Database> db;
@@ -232,7 +255,7 @@ int runCommand(const std::vector<std::string>& argv) {
   eo.schedules = stored.schedules;
   runtime::GraphExecutor executor(g, eo);
   executor.setProfiling(profile);
-  const std::map<std::string, runtime::HostTensor> inputs = randomInputs(g);
+  const std::map<std::string, runtime::HostTensor> inputs = args.has("inputs") ? user.floats : randomInputs(g);
 
   // LibTorch first, in a process where no Tessel kernel has run yet: OpenMP
   // threads left spinning by Tessel's kernels slowed LibTorch 15-60x when it
@@ -268,7 +291,10 @@ int runCommand(const std::vector<std::string>& argv) {
       maxRef = std::max(maxRef, std::fabs(double(want.data[i])));
     }
   }
-  const bool correct = maxAbs <= support::kModelRelativeTolerance * std::max(1.0, maxRef);
+  if (args.has("save-outputs")) saveOutputs(args.get("save-outputs"), g, ours);
+  const OutputComparison vsExpected = args.has("expect") ? compareOutputs(ours, expected) : OutputComparison{};
+  const bool correct = maxAbs <= support::kModelRelativeTolerance * std::max(1.0, maxRef) &&
+                       (!args.has("expect") || vsExpected.withinTolerance());
   const std::string disturbance = disturbanceOf(tessel, torch);
   const runtime::MemoryStats mem = executor.memory();
   const nlohmann::json partitions =
@@ -307,6 +333,11 @@ int runCommand(const std::vector<std::string>& argv) {
         {"fusion", prepared.fusion}};
     if (!disturbance.empty()) j["disturbance"] = disturbance;
     if (profile) j["partitions"] = partitions;
+    if (args.has("expect")) {
+      j["expect_max_abs_err"] = vsExpected.maxAbsErr;
+      j["expect_max_abs_ref"] = vsExpected.maxAbsRef;
+      j["expect_correct"] = vsExpected.withinTolerance();
+    }
     std::puts(j.dump().c_str());
     if (!disturbance.empty()) std::fprintf(stderr, "disturbed: %s\n", disturbance.c_str());
     return correct ? 0 : 1;
@@ -318,7 +349,12 @@ int runCommand(const std::vector<std::string>& argv) {
                 ts.median / estimate);
   std::printf("libtorch %.3f ms (median of %d; min %.3f, max %.3f): Tessel at %.2fx LibTorch's speed\n",
               tt.median * 1e3, repeats, tt.min * 1e3, tt.max * 1e3, tt.median / ts.median);
-  std::printf("max abs error %.3g (outputs up to %.3g): %s\n", maxAbs, maxRef, correct ? "correct" : "WRONG");
+  std::printf("max abs error %.3g against LibTorch (outputs up to %.3g): %s\n", maxAbs, maxRef,
+              maxAbs <= support::kModelRelativeTolerance * std::max(1.0, maxRef) ? "correct" : "WRONG");
+  if (args.has("expect"))
+    std::printf("max abs error %.3g against %s (outputs up to %.3g, largest in '%s'): %s\n", vsExpected.maxAbsErr,
+                args.get("expect").c_str(), vsExpected.maxAbsRef, vsExpected.worstOutput.c_str(),
+                vsExpected.withinTolerance() ? "correct" : "WRONG");
   std::printf("memory: activations %.1f MiB in one arena (%.1f MiB unshared), constants %.1f MiB\n",
               double(mem.arenaBytes) / 1048576, double(mem.unsharedBytes) / 1048576,
               double(mem.constantBytes) / 1048576);

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "frontend/torchscript_import.h"
+#include "graph/shape_utils.h"
 #include "graph/zoo.h"
 #include "task/search_task.h"
 #ifdef TESSEL_HAVE_ONNX
@@ -36,7 +37,7 @@ std::vector<int64_t> parseShapeList(const std::string& text) {
 
 }  // namespace
 
-void bindIntegerInputs(graph::Graph& g) {
+void bindIntegerInputs(graph::Graph& g, const IntegerInputs& values) {
   for (auto it = g.inputs.begin(); it != g.inputs.end();) {
     if (it->dtype == graph::DType::Float32) {
       ++it;
@@ -44,20 +45,41 @@ void bindIntegerInputs(graph::Graph& g) {
     }
     graph::Initializer init;
     init.info = *it;
-    init.ints.resize(size_t(it->numElements()));
-    for (size_t i = 0; i < init.ints.size(); ++i)
-      init.ints[i] = int64_t((i * 7919) % 1000);
+    if (auto v = values.find(it->name); v != values.end()) {
+      if (int64_t(v->second.size()) != it->numElements())
+        throw graph::GraphError("input '" + it->name + "' takes " + std::to_string(it->numElements()) +
+                                " values (shape " + graph::shapeString(it->shape) + "), " +
+                                std::to_string(v->second.size()) + " were given");
+      init.ints = v->second;
+    } else {
+      init.ints.resize(size_t(it->numElements()));
+      for (size_t i = 0; i < init.ints.size(); ++i)
+        init.ints[i] = int64_t((i * 7919) % 1000);
+    }
     g.initializers[it->name] = init;
     it = g.inputs.erase(it);
   }
 }
 
 graph::Graph loadModel(const std::string& model, const std::string& inputShapes) {
-  if (graph::isZooModel(model)) return graph::makeZooModel(model);
+  if (graph::isZooModel(model)) {
+    if (!inputShapes.empty())
+      throw graph::GraphError("the zoo model " + model +
+                              " has fixed input shapes; --input-shapes is for .onnx and .pt files");
+    return graph::makeZooModel(model);
+  }
   const std::string ext = std::filesystem::path(model).extension().string();
+  std::vector<std::vector<int64_t>> shapes;
+  size_t start = 0;
+  while (!inputShapes.empty() && start <= inputShapes.size()) {
+    size_t end = inputShapes.find(';', start);
+    if (end == std::string::npos) end = inputShapes.size();
+    shapes.push_back(parseShapeList(inputShapes.substr(start, end - start)));
+    start = end + 1;
+  }
   if (ext == ".onnx") {
 #ifdef TESSEL_HAVE_ONNX
-    return frontend::importOnnx(model);
+    return frontend::importOnnx(model, shapes);
 #else
     throw graph::GraphError("this build has no ONNX support (libonnx-dev was missing): cannot read " + model);
 #endif
@@ -68,14 +90,6 @@ graph::Graph loadModel(const std::string& model, const std::string& inputShapes)
     if (inputShapes.empty())
       throw graph::GraphError("a TorchScript model needs --input-shapes (e.g. 1,3,224,224): " + model +
                               " does not record the shapes of its inputs");
-    std::vector<std::vector<int64_t>> shapes;
-    size_t start = 0;
-    while (start <= inputShapes.size()) {
-      size_t end = inputShapes.find(';', start);
-      if (end == std::string::npos) end = inputShapes.size();
-      shapes.push_back(parseShapeList(inputShapes.substr(start, end - start)));
-      start = end + 1;
-    }
     return frontend::importTorchScript(model, shapes);
   }
   std::string known;
@@ -86,14 +100,19 @@ graph::Graph loadModel(const std::string& model, const std::string& inputShapes)
 
 PreparedModel prepareModel(const std::string& model, const std::string& inputShapes, const std::string& fusion,
                            const std::string& target) {
+  return prepareModel(loadModel(model, inputShapes), model, fusion, target);
+}
+
+PreparedModel prepareModel(graph::Graph loaded, const std::string& name, const std::string& fusion,
+                           const std::string& target, const IntegerInputs& integerInputs) {
   PreparedModel m;
-  m.name = model;
+  m.name = name;
   m.fusion = fusion;
-  m.graph = loadModel(m.name, inputShapes);
+  m.graph = std::move(loaded);
   m.params = m.graph.parameterCount();
   m.flops = m.graph.flops();
   m.nodes = m.graph.nodes.size();
-  bindIntegerInputs(m.graph);
+  bindIntegerInputs(m.graph, integerInputs);
   graph::foldConstants(m.graph);
   graph::foldBatchNorm(m.graph);
   graph::pretransposeGemmWeights(m.graph);

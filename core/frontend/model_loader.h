@@ -3,6 +3,7 @@
 // inputs bound, constants and batch norms folded, fused, cut into tasks).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,10 +18,13 @@ namespace tessel::frontend {
 // model's forward() arguments, which TorchScript does not record.
 graph::Graph loadModel(const std::string& model, const std::string& inputShapes = "");
 
-// Integer graph inputs (BERT's token ids) become fixed constants (ids
-// 0..999 in a fixed pattern): kernels index tables with them, and a tuned
-// task is specialised to its shapes, not to its token values.
-void bindIntegerInputs(graph::Graph& g);
+// Integer graph inputs (BERT's token ids) become constants: kernels index
+// tables with them, and a tuned task is specialised to its shapes, not to its
+// token values. `values` gives an input's values (a user's, by input name);
+// the others get ids 0..999 in a fixed pattern. GraphError for values that do
+// not fit the input's shape.
+using IntegerInputs = std::map<std::string, std::vector<int64_t>>;
+void bindIntegerInputs(graph::Graph& g, const IntegerInputs& values = {});
 
 struct PreparedModel {
   std::string name;
@@ -36,5 +40,8 @@ struct PreparedModel {
 // fusion: rule | dp | none; target decides the layout of image tasks.
 PreparedModel prepareModel(const std::string& model, const std::string& inputShapes, const std::string& fusion,
                            const std::string& target);
+// The same for a graph loaded already (loadModel), named `name`.
+PreparedModel prepareModel(graph::Graph loaded, const std::string& name, const std::string& fusion,
+                           const std::string& target, const IntegerInputs& integerInputs = {});
 
 }  // namespace tessel::frontend
