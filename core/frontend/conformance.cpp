@@ -88,6 +88,19 @@ const LoadedTensor* match(const std::vector<LoadedTensor>& data, const std::stri
   return nullptr;
 }
 
+// A constant integer or boolean output against the expected values, exactly.
+std::string compareInts(const std::string& name, const graph::Initializer& got, const LoadedTensor& want) {
+  if (got.info.shape != want.shape)
+    return "output '" + name + "' has shape " + shapeText(got.info.shape) + ", expected " + shapeText(want.shape);
+  const bool boolean = want.dtype == DType::Bool;
+  for (size_t i = 0; i < want.ints.size() && i < got.ints.size(); ++i)
+    if (boolean ? (got.ints[i] != 0) != (want.ints[i] != 0) : got.ints[i] != want.ints[i])
+      return "output '" + name + "' differs at index " + std::to_string(i) + ": got " + std::to_string(got.ints[i]) +
+             ", expected " + std::to_string(want.ints[i]);
+  if (got.ints.size() != want.ints.size()) return "output '" + name + "' holds another number of values";
+  return "";
+}
+
 std::string compare(const std::string& name, const runtime::HostTensor& got, const LoadedTensor& want,
                     const ConformanceOptions& o) {
   if (got.shape != want.shape)
@@ -188,34 +201,54 @@ void runCase(const fs::path& dir, const ConformanceOptions& options) {
       throw Unsupported("value '" + name + "' has shape " + shapeText(v.shape) +
                         "; zero-size tensors are not supported");
 
-  std::vector<const LoadedTensor*> expected;
+  // Integer and boolean outputs: those known at load time (folded into
+  // constants) are compared here; booleans computed by kernels come back as
+  // 0 / 1 floats. Integers computed at run time are not supported.
+  std::vector<std::pair<std::string, LoadedTensor>> expected;  // outputs the executor computes
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const std::string& name = g.outputs[i];
     const LoadedTensor* t = match(outputs, name, i);
     if (!t) throw std::runtime_error("no expected data for output '" + name + "'");
-    if (t->dtype != DType::Float32)
-      throw Unsupported("output '" + name + "' is " +
-                        (t->dtype == DType::Other ? std::string("not float32") : graph::dtypeName(t->dtype)) +
-                        "; the executor computes float32");
-    if (g.value(name).dtype != DType::Float32)
-      throw Unsupported(std::string("output '") + name + "' is " + graph::dtypeName(g.value(name).dtype) +
-                        "; the executor computes float32");
-    expected.push_back(t);
+    const DType ours = g.value(name).dtype;
+    if (t->dtype == DType::Other || t->dtype == DType::Float64 || ours == DType::Float64)
+      throw Unsupported("output '" + name + "' is not float32, an integer or bool");
+    if (isIntegerDType(t->dtype) != isIntegerDType(ours))
+      throw std::runtime_error("output '" + name + "' is " + graph::dtypeName(ours) + ", expected " +
+                               graph::dtypeName(t->dtype));
+    LoadedTensor want = *t;
+    if (isIntegerDType(ours)) {
+      auto init = g.initializers.find(name);
+      if (init != g.initializers.end() && init->second.hasData()) {
+        const std::string diff = compareInts(name, init->second, want);
+        if (!diff.empty()) throw std::runtime_error(diff);
+        continue;
+      }
+      if (ours != DType::Bool)
+        throw Unsupported(std::string("output '") + name + "' is " + graph::dtypeName(ours) +
+                          " computed at run time; the executor computes float32");
+      want.floats.assign(want.ints.begin(), want.ints.end());
+    }
+    expected.emplace_back(name, std::move(want));
   }
+  if (expected.empty()) return;
 
+  graph::Graph run = g;
+  run.outputs.clear();
+  for (const auto& [name, want] : expected)
+    run.outputs.push_back(name);
   std::map<std::string, runtime::HostTensor> got;
   try {
     runtime::ExecutorOptions eo;
     eo.jobs = options.jobs;
-    runtime::GraphExecutor exec(g, eo);
+    runtime::GraphExecutor exec(run, eo);
     got = exec.run(feeds);
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("executor: ") + e.what());
   }
-  for (size_t i = 0; i < g.outputs.size(); ++i) {
-    auto it = got.find(g.outputs[i]);
-    if (it == got.end()) throw std::runtime_error("the executor returned no output '" + g.outputs[i] + "'");
-    std::string diff = compare(g.outputs[i], it->second, *expected[i], options);
+  for (const auto& [name, want] : expected) {
+    auto it = got.find(name);
+    if (it == got.end()) throw std::runtime_error("the executor returned no output '" + name + "'");
+    std::string diff = compare(name, it->second, want, options);
     if (!diff.empty()) throw std::runtime_error(diff);
   }
 }

@@ -22,6 +22,7 @@
 #include <limits>
 #include <set>
 
+#include "frontend/attention_nodes.h"
 #include "graph/shape_utils.h"
 
 namespace tessel::frontend {
@@ -86,6 +87,11 @@ class Importer {
 
   graph::Graph run() {
     torch::jit::Module module = load();
+    // The file's parameters are the module's (freezing below merges equal
+    // constants and turns parameters into them).
+    int64_t parameters = 0;
+    for (const at::Tensor& p : module.parameters())
+      parameters += p.numel();
     std::shared_ptr<torch::jit::Graph> jit;
     try {
       module.eval();
@@ -118,6 +124,10 @@ class Importer {
       addOutput(slot(v));
     graph::inferShapes(g_);
     g_.validate();
+    // As the ONNX importer does: what is known at load time is folded, so
+    // that only the tensor work remains.
+    g_.fileParameters = parameters;
+    graph::foldConstants(g_);
     return std::move(g_);
   }
 
@@ -618,6 +628,140 @@ class Importer {
     if (shapeOf(x)[size_t(dim)] != 1) return result(node("Identity", {x}));  // torch: a no-op
     result(node("Squeeze", {x, ints(outName() + "/axes", {dim})}));
   }
+  // ---- activations, padding, masks and attention of exported models ---------
+
+  void silu(torch::jit::Node* n) {
+    const std::string x = tensor(arg(n, 0));
+    result(node("Mul", {x, node("Sigmoid", {x}, {}, "sigmoid")}));
+  }
+  // torch's hardsigmoid is relu6(x + 3) / 6: ONNX's with alpha 1/6.
+  void hardsigmoid(torch::jit::Node* n) {
+    result(node("HardSigmoid", {tensor(arg(n, 0))}, {{"alpha", 1.0 / 6.0}, {"beta", 0.5}}));
+  }
+  // F.pad: pairs from the last axis backwards; ONNX: all begins, then all ends.
+  void pad(torch::jit::Node* n) {
+    const std::string x = tensor(arg(n, 0));
+    const Shape p = intsArg(arg(n, 1), "pad");
+    const int64_t rank = rankOf(x);
+    if (p.size() % 2 || int64_t(p.size()) > 2 * rank) fail("pad has an odd length or more pairs than axes");
+    Shape pads(size_t(2 * rank), 0);
+    for (size_t i = 0; i < p.size() / 2; ++i) {
+      pads[size_t(rank) - 1 - i] = p[2 * i];
+      pads[size_t(2 * rank) - 1 - i] = p[2 * i + 1];
+    }
+    const std::string mode = n->inputs().size() > 2 ? constant(arg(n, 2), "mode").toStringRef() : "constant";
+    static const std::map<std::string, std::string> modes = {
+        {"constant", "constant"}, {"reflect", "reflect"}, {"replicate", "edge"}};
+    auto m = modes.find(mode);
+    if (m == modes.end()) fail("mode '" + mode + "' is not supported");
+    const double value = n->inputs().size() > 3 && !isNone(arg(n, 3)) ? floatArg(arg(n, 3), "value") : 0.0;
+    result(node("Pad", {x, ints(outName() + "/pads", pads), floats(outName() + "/value", {}, {float(value)})},
+                {{"mode", m->second}}));
+  }
+  // roll: per axis, the last `shift` elements first (a Slice pair and a Concat).
+  void roll(torch::jit::Node* n) {
+    std::string x = tensor(arg(n, 0));
+    const Shape shifts = intsArg(arg(n, 1), "shifts");
+    Shape dims = n->inputs().size() > 2 ? intsArg(arg(n, 2), "dims") : Shape{};
+    const Shape original = shapeOf(x);
+    if (dims.empty()) {  // the flattened tensor rolls
+      if (shifts.size() != 1) fail("several shifts need as many dims");
+      x = node("Reshape", {x, ints(outName() + "/flat", {-1})}, {}, "flat");
+      dims = {0};
+    }
+    if (shifts.size() != dims.size()) fail("shifts and dims differ in length");
+    for (size_t i = 0; i < dims.size(); ++i) {
+      const int64_t d = axis(dims[i], rankOf(x)), len = shapeOf(x)[size_t(d)];
+      const int64_t s = ((shifts[i] % len) + len) % len;
+      if (s == 0) continue;
+      auto part = [&](int64_t from, int64_t to, const char* what) {
+        const std::string w = outName() + "/" + what;
+        return node("Slice", {x, ints(w + "_starts", {from}), ints(w + "_ends", {to}), ints(w + "_axes", {d})}, {},
+                    what);
+      };
+      x = node("Concat", {part(len - s, len, "tail"), part(0, len - s, "head")}, {{"axis", d}}, "rolled");
+    }
+    if (original != shapeOf(x)) x = node("Reshape", {x, ints(outName() + "/shape", original)}, {}, "unflat");
+    result(node("Identity", {x}));
+  }
+  // new_zeros of a constant size is a constant: the in-place fills and
+  // slices that build Swin's masks on it are then evaluated by the JIT.
+  void newZeros(torch::jit::Node* n) {
+    const Shape size = intsArg(arg(n, 1), "size");
+    at::ScalarType type = at::kFloat;
+    if (n->inputs().size() > 2 && !isNone(arg(n, 2))) type = static_cast<at::ScalarType>(intArg(arg(n, 2), "dtype"));
+    slots_[n->output()] = constSlot(at::zeros(size, at::TensorOptions().dtype(type)));
+  }
+  void compare(torch::jit::Node* n, bool negate) {
+    const std::string self = operand(arg(n, 0), firstTensor(n));
+    const std::string eq = node("Equal", {self, operand(arg(n, 1), self)}, {}, negate ? "equal" : "");
+    result(negate ? node("Not", {eq}) : eq);
+  }
+  void maskedFill(torch::jit::Node* n) {
+    const std::string self = tensor(arg(n, 0));
+    result(node("Where", {tensor(arg(n, 1)), operand(arg(n, 2), self), self}));
+  }
+  // expand: -1 keeps the axis; new leading axes broadcast.
+  void expand(torch::jit::Node* n) {
+    const std::string x = tensor(arg(n, 0));
+    Shape target = intsArg(arg(n, 1), "size");
+    const Shape& s = shapeOf(x);
+    if (target.size() < s.size()) fail("expands to fewer axes than the tensor has");
+    for (size_t i = 0; i < target.size(); ++i) {
+      const size_t lead = target.size() - s.size();
+      if (target[i] == -1) {
+        if (i < lead) fail("-1 for a new axis");
+        target[i] = s[i - lead];
+      }
+    }
+    result(node("Expand", {x, ints(outName() + "/shape", target)}));
+  }
+
+  // PyTorch's fused attention (nn.MultiheadAttention's and
+  // nn.TransformerEncoderLayer's fast paths), spelled out (attention_nodes.h).
+  NodeEmitter emitter() {
+    NodeEmitter e;
+    e.node = [this](const std::string& op, std::vector<std::string> inputs, std::map<std::string, AttrValue> attrs,
+                    const std::string& suffix) { return node(op, std::move(inputs), std::move(attrs), suffix); };
+    e.ints = [this](const std::string& suffix, Shape values) { return ints(outName() + "/" + suffix, values); };
+    e.scalar = [this](const std::string& suffix, float v) { return floats(outName() + "/" + suffix, {}, {v}); };
+    e.shapeOf = [this](const std::string& v) { return shapeOf(v); };
+    return e;
+  }
+  AttentionWeights attentionWeights(torch::jit::Node* n, size_t embed) {
+    AttentionWeights w;
+    w.embedDim = intArg(arg(n, embed), "embed_dim");
+    w.heads = intArg(arg(n, embed + 1), "num_heads");
+    w.qkvWeight = tensor(arg(n, embed + 2));
+    w.qkvBias = tensor(arg(n, embed + 3));
+    w.projWeight = tensor(arg(n, embed + 4));
+    w.projBias = tensor(arg(n, embed + 5));
+    return w;
+  }
+  void nativeMultiHeadAttention(torch::jit::Node* n) {
+    if (!isNone(arg(n, 9))) fail("attention masks are not supported");
+    if (n->outputs().size() > 1 && n->output(1)->hasUses()) fail("the attention weights output is not supported");
+    result(
+        multiHeadAttention(emitter(), tensor(arg(n, 0)), tensor(arg(n, 1)), tensor(arg(n, 2)), attentionWeights(n, 3)));
+  }
+  void transformerEncoderLayer(torch::jit::Node* n) {
+    if (n->inputs().size() > 18 && !isNone(arg(n, 18))) fail("attention masks are not supported");
+    EncoderLayerWeights w;
+    w.attention = attentionWeights(n, 1);
+    w.gelu = boolArg(arg(n, 7), "use_gelu");
+    w.normFirst = boolArg(arg(n, 8), "norm_first");
+    w.eps = floatArg(arg(n, 9), "eps");
+    w.norm1Weight = tensor(arg(n, 10));
+    w.norm1Bias = tensor(arg(n, 11));
+    w.norm2Weight = tensor(arg(n, 12));
+    w.norm2Bias = tensor(arg(n, 13));
+    w.ffn1Weight = tensor(arg(n, 14));
+    w.ffn1Bias = tensor(arg(n, 15));
+    w.ffn2Weight = tensor(arg(n, 16));
+    w.ffn2Bias = tensor(arg(n, 17));
+    result(frontend::transformerEncoderLayer(emitter(), tensor(arg(n, 0)), w));
+  }
+
   void embedding(torch::jit::Node* n) {
     result(node("Gather", {tensor(arg(n, 0)), tensor(arg(n, 1))}, {{"axis", int64_t(0)}}));
   }
@@ -893,6 +1037,18 @@ const std::map<std::string, Importer::AtenConverter>& Importer::atenConverters()
       {"chunk", splitOp(SplitBy::Chunks)},
       {"tensor_split", splitOp(SplitBy::TensorSplitChunks)},
       {"embedding", method(&I::embedding)},
+      {"silu", method(&I::silu)},
+      {"hardswish", unaryOp("HardSwish")},
+      {"hardsigmoid", method(&I::hardsigmoid)},
+      {"pad", method(&I::pad)},
+      {"roll", method(&I::roll)},
+      {"new_zeros", method(&I::newZeros)},
+      {"eq", [](I& i, N n) { i.compare(n, false); }},
+      {"ne", [](I& i, N n) { i.compare(n, true); }},
+      {"masked_fill", method(&I::maskedFill)},
+      {"expand", method(&I::expand)},
+      {"_native_multi_head_attention", method(&I::nativeMultiHeadAttention)},
+      {"_transformer_encoder_layer_fwd", method(&I::transformerEncoderLayer)},
   };
   return table;
 }

@@ -432,9 +432,11 @@ class TeLowerer {
                      " produces int64 and must be removed by foldConstants before lowering");
   }
   void passThrough(const Node& n) { set(n, 0, in(n, 0)); }
+  // Inference: the identity, and a mask of ones (true) where it is read.
   void dropout(const Node& n) {
-    unusedExtraOutputs(n, 1);
-    set(n, 0, in(n, 0));
+    const Val x = in(n, 0);
+    set(n, 0, x);
+    if (n.outputs.size() > 1 && !n.outputs[1].empty()) out(n, 1, x.shape, [](const Indices&) { return floatImm(1.0); });
   }
   void cast(const Node& n) {
     if (dtypeFromOnnx(n.attrInt("to", 1)) != DType::Float32)

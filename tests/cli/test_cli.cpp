@@ -9,11 +9,15 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <chrono>
+#include <cmath>
 #include <csignal>
+#include <fstream>
 #include <random>
 #include <thread>
 
 #include "commands.h"
+#include "graph/zoo.h"
+#include "runtime/numpy_files.h"
 
 namespace {
 
@@ -494,6 +498,71 @@ class TestCli : public QObject {
   }
 
   // tune a small model under the task scheduler, resume it, run it against LibTorch.
+  // tessel run on a user's NumPy data: the same inputs give the same
+  // outputs, --expect judges them, and bad files name what is wrong.
+  void runOnTheUsersData() {
+    const tessel::graph::Graph g = tessel::graph::makeZooModel("tiny_cnn");
+    QCOMPARE(g.inputs.size(), size_t(1));
+    tessel::runtime::HostTensor x{g.inputs[0].shape, {}};
+    for (int64_t i = 0; i < g.inputs[0].numElements(); ++i)
+      x.data.push_back(float(std::sin(0.37 * double(i))));
+    const QString inputs = scratch().filePath("x.npz"), outputs = scratch().filePath("y.npz");
+    tessel::runtime::writeNpz(inputs.toStdString(), {{g.inputs[0].name, x}});
+    Run first = runCli({"run", "tiny_cnn", "--inputs", inputs, "--save-outputs", outputs, "--repeats", "1", "--json"});
+    QVERIFY2(first.code == 0, qPrintable(first.err));
+    const std::vector<tessel::runtime::NumpyArray> saved = tessel::runtime::readNumpyFile(outputs.toStdString());
+    QCOMPARE(saved.size(), g.outputs.size());
+    QCOMPARE(saved[0].name, g.outputs[0]);
+
+    // The same data as a lone .npy; the saved outputs as the expectation.
+    const QString npy = scratch().filePath("x.npy");
+    {
+      std::ofstream f(npy.toStdString(), std::ios::binary);
+      f << tessel::runtime::formatNpy(x);
+    }
+    Run again = runCli({"run", "tiny_cnn", "--inputs", npy, "--expect", outputs, "--repeats", "1", "--json"});
+    QVERIFY2(again.code == 0, qPrintable(again.err));
+    QJsonObject o = QJsonDocument::fromJson(again.out.toUtf8()).object();
+    QVERIFY(o["expect_correct"].toBool());
+    QVERIFY(o["expect_max_abs_err"].toDouble() <= 1e-6 * o["expect_max_abs_ref"].toDouble());
+    QVERIFY(o["expect_max_abs_ref"].toDouble() > 0);
+
+    // An expectation off by 1 % of the largest output is wrong, and says where.
+    tessel::runtime::HostTensor off{saved[0].shape, saved[0].floats};
+    float largest = 0;
+    for (float v : off.data)
+      largest = std::max(largest, std::fabs(v));
+    off.data[0] += 0.01f * largest;
+    const QString wrong = scratch().filePath("wrong.npz");
+    tessel::runtime::writeNpz(wrong.toStdString(), {{"arr_0", off}});  // positional, as np.savez(f, y) names it
+    Run bad = runCli({"run", "tiny_cnn", "--inputs", inputs, "--expect", wrong, "--repeats", "1"});
+    QCOMPARE(bad.code, 1);
+    QVERIFY2(bad.out.contains("against " + wrong) && bad.out.contains("WRONG") &&
+                 bad.out.contains("'" + QString::fromStdString(g.outputs[0]) + "'"),
+             qPrintable(bad.out));
+
+    // Files that do not fit: each message names the file and the problem.
+    tessel::runtime::writeNpz(scratch().filePath("named.npz").toStdString(), {{"not_an_input", x}});
+    Run unnamed = runCli({"run", "tiny_cnn", "--inputs", scratch().filePath("named.npz")});
+    QCOMPARE(unnamed.code, 1);
+    QVERIFY2(unnamed.err.contains("no array for '" + QString::fromStdString(g.inputs[0].name) + "'") &&
+                 unnamed.err.contains("'not_an_input'"),
+             qPrintable(unnamed.err));
+    tessel::runtime::HostTensor flat{{x.data.size()}, x.data};
+    tessel::runtime::writeNpz(scratch().filePath("flat.npz").toStdString(), {{"arr_0", flat}});
+    Run shape = runCli({"run", "tiny_cnn", "--inputs", scratch().filePath("flat.npz")});
+    QCOMPARE(shape.code, 1);
+    QVERIFY2(shape.err.contains("has shape [" + QString::number(x.data.size()) + "]") &&
+                 shape.err.contains("--input-shapes"),
+             qPrintable(shape.err));
+    Run missing = runCli({"run", "tiny_cnn", "--inputs", scratch().filePath("absent.npz")});
+    QCOMPARE(missing.code, 1);
+    QVERIFY2(missing.err.contains("absent.npz: no such file"), qPrintable(missing.err));
+    Run zooShapes = runCli({"run", "tiny_cnn", "--input-shapes", "1,3,8,8"});
+    QCOMPARE(zooShapes.code, 1);
+    QVERIFY2(zooShapes.err.contains("fixed input shapes"), qPrintable(zooShapes.err));
+  }
+
   void tuneAndRunASmallModel() {
     const QString db = scratch().filePath("model.db");
     const QStringList tune = {"tune",     "tiny_cnn", "--trials", "20", "--batch", "4",
