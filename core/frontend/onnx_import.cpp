@@ -336,6 +336,15 @@ int minOpset(const std::string& op) {
       {"Cast", 6},
       {"Dropout", 1},
       {"ReduceSum", 1},
+      {"ReduceL1", 1},
+      {"ReduceL2", 1},
+      {"ReduceSumSquare", 1},
+      {"ReduceLogSum", 1},
+      {"ReduceLogSumExp", 1},
+      {"LogSoftmax", 1},
+      {"InstanceNormalization", 6},
+      {"Xor", 7},
+      {"Trilu", 14},
       {"ReduceMax", 1},
       {"ReduceMin", 1},
       {"Log", 1},
@@ -729,6 +738,12 @@ class Importer {
     static const Upgrade axesInput = [](Importer& im, graph::Node& n, const std::string&) {
       if (im.opset_ < 13) im.attrToIntsInput(n, "axes", 1);
     };
+    // Softmax and LogSoftmax before opset 13 flatten their input to 2-D at `axis`.
+    static const Upgrade coercedTo2D = [](Importer& im, graph::Node& n, const std::string&) {
+      if (im.opset_ >= 13) return;
+      im.coercedSoftmax_.push_back(n.name);
+      if (!n.has("axis")) n.attrs["axis"] = int64_t(1);
+    };
     static const std::map<std::string, Upgrade> table = {
         {"Add", legacyBroadcast},
         {"Sub", legacyBroadcast},
@@ -775,12 +790,8 @@ class Importer {
            im.attrToIntsInput(n, "ends", 2);
            im.attrToIntsInput(n, "axes", 3);
          }},
-        {"Softmax",
-         [](Importer& im, graph::Node& n, const std::string&) {
-           if (im.opset_ >= 13) return;
-           im.coercedSoftmax_.push_back(n.name);
-           if (!n.has("axis")) n.attrs["axis"] = int64_t(1);
-         }},
+        {"Softmax", coercedTo2D},
+        {"LogSoftmax", coercedTo2D},
     };
     return table;
   }

@@ -438,6 +438,24 @@ bool scatterNDValue(const Node& n, const In& in, const Infos&, ConstTensor& out)
   return true;
 }
 
+// Trilu: elements outside the upper (j - i >= k) or lower (j - i <= k) triangle are zero.
+bool triluValue(const Node& n, const In& in, const Infos&, ConstTensor& out) {
+  const ConstTensor& x = *in[0];
+  const int64_t k = n.inputs.size() > 1 && in[1] ? in[1]->ints.at(0) : 0;
+  const bool upper = n.attrInt("upper", 1) != 0;
+  gatherValues(x, identityOffsets(x.info.numElements()), out);
+  const int64_t cols = x.info.shape.back(), rows = x.info.shape[x.info.shape.size() - 2];
+  for (int64_t e = 0; e < x.info.numElements(); ++e) {
+    const int64_t j = e % cols, i = (e / cols) % rows;
+    if (upper ? j - i >= k : j - i <= k) continue;
+    if (out.isInt())
+      out.ints[size_t(e)] = 0;
+    else
+      out.floats[size_t(e)] = 0;
+  }
+  return true;
+}
+
 bool sizeValue(const Node&, const In&, const Infos& inInfo, ConstTensor& out) {
   if (inInfo.empty() || !inInfo[0]) return false;
   out.ints = {inInfo[0]->numElements()};
@@ -528,6 +546,7 @@ void attachConstEvalRules(std::vector<OpDef>& table) {
       {"GreaterOrEqual", compareValue([](double a, double b) { return a >= b; })},
       {"And", compareValue([](double a, double b) { return a != 0 && b != 0; })},
       {"Or", compareValue([](double a, double b) { return a != 0 || b != 0; })},
+      {"Xor", compareValue([](double a, double b) { return (a != 0) != (b != 0); })},
       {"Mod", modValue},
       {"Where", whereValue},
       {"Expand", expandValue},
@@ -536,6 +555,7 @@ void attachConstEvalRules(std::vector<OpDef>& table) {
       {"Range", rangeValue},
       {"ScatterND", scatterNDValue},
       {"Size", sizeValue},
+      {"Trilu", triluValue},
   };
   for (OpDef& d : table)
     if (auto r = rules.find(d.name); r != rules.end()) d.eval = r->second;

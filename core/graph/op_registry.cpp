@@ -166,6 +166,11 @@ std::vector<OpDef> builtIn() {
   op("ReduceMax", P::Reduction, inputElements).taskName = named("reduce_max");
   op("ReduceMin", P::Reduction, inputElements).taskName = named("reduce_min");
   op("Softmax", P::Reduction, perOutput(5));
+  op("LogSoftmax", P::Reduction, perOutput(5)).taskName = named("log_softmax");
+  for (const char* name : {"ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"})
+    op(name, P::Reduction, inputElements);
+  OpDef& instanceNorm = op("InstanceNormalization", P::Reduction, perOutput(8));
+  instanceNorm.taskName = named("instancenorm");
   op("LayerNormalization", P::Reduction, perOutput(8)).taskName = named("layernorm");
   // Element-wise: one input, or several broadcast together.
   for (const char* name : {"Relu", "Clip", "Neg", "Abs", "Reciprocal", "Cast"})
@@ -182,7 +187,7 @@ std::vector<OpDef> builtIn() {
     op(name, P::ElementWise, one).broadcasts = true;
   op("Pow", P::ElementWise, transcendental).broadcasts = true;
   // Comparisons and logic: booleans, computed as 0 and 1 inside kernels.
-  for (const char* name : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Mod"})
+  for (const char* name : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Mod"})
     op(name, P::ElementWise, one).broadcasts = true;
   OpDef& where = op("Where", P::ElementWise, one);
   where.broadcasts = true;
@@ -197,7 +202,7 @@ std::vector<OpDef> builtIn() {
   for (const char* name : {"Identity", "Dropout"})
     op(name, P::ElementWise, none).view = true;
   // Data movement.
-  for (const char* name : {"Transpose", "Concat", "Slice", "Gather", "Split", "Pad", "Expand", "Tile"})
+  for (const char* name : {"Transpose", "Concat", "Slice", "Gather", "Split", "Pad", "Expand", "Tile", "Trilu"})
     op(name, P::Injective, one);
   // Scatters: folded when constant (Swin's attention masks), else one opaque kernel.
   op("ScatterND", P::Opaque, one);

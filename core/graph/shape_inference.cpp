@@ -607,6 +607,22 @@ class ShapeInferer {
 
   std::vector<ValueInfo> size(const Node&) { return {info({}, DType::Int64)}; }
 
+  std::vector<ValueInfo> trilu(const Node& n) {
+    if (shape(n, 0).size() < 2) fail(n, "input must have rank 2 or more");
+    if (present(n, 1) && requireInts(n, 1, "k").size() != 1) fail(n, "k must be a scalar");
+    return {in(n, 0)};
+  }
+
+  std::vector<ValueInfo> instanceNorm(const Node& n) {
+    const Shape& x = shape(n, 0);
+    if (x.size() < 3) fail(n, "input must have rank 3 or more, has shape " + shapeString(x));
+    for (size_t i = 1; i <= 2; ++i)
+      if (shape(n, i) != Shape{x[1]})
+        fail(n, std::string(i == 1 ? "scale" : "B") + " has shape " + shapeString(shape(n, i)) + ", the input has " +
+                    str(x[1]) + " channels");
+    return {in(n, 0)};
+  }
+
   std::vector<ValueInfo> reduce(const Node& n) {
     const Shape& x = shape(n, 0);
     std::vector<int64_t> axes = attrOrInput(n, "axes", 1, "axes").value_or(std::vector<int64_t>{});
@@ -673,6 +689,15 @@ void attachShapeRules(std::vector<OpDef>& table) {
       {"Constant", &ShapeInferer::constant},
       {"ReduceMean", &ShapeInferer::reduce},
       {"ReduceSum", &ShapeInferer::reduce},
+      {"ReduceL1", &ShapeInferer::reduce},
+      {"ReduceL2", &ShapeInferer::reduce},
+      {"ReduceSumSquare", &ShapeInferer::reduce},
+      {"ReduceLogSum", &ShapeInferer::reduce},
+      {"ReduceLogSumExp", &ShapeInferer::reduce},
+      {"LogSoftmax", &ShapeInferer::softmax},
+      {"InstanceNormalization", &ShapeInferer::instanceNorm},
+      {"Xor", &ShapeInferer::compare},
+      {"Trilu", &ShapeInferer::trilu},
       {"ReduceMax", &ShapeInferer::reduce},
       {"ReduceMin", &ShapeInferer::reduce},
       {"Log", &ShapeInferer::same},

@@ -731,7 +731,71 @@ class TeLowerer {
     return j;
   }
 
-  void softmax(const Node& n) {
+  void softmax(const Node& n) { softmaxOf(n, false); }
+  void logSoftmax(const Node& n) { softmaxOf(n, true); }
+
+  // ReduceLogSumExp with the maximum taken out first, as log-softmax does.
+  void reduceLogSumExp(const Node& n) {
+    Val x = in(n, 0);
+    const std::string& o = n.outputs[0];
+    Node maxNode = n;
+    maxNode.outputs = {o + "_max"};
+    reduceAxes(maxNode, ReduceKind::Max, false);
+    const Val mx = vals_.at(o + "_max");
+    const size_t rank = x.shape.size();
+    const bool keep = n.attrInt("keepdims", 1) != 0;
+    std::vector<int64_t> axes = axesOf(n, 1);
+    std::vector<bool> red(rank, axes.empty());
+    for (int64_t a : axes)
+      red[size_t(normaliseAxis(n, a, int64_t(rank)))] = true;
+    auto outerOf = [&](const Indices& i) {
+      Indices j;
+      for (size_t d = 0; d < rank; ++d)
+        if (!red[d])
+          j.push_back(i[d]);
+        else if (keep)
+          j.push_back(intImm(0));
+      return j;
+    };
+    Val shifted = compute(o + "_shifted", x.shape, {},
+                          [&](const Indices& i) { return te::call(te::CallFn::Exp, {x.at(i) - mx.at(outerOf(i))}); });
+    Node sumNode = n;
+    sumNode.inputs[0] = o + "_shifted";
+    sumNode.outputs = {o + "_sum"};
+    vals_[o + "_shifted"] = shifted;
+    reduceAxes(sumNode, ReduceKind::Sum, false);
+    const Val sum = vals_.at(o + "_sum");
+    out(n, 0, mx.shape, [&](const Indices& i) { return mx.at(i) + te::call(te::CallFn::Log, {sum.at(i)}); });
+  }
+
+  // Each (n, c) normalised over the spatial axes, then scaled and shifted per channel.
+  void instanceNorm(const Node& n) {
+    Val x = in(n, 0), scale = in(n, 1), bias = in(n, 2);
+    const double eps = n.attrFloat("epsilon", 1e-5);
+    std::vector<int64_t> outer = {x.shape[0], x.shape[1]};
+    std::vector<int64_t> spatial(x.shape.begin() + 2, x.shape.end());
+    const double invN = 1.0 / double(product(spatial));
+    auto full = [](const Indices& nc, const Indices& r) {
+      Indices j = nc;
+      j.insert(j.end(), r.begin(), r.end());
+      return j;
+    };
+    const std::string& o = n.outputs[0];
+    Val sum = reduce(o + "_sum", outer, {}, ReduceKind::Sum, spatial,
+                     [&](const Indices& i, const Indices& r) { return x.at(full(i, r)); });
+    Val var = reduce(o + "_var", outer, {}, ReduceKind::Sum, spatial, [&](const Indices& i, const Indices& r) {
+      Expr d = x.at(full(i, r)) - sum.at(i) * floatImm(invN);
+      return d * d;
+    });
+    out(n, 0, x.shape, [&](const Indices& i) {
+      const Indices nc = {i[0], i[1]};
+      Expr rstd = floatImm(1.0) / te::call(te::CallFn::Sqrt, {var.at(nc) * floatImm(invN) + floatImm(eps)});
+      return (x.at(i) - sum.at(nc) * floatImm(invN)) * rstd * scale.at({i[1]}) + bias.at({i[1]});
+    });
+  }
+
+ private:
+  void softmaxOf(const Node& n, bool log) {
     Val x = in(n, 0);
     size_t rank = x.shape.size();
     if (rank == 0) throw GraphError(n.describe() + ": Softmax of a scalar");
@@ -747,9 +811,17 @@ class TeLowerer {
     });
     Val sum = reduce(o + "_sum", outer, {}, ReduceKind::Sum, {len},
                      [&](const Indices& i, const Indices& r) { return ex.at(withAxis(i, axis, r[0])); });
+    if (log) {
+      out(n, 0, x.shape, [&](const Indices& i) {
+        const Indices j = withoutAxis(i, axis);
+        return x.at(i) - mx.at(j) - te::call(te::CallFn::Log, {sum.at(j)});
+      });
+      return;
+    }
     out(n, 0, x.shape, [&](const Indices& i) { return ex.at(i) / sum.at(withoutAxis(i, axis)); });
   }
 
+ public:
   void layerNorm(const Node& n) {
     Val x = in(n, 0), scale = in(n, 1);
     size_t rank = x.shape.size();
@@ -1114,8 +1186,11 @@ class TeLowerer {
     });
   }
 
-  // ReduceMean / Sum / Max / Min over the given axes (all when none).
-  void reduceAxes(const Node& n, ReduceKind kind, bool mean) {
+  // ReduceMean / Sum / Max / Min over the given axes (all when none); the
+  // others reduce f(x) and take g of the result (L2: x * x, then the root).
+  using ExprFn = std::function<Expr(const Expr&)>;
+  void reduceAxes(const Node& n, ReduceKind kind, bool mean, const ExprFn& pre = nullptr,
+                  const ExprFn& post = nullptr) {
     Val x = in(n, 0);
     size_t rank = x.shape.size();
     std::vector<int64_t> axes = axesOf(n, 1);
@@ -1142,8 +1217,13 @@ class TeLowerer {
           j.push_back(i[q++]);
         }
       }
-      return x.at(j);
+      return pre ? pre(x.at(j)) : x.at(j);
     };
+    if (post) {
+      Val r = reduce(o + "_red", shape, {}, kind, extents, body);
+      out(n, 0, shape, [&](const Indices& i) { return post(r.at(i)); });
+      return;
+    }
     if (!mean) {
       set(n, 0, reduce(o, shape, outPerm(o, shape), kind, extents, body));
       return;
@@ -1179,6 +1259,19 @@ class TeLowerer {
       for (size_t d = 0; d < i.size(); ++d)
         j.push_back(x.shape[d] == o->shape[d] ? i[d] : i[d] % x.shape[d]);
       return x.at(j);
+    });
+  }
+
+  // Trilu: the upper (j - i >= k) or lower (j - i <= k) triangle of the last two axes.
+  void trilu(const Node& n) {
+    Val x = in(n, 0);
+    const int64_t k = hasInput(n, 1) ? needInts(n, 1, "k").at(0) : 0;
+    const bool upper = n.attrInt("upper", 1) != 0;
+    const size_t r = x.shape.size();
+    out(n, 0, x.shape, [&](const Indices& i) {
+      Expr diff = i[r - 1] - i[r - 2];
+      Expr keep = upper ? diff >= intImm(k) : diff <= intImm(k);
+      return te::select(keep, x.at(i), floatImm(0.0));
     });
   }
 
@@ -1295,6 +1388,27 @@ void attachLoweringRules(std::vector<OpDef>& table) {
       {"ReduceSum", [](L& l, const Node& n) { l.reduceAxes(n, te::ReduceKind::Sum, false); }},
       {"ReduceMax", [](L& l, const Node& n) { l.reduceAxes(n, te::ReduceKind::Max, false); }},
       {"ReduceMin", [](L& l, const Node& n) { l.reduceAxes(n, te::ReduceKind::Min, false); }},
+      {"ReduceL1",
+       [](L& l, const Node& n) {
+         l.reduceAxes(n, te::ReduceKind::Sum, false, [](const Expr& v) { return call(CallFn::Abs, {v}); });
+       }},
+      {"ReduceL2",
+       [](L& l, const Node& n) {
+         l.reduceAxes(
+             n, te::ReduceKind::Sum, false, [](const Expr& v) { return v * v; },
+             [](const Expr& v) { return call(CallFn::Sqrt, {v}); });
+       }},
+      {"ReduceSumSquare",
+       [](L& l, const Node& n) { l.reduceAxes(n, te::ReduceKind::Sum, false, [](const Expr& v) { return v * v; }); }},
+      {"ReduceLogSum",
+       [](L& l, const Node& n) {
+         l.reduceAxes(n, te::ReduceKind::Sum, false, nullptr, [](const Expr& v) { return call(CallFn::Log, {v}); });
+       }},
+      {"ReduceLogSumExp", method(&L::reduceLogSumExp)},
+      {"LogSoftmax", method(&L::logSoftmax)},
+      {"InstanceNormalization", method(&L::instanceNorm)},
+      {"Xor", combine(truth(te::ExprKind::NE), false)},
+      {"Trilu", method(&L::trilu)},
       {"Log", elementwise([](const Expr& v) { return call(CallFn::Log, {v}); })},
       {"Softplus", elementwise([](const Expr& v) {
          return te::select(v > floatImm(20.0), v, call(CallFn::Log, {floatImm(1.0) + call(CallFn::Exp, {v})}));

@@ -408,6 +408,7 @@ std::optional<Kernel> logicKernel(const Node& n) {
       {"GreaterOrEqual", [](const at::Tensor& a, const at::Tensor& b) { return at::ge(a, b); }},
       {"And", [](const at::Tensor& a, const at::Tensor& b) { return at::logical_and(a, b); }},
       {"Or", [](const at::Tensor& a, const at::Tensor& b) { return at::logical_or(a, b); }},
+      {"Xor", [](const at::Tensor& a, const at::Tensor& b) { return at::logical_xor(a, b); }},
   };
   if (auto c = compare.find(n.op); c != compare.end()) return binary(c->second);
   if (n.op == "Not") return unary([](const at::Tensor& x) { return at::logical_not(x); });
@@ -466,6 +467,13 @@ std::optional<Kernel> generatorKernel(const Node& n) {
       }
       return {out};
     };
+  if (op == "Trilu") {
+    const bool upper = n.attrInt("upper", 1) != 0;
+    return [upper](const Tensors& in) -> Tensors {
+      const int64_t k = present(in, 1) ? intsOf(in[1]).at(0) : 0;
+      return {upper ? at::triu(in[0], k) : at::tril(in[0], k)};
+    };
+  }
   if (op == "Size") return [](const Tensors& in) -> Tensors { return {intTensor({}, {in[0].numel()})}; };
   return std::nullopt;
 }
@@ -668,7 +676,17 @@ Kernel compile(const Node& n) {
     };
   if (op == "Split") return splitKernel(n);
   if (op == "Pad") return padKernel(n);
-  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") {
+  if (op == "LogSoftmax") {
+    const int64_t axis = n.attrInt("axis", -1);
+    return [n, axis](const Tensors& in) -> Tensors { return {at::log_softmax(in[0], axisOf(n, axis, in[0].dim()))}; };
+  }
+  if (op == "InstanceNormalization") {
+    const double eps = n.attrFloat("epsilon", 1e-5);
+    return [eps](const Tensors& in) -> Tensors {
+      return {at::instance_norm(in[0], in[1], in[2], {}, {}, true, 0.0, eps, false)};
+    };
+  }
+  if (op.rfind("Reduce", 0) == 0) {
     const bool keep = n.attrInt("keepdims", 1) != 0;
     const bool noop = n.attrInt("noop_with_empty_axes", 0) != 0;
     return [n, keep, noop, op](const Tensors& in) -> Tensors {
@@ -682,6 +700,11 @@ Kernel compile(const Node& n) {
       for (int64_t& a : axes)
         a = axisOf(n, a, x.dim());
       if (op == "ReduceSum") return {x.sum(axes, keep)};
+      if (op == "ReduceL1") return {x.abs().sum(axes, keep)};
+      if (op == "ReduceL2") return {(x * x).sum(axes, keep).sqrt()};
+      if (op == "ReduceSumSquare") return {(x * x).sum(axes, keep)};
+      if (op == "ReduceLogSum") return {x.sum(axes, keep).log()};
+      if (op == "ReduceLogSumExp") return {at::logsumexp(x, axes, keep)};
       if (op == "ReduceMax") return {at::amax(x, axes, keep)};
       if (op == "ReduceMin") return {at::amin(x, axes, keep)};
       return {x.mean(axes, keep)};

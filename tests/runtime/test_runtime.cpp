@@ -1,6 +1,7 @@
 // The graph executor (te lowering of every supported op, compilation, layout
 // conversion) against references computed here with plain loops.
 #include <QtTest>
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -381,6 +382,77 @@ class TestRuntime : public QObject {
     b.check("Identity", {"x"}, "ident", x);
     b.check("Dropout", {"x"}, "drop", x);
     b.check("Cast", {"x"}, "cast", x, {{"to", int64_t(1)}});
+    runAndCheck(b);
+  }
+
+  // The ops of exported models, each its own kernel, against plain loops.
+  void exportedModelOps() {
+    Builder b;
+    Arr x = b.input("x", {2, 3, 4}, -3.f, 3.f);
+    Arr y = b.input("y", {3, 1}, -3.f, 3.f);
+    Arr pos = b.input("pos", {2, 3, 4}, 0.5f, 2.f);
+    const Shape o = {2, 3, 4};
+    auto hardSigmoid = [](float v) { return std::clamp(v / 6.f + 0.5f, 0.f, 1.f); };
+    b.check("HardSigmoid", {"x"}, "hsig", mapArr(x, hardSigmoid), {{"alpha", 1.0 / 6.0}, {"beta", 0.5}});
+    b.check("HardSwish", {"x"}, "hswish", mapArr(x, [&](float v) { return v * hardSigmoid(v); }));
+    b.check("LeakyRelu", {"x"}, "leaky", mapArr(x, [](float v) { return v < 0 ? 0.1f * v : v; }), {{"alpha", 0.1}});
+    b.check("Elu", {"x"}, "elu", mapArr(x, [](float v) { return v < 0 ? std::expm1(v) : v; }));
+    b.check("Softplus", {"x"}, "softplus", mapArr(x, [](float v) { return std::log1p(std::exp(v)); }));
+    b.check("Log", {"pos"}, "log", mapArr(pos, [](float v) { return std::log(v); }));
+    b.check("Mod", {"x", "y"}, "fmod", binaryRef(x, y, o, [](float a, float c) { return std::fmod(a, c); }),
+            {{"fmod", int64_t(1)}});
+    // A condition computed by one kernel (0 / 1) and read by another.
+    b.node("Greater", {"x", "y"}, {"gt"}, {o});
+    b.g.values["gt"].dtype = graph::DType::Bool;
+    b.check("Where", {"gt", "x", "y"}, "where", binaryRef(x, y, o, [](float a, float c) { return a > c ? a : c; }));
+    b.check("Equal", {"x", "x"}, "same", mapArr(x, [](float) { return 1.f; }));
+    b.ints("expand_shape", {2, 3, 5});
+    Arr expanded = zeros({2, 3, 5});
+    forEach(expanded.shape, [&](const Shape& i) { expanded.at(i) = y.at({i[1], 0}); });
+    b.check("Expand", {"y", "expand_shape"}, "expand", expanded);
+    b.ints("repeats", {1, 2, 3});
+    Arr tiled = zeros({2, 6, 12});
+    forEach(tiled.shape, [&](const Shape& i) { tiled.at(i) = x.at({i[0], i[1] % 3, i[2] % 4}); });
+    b.check("Tile", {"x", "repeats"}, "tile", tiled);
+    b.ints("k", {1}, {});
+    Arr upper = x;
+    forEach(o, [&](const Shape& i) { upper.at(i) = i[2] - i[1] >= 1 ? x.at(i) : 0.f; });
+    b.check("Trilu", {"x", "k"}, "triu", upper);
+    // Reductions over the last axis: log-sum-exp (shifted by the maximum), L2, log-softmax.
+    b.ints("last", {-1});
+    Arr lse = zeros({2, 3, 1}), l2 = zeros({2, 3, 1}), logSoftmax = zeros(o);
+    forEach({2, 3}, [&](const Shape& r) {
+      double sum = 0, squares = 0;
+      for (int64_t k = 0; k < 4; ++k) {
+        sum += std::exp(double(x.at({r[0], r[1], k})));
+        squares += double(x.at({r[0], r[1], k})) * x.at({r[0], r[1], k});
+      }
+      lse.at({r[0], r[1], 0}) = float(std::log(sum));
+      l2.at({r[0], r[1], 0}) = float(std::sqrt(squares));
+      for (int64_t k = 0; k < 4; ++k)
+        logSoftmax.at({r[0], r[1], k}) = float(x.at({r[0], r[1], k}) - std::log(sum));
+    });
+    b.check("ReduceLogSumExp", {"x", "last"}, "lse", lse);
+    b.check("ReduceL2", {"x", "last"}, "l2", l2);
+    b.check("LogSoftmax", {"x"}, "log_softmax", logSoftmax);
+    // Instance norm: each (n, c) over its spatial axes.
+    Arr img = b.input("img", {2, 3, 2, 3});
+    Arr gamma = b.weight("gamma", {3}), beta = b.weight("beta", {3});
+    Arr inorm = zeros(img.shape);
+    forEach({2, 3}, [&](const Shape& nc) {
+      double mean = 0, var = 0;
+      forEach({2, 3}, [&](const Shape& hw) { mean += img.at({nc[0], nc[1], hw[0], hw[1]}) / 6.0; });
+      forEach({2, 3}, [&](const Shape& hw) {
+        const double d = img.at({nc[0], nc[1], hw[0], hw[1]}) - mean;
+        var += d * d / 6.0;
+      });
+      forEach({2, 3}, [&](const Shape& hw) {
+        const Shape i = {nc[0], nc[1], hw[0], hw[1]};
+        inorm.at(i) =
+            float((img.at(i) - mean) / std::sqrt(var + 1e-5) * gamma.data[size_t(nc[1])] + beta.data[size_t(nc[1])]);
+      });
+    });
+    b.check("InstanceNormalization", {"img", "gamma", "beta"}, "inorm", inorm);
     runAndCheck(b);
   }
 
