@@ -417,6 +417,7 @@ class Importer {
       if (rewriteCoercedSoftmax()) graph::inferShapes(g_);
       g_.fileParameters = g_.parameterCount();
       graph::foldConstants(g_);
+      graph::fuseLayerNorm(g_);
     });
     checkImplemented();
     finish([&] {

@@ -117,6 +117,10 @@ void foldConstants(Graph& g);
 // Merges BatchNormalization that follows a Conv into the conv's weights and
 // bias (materialises the weights it touches).
 void foldBatchNorm(Graph& g);
+// LayerNorm written out as its formula (ReduceMean, Sub, Pow, ReduceMean,
+// Add, Sqrt, Div, then Mul and Add by constants) over trailing axes, as
+// exporters below opset 17 write it, becomes one LayerNormalization.
+void fuseLayerNorm(Graph& g);
 // Gemm(transB=1) with constant weights [N, K] becomes Gemm(transB=0) over the
 // transposed constant [K, N] (a copy when other nodes read the original).
 void pretransposeGemmWeights(Graph& g);

@@ -400,6 +400,48 @@ class TestGraph : public QObject {
     QVERIFY2(worst < 1e-5, qPrintable(QString("relative error %1").arg(worst)));
   }
 
+  // LayerNorm as exporters below opset 17 write it becomes one node; a
+  // pattern whose parts are read elsewhere stays as it is.
+  void fuseLayerNormPattern() {
+    for (int variant = 0; variant < 3; ++variant) {
+      const bool affine = variant != 1, leaky = variant == 2;
+      GraphBuilder b("ln");
+      const std::string x = b.input("x", {2, 5, 8});
+      const std::string axes = b.ints("axes", {-1});
+      const std::string mean = b.node("mean", "ReduceMean", {x, axes});
+      const std::string d = b.node("d", "Sub", {x, mean});
+      const std::string var = b.node("var", "ReduceMean", {b.node("sq", "Pow", {d, b.scalar("two", 2.0f)}), axes});
+      const std::string root = b.node("root", "Sqrt", {b.node("ve", "Add", {var, b.scalar("eps", 1e-6f)})});
+      std::string y = b.node("norm", "Div", {d, root});
+      if (affine)
+        y = b.node("bias", "Add",
+                   {b.node("scale", "Mul", {y, b.weight("gamma", {8}, 1.0f)}), b.weight("beta", {8}, 1.0f)});
+      b.output(y);
+      if (leaky) b.output(d);
+      Graph g = b.finish();
+      fuseLayerNorm(g);
+      g.validate();
+      if (leaky) {
+        QCOMPARE(countOp(g, "LayerNormalization"), 0);
+        continue;
+      }
+      QCOMPARE(int(g.nodes.size()), 1);
+      const Node& ln = g.nodes[0];
+      QCOMPARE(ln.op, std::string("LayerNormalization"));
+      QCOMPARE(ln.outputs[0], y);
+      QCOMPARE(ln.inputs[0], x);
+      QCOMPARE(ln.attrInt("axis", 0), int64_t(-1));
+      QVERIFY(std::fabs(ln.attrFloat("epsilon", 0) - 1e-6) < 1e-12);
+      if (affine) {
+        QCOMPARE(ln.inputs, (std::vector<std::string>{x, "gamma", "beta"}));
+      } else {
+        QCOMPARE(ln.inputs.size(), size_t(2));
+        QCOMPARE(g.initializers.at(ln.inputs[1]).data, std::vector<float>(8, 1.0f));
+      }
+      QCOMPARE(g.value(y).shape, (Ints{2, 5, 8}));
+    }
+  }
+
   // Gemm(transB=1) over constant [N, K] weights becomes Gemm(transB=0) over
   // [K, N] with the same products; a weight another node reads is copied.
   void pretransposeGemmWeightsExact() {
