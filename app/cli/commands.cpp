@@ -12,6 +12,7 @@ const std::vector<Command>& commands() {
        exportHelp, exportCommand},
       {"models", "", "the built-in model zoo", modelsOptions, modelsHelp, modelsCommand},
       {"inspect", "MODEL", "a model's graph, fusion and tasks", inspectOptions, inspectHelp, inspectCommand},
+      {"ops", "", "the ONNX ops Tessel supports, stage by stage", opsOptions, opsHelp, opsCommand},
       {"conformance", "DIR...", "ONNX backend test cases through Tessel", conformanceOptions, conformanceHelp,
        conformanceCommand},
   };

@@ -374,6 +374,14 @@ int minOpset(const std::string& op) {
   return it == table.end() ? 1 : it->second;
 }
 
+}  // namespace
+
+int onnxMinOpset(const std::string& op) {
+  return minOpset(op);
+}
+
+namespace {
+
 class Importer {
  public:
   Importer(const std::string& what, const ImportOptions& options) : what_(what), options_(options) {}

@@ -20,6 +20,9 @@ graph::Graph importOnnx(const std::string& path, const std::vector<std::vector<i
 // The same from bytes in memory (`what` names them in messages).
 graph::Graph importOnnxBytes(const std::string& bytes, const std::string& what);
 
+// The first default-domain opset whose form of `op` Tessel reads (up to 17).
+int onnxMinOpset(const std::string& op);
+
 // A serialised onnx.TensorProto (the test_data_set_*/input_*.pb files).
 struct LoadedTensor {
   std::string name;

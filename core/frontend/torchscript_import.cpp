@@ -186,7 +186,8 @@ class Importer {
       if (next >= shapes_.size())
         throw GraphError(path_ + ": forward takes more tensors than the " + std::to_string(shapes_.size()) +
                          " input shapes given");
-      const std::string name = unique(v->debugName());
+      // forward's argument name ("x", not the JIT's "x.1"): what a user names their data after.
+      const std::string name = unique(v->debugNameBase());
       g_.inputs.push_back(graph::ValueInfo{name, shapes_[next++], graph::DType::Float32});
       g_.values[name] = g_.inputs.back();
       slots_[v] = tensorSlot(name);
@@ -480,6 +481,11 @@ class Importer {
 
   using AtenConverter = std::function<void(Importer&, torch::jit::Node*)>;
   static const std::map<std::string, AtenConverter>& atenConverters();
+
+ public:
+  static const std::map<std::string, AtenConverter>& atenOps() { return atenConverters(); }
+
+ private:
 
   // ---- converters, one per kind of aten op ------------------------------------
   static const Value* arg(torch::jit::Node* n, size_t i) { return n->input(i); }
@@ -1057,6 +1063,13 @@ const std::map<std::string, Importer::AtenConverter>& Importer::atenConverters()
 
 bool torchscriptAvailable() {
   return true;
+}
+
+std::vector<std::string> torchscriptAtenOps() {
+  std::vector<std::string> ops;
+  for (const auto& [name, converter] : Importer::atenOps())
+    ops.push_back(name);
+  return ops;
 }
 
 graph::Graph importTorchScript(const std::string& path, const std::vector<std::vector<int64_t>>& inputShapes) {

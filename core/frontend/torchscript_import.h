@@ -14,6 +14,9 @@ bool torchscriptAvailable();
 // `inputShapes`: the shapes of forward()'s tensor arguments (TorchScript has
 // no static shapes); GraphError naming the file, or the aten op and its
 // source position when it cannot be converted.
+// The aten ops the importer converts (without the "aten::"), sorted.
+std::vector<std::string> torchscriptAtenOps();
+
 graph::Graph importTorchScript(const std::string& path, const std::vector<std::vector<int64_t>>& inputShapes);
 
 }  // namespace tessel::frontend

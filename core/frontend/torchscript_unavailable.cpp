@@ -10,6 +10,10 @@ bool torchscriptAvailable() {
   return false;
 }
 
+std::vector<std::string> torchscriptAtenOps() {
+  return {};
+}
+
 graph::Graph importTorchScript(const std::string& path, const std::vector<std::vector<int64_t>>&) {
   throw std::runtime_error("this build has no LibTorch: cannot import the TorchScript model '" + path +
                            "' (install libtorch-dev and rebuild)");

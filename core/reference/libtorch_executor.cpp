@@ -818,6 +818,21 @@ bool libtorchAvailable() {
   return true;
 }
 
+bool referenceRuns(const std::string& op) {
+  // Compiling a node without attributes either succeeds, fails on what the
+  // node lacks, or says the op is not supported: only the last is a no.
+  Node probe;
+  probe.name = "probe";
+  probe.op = op;
+  try {
+    compile(probe);
+  } catch (const GraphError& e) {
+    return std::string(e.what()).find("is not supported by the LibTorch reference executor") == std::string::npos;
+  } catch (const std::exception&) {
+  }
+  return true;
+}
+
 ReferenceRun runWithLibTorch(const graph::Graph& g, const std::map<std::string, runtime::HostTensor>& inputs,
                              int threads, int repeats) {
   TorchThreads torchThreads(threads);

@@ -14,6 +14,9 @@ namespace tessel::reference {
 // Whether this build has LibTorch.
 bool libtorchAvailable();
 
+// Whether the reference executor runs `op` (an ONNX op type).
+bool referenceRuns(const std::string& op);
+
 struct ReferenceRun {
   std::map<std::string, runtime::HostTensor> outputs;  // graph outputs by name
   double seconds = 0;                                  // median of `repeats` timed runs after a warm-up

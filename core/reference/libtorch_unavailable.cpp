@@ -9,6 +9,10 @@ bool libtorchAvailable() {
   return false;
 }
 
+bool referenceRuns(const std::string&) {
+  return false;
+}
+
 ReferenceRun runWithLibTorch(const graph::Graph&, const std::map<std::string, runtime::HostTensor>&, int, int) {
   throw std::runtime_error(
       "this build has no LibTorch: the reference executor is left out (install libtorch-dev and rebuild)");

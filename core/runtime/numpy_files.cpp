@@ -308,8 +308,8 @@ std::map<std::string, const NumpyArray*> matchArrays(const std::vector<NumpyArra
       a = it->second;
     else if (auto p = byName.find("arr_" + std::to_string(i)); p != byName.end())
       a = p->second;  // np.savez(f, x, y): positional
-    else if (names.size() == 1 && arrays.size() == 1 && arrays[0].name.empty())
-      a = &arrays[0];  // an .npy for a lone name
+    else if (names.size() == 1 && arrays.size() == 1)
+      a = &arrays[0];  // one array for one name (an .npy, or an .npz of one)
     if (a)
       out[n] = a;
     else

@@ -42,7 +42,7 @@ void writeNpz(const std::string& path, const std::vector<std::pair<std::string, 
 
 // The array for each of `names` (a model's inputs or outputs): by name, else
 // by position where the file's arrays are np.savez's positional arr_0,
-// arr_1, ... (or an .npy's array for a lone name). NumpyError naming what
+// arr_1, ... (or the one array of a file for a lone name). NumpyError naming what
 // is missing and what the file holds otherwise.
 std::map<std::string, const NumpyArray*> matchArrays(const std::vector<NumpyArray>& arrays,
                                                      const std::vector<std::string>& names, const std::string& file);

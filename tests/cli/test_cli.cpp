@@ -498,6 +498,28 @@ class TestCli : public QObject {
   }
 
   // tune a small model under the task scheduler, resume it, run it against LibTorch.
+  // tessel ops: every op of the registry through every stage, and the
+  // table of docs/models.md lists each of them.
+  void opsListsEveryStage() {
+    Run r = runCli({"ops", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    const QJsonArray ops = j["ops"].toArray();
+    QVERIFY(ops.size() >= 70);
+    QFile doc(QString(TESSEL_SOURCE_DIR) + "/docs/models.md");
+    QVERIFY(doc.open(QIODevice::ReadOnly));
+    const QString table = QString::fromUtf8(doc.readAll());
+    for (const QJsonValue& v : ops) {
+      const QJsonObject op = v.toObject();
+      const QString name = op["op"].toString();
+      QVERIFY2(op["shape_inference"].toBool() && op["lowering"].toBool(), qPrintable(name));
+      QVERIFY2(op["libtorch_reference"].toBool(), qPrintable(name + " has no LibTorch reference"));
+      QVERIFY2(op["onnx_min_opset"].toInt() >= 1 && op["onnx_min_opset"].toInt() <= 17, qPrintable(name));
+      QVERIFY2(table.contains("| " + name + " |"), qPrintable(name + " is missing from docs/models.md"));
+    }
+    QVERIFY(j["torchscript_aten_ops"].toArray().contains("_native_multi_head_attention"));
+  }
+
   // tessel run on a user's NumPy data: the same inputs give the same
   // outputs, --expect judges them, and bad files name what is wrong.
   void runOnTheUsersData() {
@@ -542,7 +564,7 @@ class TestCli : public QObject {
              qPrintable(bad.out));
 
     // Files that do not fit: each message names the file and the problem.
-    tessel::runtime::writeNpz(scratch().filePath("named.npz").toStdString(), {{"not_an_input", x}});
+    tessel::runtime::writeNpz(scratch().filePath("named.npz").toStdString(), {{"not_an_input", x}, {"other", x}});
     Run unnamed = runCli({"run", "tiny_cnn", "--inputs", scratch().filePath("named.npz")});
     QCOMPARE(unnamed.code, 1);
     QVERIFY2(unnamed.err.contains("no array for '" + QString::fromStdString(g.inputs[0].name) + "'") &&
