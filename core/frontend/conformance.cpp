@@ -13,10 +13,12 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "frontend/onnx_import.h"
 #include "frontend/onnx_import_options.h"
+#include "graph/op_registry.h"
 #include "runtime/graph_executor.h"
 
 namespace fs = std::filesystem;
@@ -143,8 +145,13 @@ void runCase(const fs::path& dir, const ConformanceOptions& options) {
   ImportOptions io;
   io.minOpset = 1;
   io.maxOpset = 17;
+  std::set<std::string> loadTime;  // inputs read when the model is loaded
   io.beforeShapes = [&](graph::Graph& g) {
     inputs = load("input");
+    for (const graph::Node& n : g.nodes)
+      if (const graph::OpDef* def = graph::findOp(n.op))
+        for (size_t i : def->loadTimeInputs)
+          if (i < n.inputs.size() && !n.inputs[i].empty()) loadTime.insert(n.inputs[i]);
     std::vector<graph::ValueInfo> kept;
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       graph::ValueInfo v = g.inputs[i];
@@ -161,6 +168,11 @@ void runCase(const fs::path& dir, const ConformanceOptions& options) {
         graph::Initializer init;
         init.info = v;
         init.ints = t->ints;
+        g.initializers[v.name] = std::move(init);
+      } else if (loadTime.count(v.name)) {
+        graph::Initializer init;
+        init.info = v;
+        init.data = t->floats;
         g.initializers[v.name] = std::move(init);
       } else {
         feeds[v.name] = runtime::HostTensor{t->shape, t->floats};
@@ -198,7 +210,7 @@ void runCase(const fs::path& dir, const ConformanceOptions& options) {
   if (outputs.empty()) throw std::runtime_error("no expected outputs in " + data.string());
   for (const auto& [name, v] : g.values)
     if (std::find(v.shape.begin(), v.shape.end(), 0) != v.shape.end() &&
-        !(g.isInitializer(name) && g.initializers.at(name).isInt()))  // empty axes lists are fine
+        !(g.isInitializer(name) && (g.initializers.at(name).isInt() || loadTime.count(name))))  // empty axes, roi
       throw Unsupported("value '" + name + "' has shape " + shapeText(v.shape) +
                         "; zero-size tensors are not supported");
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "graph/resize_plan.h"
 #include "graph/shape_utils.h"
 
 namespace tessel::graph {
@@ -96,6 +97,7 @@ void attachSupportChecks(std::vector<OpDef>& t) {
       unsupported(n, std::string("training mode (random dropout") +
                          (mode ? "" : ", or a training_mode that is not a constant") + ")");
   };
+  findIn(t, "Resize").checkSupported = [](const Graph&, const Node& n) { checkResizeSupported(n); };
   findIn(t, "Pow").floatConstantInputs = {1};
   // Evaluated at load time only (the swin mask's scatter, position ranges).
   auto constantInputsOnly = [](const Graph& g, const Node& n) {
@@ -204,6 +206,8 @@ std::vector<OpDef> builtIn() {
   // Data movement.
   for (const char* name : {"Transpose", "Concat", "Slice", "Gather", "Split", "Pad", "Expand", "Tile", "Trilu"})
     op(name, P::Injective, one);
+  // Resize reads 1 (nearest) or 2^m (m-linear) inputs per output.
+  op("Resize", P::Injective, perOutput(4)).loadTimeInputs = {1, 2, 3};
   // Scatters: folded when constant (Swin's attention masks), else one opaque kernel.
   op("ScatterND", P::Opaque, one);
   // Values known when the model is loaded.

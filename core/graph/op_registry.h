@@ -46,6 +46,10 @@ struct OpDef {
   // that Tessel does not implement (training modes, Pad's wrap mode, ...);
   // frontends call it at import, before anything runs. Null: all are.
   std::function<void(const Graph&, const Node&)> checkSupported;
+  // Inputs whose values must be known when the model is loaded (Resize's
+  // roi, scales and sizes): a graph input there is bound to its test data
+  // as a constant by the conformance runner, like integer inputs.
+  std::vector<size_t> loadTimeInputs;
   // Evaluated from its input's shape alone, constant or not (Shape).
   bool evalFromShapes = false;
   // Its part of a task's name ("conv2d"); null: the op, lower-cased.

@@ -12,6 +12,7 @@
 #include "graph/const_eval.h"
 #include "graph/graph.h"
 #include "graph/op_registry.h"
+#include "graph/resize_plan.h"
 #include "graph/shape_utils.h"
 
 namespace tessel::graph {
@@ -613,6 +614,21 @@ class ShapeInferer {
     return {in(n, 0)};
   }
 
+  // Resize's output shape needs its scales (floats) or sizes as constants.
+  std::vector<ValueInfo> resize(const Node& n) {
+    std::optional<std::vector<float>> scales;
+    if (present(n, 2)) {
+      auto it = g_.initializers.find(n.inputs[2]);
+      const bool empty = it != g_.initializers.end() && it->second.info.numElements() == 0;
+      if (!empty && (it == g_.initializers.end() || it->second.isInt() || !it->second.hasData()))
+        fail(n, "scales (input '" + n.inputs[2] + "') must be a constant float tensor");
+      if (!empty) scales = it->second.data;
+    }
+    std::optional<std::vector<int64_t>> sizes;
+    if (present(n, 3)) sizes = requireInts(n, 3, "sizes");
+    return {info(planResize(n, shape(n, 0), scales, sizes).outShape, in(n, 0).dtype)};
+  }
+
   std::vector<ValueInfo> instanceNorm(const Node& n) {
     const Shape& x = shape(n, 0);
     if (x.size() < 3) fail(n, "input must have rank 3 or more, has shape " + shapeString(x));
@@ -698,6 +714,7 @@ void attachShapeRules(std::vector<OpDef>& table) {
       {"InstanceNormalization", &ShapeInferer::instanceNorm},
       {"Xor", &ShapeInferer::compare},
       {"Trilu", &ShapeInferer::trilu},
+      {"Resize", &ShapeInferer::resize},
       {"ReduceMax", &ShapeInferer::reduce},
       {"ReduceMin", &ShapeInferer::reduce},
       {"Log", &ShapeInferer::same},

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/op_registry.h"
+#include "graph/shape_utils.h"
 #include "graph/te_lowering.h"
 
 namespace tessel::graph {
@@ -270,6 +271,9 @@ class TeLowerer {
 
   // Trilu: the upper (j - i >= k) or lower (j - i <= k) triangle of the last two axes.
   void trilu(const Node& n);
+  // Resize, nearest or n-linear (te_lowering_resize.cpp): per axis, the
+  // periodic pattern of source indices and weights as index expressions.
+  void resize(const Node& n);
 
   // Outputs defined by attributes and constant scalars alone.
   void constantOfShape(const Node& n);

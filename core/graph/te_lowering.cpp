@@ -434,6 +434,7 @@ void attachLoweringRules(std::vector<OpDef>& table) {
       {"InstanceNormalization", method(&L::instanceNorm)},
       {"Xor", combine(truth(te::ExprKind::NE), false)},
       {"Trilu", method(&L::trilu)},
+      {"Resize", method(&L::resize)},
       {"Log", elementwise([](const Expr& v) { return call(CallFn::Log, {v}); })},
       {"Softplus", elementwise([](const Expr& v) {
          return te::select(v > floatImm(20.0), v, call(CallFn::Log, {floatImm(1.0) + call(CallFn::Exp, {v})}));

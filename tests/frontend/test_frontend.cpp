@@ -481,6 +481,8 @@ class TestFrontend : public QObject {
         {"InstanceNormalization", {"test_instancenorm"}},
         {"Xor", {"test_xor"}},
         {"Trilu", {"test_tril", "test_triu"}},
+        {"Resize", {"test_resize_"}},
+        {"Upsample", {"test_upsample_"}},
     };
     std::vector<std::string> dirs;
     std::map<std::string, std::string> opOf;

@@ -93,6 +93,20 @@ def forward(self, x):
   m.save(path);
 }
 
+void writeUpsample(const std::string& path) {
+  torch::jit::Module m("Upsample");
+  m.define(R"(
+def forward(self, x):
+    a = torch.upsample_nearest2d(x, None, [2.0, 3.0])
+    b = torch.upsample_bilinear2d(x, [9, 11], False, None)
+    c = torch.upsample_bilinear2d(x, [9, 11], True, None)
+    d = torch.upsample_nearest2d(x, [3, 5], None)
+    e = torch.upsample_bilinear2d(x, None, False, [0.5, 1.5])
+    return torch.cat([a.flatten(1), b.flatten(1), c.flatten(1), d.flatten(1), e.flatten(1)], 1)
+)");
+  m.save(path);
+}
+
 void writeUnsupported(const std::string& path) {
   torch::jit::Module m("Unsupported");
   m.define(R"(

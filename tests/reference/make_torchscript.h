@@ -20,6 +20,9 @@ void writeAttention(const std::string& path);
 // chunk, slice, select, unsqueeze, mean, max_pool2d (ceil_mode), view,
 // flatten, rsub; input [2, 4, 6, 6].
 void writeMisc(const std::string& path);
+// F.interpolate's ATen ops: nearest by scale factors and to sizes, bilinear
+// to sizes (align_corners off and on) and by scale factors; input [N, C, H, W].
+void writeUpsample(const std::string& path);
 // forward uses torch.cumsum, which the importer does not convert.
 void writeUnsupported(const std::string& path);
 

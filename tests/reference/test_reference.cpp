@@ -162,6 +162,37 @@ std::vector<float> poolRef(const std::vector<float>& x, const Shape& xs, bool is
   return y;
 }
 
+// ONNX Resize of the last two axes of [N, C, H, W], written from the
+// operator's definition: `row` and `col` map an output index (with the
+// axis's input and output lengths) to its source coordinate; nearest rounds
+// it with `round`, linear blends the two neighbours; source indices are
+// clamped into the input.
+using Coordinate = std::function<double(int64_t i, int64_t in, int64_t out)>;
+std::vector<float> resizeRef(const HostTensor& x, int64_t oh, int64_t ow, const Coordinate& row, const Coordinate& col,
+                             bool linear, const std::function<int64_t(double)>& round) {
+  const int64_t nc = x.shape[0] * x.shape[1], h = x.shape[2], w = x.shape[3];
+  auto at = [&](int64_t plane, int64_t i, int64_t j) {
+    i = std::clamp<int64_t>(i, 0, h - 1);
+    j = std::clamp<int64_t>(j, 0, w - 1);
+    return double(x.data[size_t((plane * h + i) * w + j)]);
+  };
+  std::vector<float> y;
+  for (int64_t plane = 0; plane < nc; ++plane)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        const double ci = row(i, h, oh), cj = col(j, w, ow);
+        if (!linear) {
+          y.push_back(float(at(plane, round(ci), round(cj))));
+          continue;
+        }
+        const double fi = std::floor(ci), fj = std::floor(cj), ti = ci - fi, tj = cj - fj;
+        const int64_t i0 = int64_t(fi), j0 = int64_t(fj);
+        y.push_back(float((1 - ti) * ((1 - tj) * at(plane, i0, j0) + tj * at(plane, i0, j0 + 1)) +
+                          ti * ((1 - tj) * at(plane, i0 + 1, j0) + tj * at(plane, i0 + 1, j0 + 1))));
+      }
+  return y;
+}
+
 // Softmax over the last axis.
 std::vector<float> softmaxLast(std::vector<float> v, int64_t inner) {
   for (size_t row = 0; row < v.size(); row += size_t(inner)) {
@@ -422,6 +453,56 @@ class TestReference : public QObject {
                  remap(x.data, {6, 3}, [](const Shape& i) { return (i[0] / 3) * 12 + (i[0] % 3) * 4 + 1 + i[1]; }));
   }
 
+  // Resize under the coordinate modes exporters write: ATen's interpolate
+  // (nearest x2, bilinear half_pixel / align_corners) and the gather path
+  // (nearest half_pixel rounding, downscaling by a float scale).
+  void resize() {
+    REQUIRE_TORCH();
+    GraphBuilder b("resize");
+    b.input("x", {1, 2, 5, 7});
+    auto resize = [&](const std::string& name, const std::string& mode, const std::string& coords,
+                      const std::string& rounding, const Shape& sizes, std::vector<float> scales) {
+      std::vector<std::string> in = {"x", ""};
+      if (scales.empty())
+        in.insert(in.end(), {"", b.ints(name + "_sizes", sizes)});
+      else
+        in.push_back(b.floats(name + "_scales", {4}, scales));
+      const std::string out = b.node(
+          name, "Resize", in, {{"mode", mode}, {"coordinate_transformation_mode", coords}, {"nearest_mode", rounding}});
+      b.output(out);
+      return out;
+    };
+    const std::string near2 = resize("near2", "nearest", "asymmetric", "floor", {}, {1, 1, 2, 2});
+    const std::string half = resize("half", "linear", "half_pixel", "", {1, 2, 9, 13}, {});
+    const std::string corners = resize("corners", "linear", "align_corners", "", {1, 2, 8, 3}, {});
+    const std::string ceil = resize("ceil", "nearest", "half_pixel", "round_prefer_ceil", {1, 2, 3, 12}, {});
+    const std::string down = resize("down", "linear", "pytorch_half_pixel", "", {}, {1, 1, 0.6f, 0.5f});
+    const graph::Graph g = b.finish();
+    const HostTensor x = randomTensor({1, 2, 5, 7}, 21);
+    const auto out = run(g, {{"x", x}});
+    auto halfPixel = [](double scale) -> Coordinate {
+      return [scale](int64_t i, int64_t in, int64_t len) {
+        return (double(i) + 0.5) / (scale > 0 ? scale : double(len) / double(in)) - 0.5;
+      };
+    };
+    const Coordinate byTwo = [](int64_t i, int64_t, int64_t) { return double(i) / 2; };
+    const Coordinate corner = [](int64_t i, int64_t in, int64_t len) {
+      return double(i) * double(in - 1) / double(len - 1);
+    };
+    auto floorRound = [](double c) { return int64_t(std::floor(c)); };
+    EXPECT_CLOSE(out.outputs.at(near2), Shape({1, 2, 10, 14}), resizeRef(x, 10, 14, byTwo, byTwo, false, floorRound));
+    EXPECT_CLOSE(out.outputs.at(half), Shape({1, 2, 9, 13}),
+                 resizeRef(x, 9, 13, halfPixel(0), halfPixel(0), true, floorRound));
+    EXPECT_CLOSE(out.outputs.at(corners), Shape({1, 2, 8, 3}), resizeRef(x, 8, 3, corner, corner, true, floorRound));
+    // round_prefer_ceil: halves go up.
+    EXPECT_CLOSE(
+        out.outputs.at(ceil), Shape({1, 2, 3, 12}),
+        resizeRef(x, 3, 12, halfPixel(0), halfPixel(0), false, [](double c) { return int64_t(std::floor(c + 0.5)); }));
+    // 5 x 0.6 = 3 rows, 7 x 0.5 = 3 columns: the coordinates use the scales given.
+    EXPECT_CLOSE(out.outputs.at(down), Shape({1, 2, 3, 3}),
+                 resizeRef(x, 3, 3, halfPixel(0.6), halfPixel(0.5), true, floorRound));
+  }
+
   void elementwise() {
     REQUIRE_TORCH();
     GraphBuilder b("ew");
@@ -604,6 +685,23 @@ class TestReference : public QObject {
           "Split", "Slice", "Gather", "Unsqueeze", "ReduceMean", "MaxPool", "Flatten"})
       QVERIFY2(ops.count(op), op);
     const HostTensor x = randomTensor({2, 4, 6, 6}, 15);
+    const testing::ModuleOutput want = testing::runModule(path, {x.shape}, {x.data});
+    const auto out = run(g, {{ g.inputs[0].name, x }});
+    EXPECT_CLOSE(out.outputs.at(g.outputs[0]), want.shape, want.data);
+#endif
+  }
+
+  void torchscriptUpsample() {
+    REQUIRE_TORCHSCRIPT_WRITER();
+#ifdef TESSEL_TEST_HAVE_TORCH
+    const std::string path = dir_.filePath("upsample.pt").toStdString();
+    testing::writeUpsample(path);
+    const graph::Graph g = frontend::importTorchScript(path, {{ 1, 2, 5, 7 }});
+    int resizes = 0;
+    for (const graph::Node& n : g.nodes)
+      resizes += n.op == "Resize";
+    QCOMPARE(resizes, 5);
+    const HostTensor x = randomTensor({1, 2, 5, 7}, 16);
     const testing::ModuleOutput want = testing::runModule(path, {x.shape}, {x.data});
     const auto out = run(g, {{ g.inputs[0].name, x }});
     EXPECT_CLOSE(out.outputs.at(g.outputs[0]), want.shape, want.data);

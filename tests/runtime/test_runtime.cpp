@@ -456,6 +456,38 @@ class TestRuntime : public QObject {
     runAndCheck(b);
   }
 
+  // Resize lowered to index expressions: align_corners 3 -> 5 rows (period
+  // 2) and 4 -> 7 columns (period 6: a select over residues), and nearest x2
+  // of a computed value (the producer's kernel feeds the resize).
+  void resize() {
+    Builder b;
+    Arr x = b.input("x", {1, 2, 3, 4});
+    b.ints("corner_sizes", {1, 2, 5, 7});
+    Arr corners = zeros({1, 2, 5, 7});
+    forEach(corners.shape, [&](const Shape& i) {
+      const double r = double(i[2]) * 2 / 4, c = double(i[3]) * 3 / 6;
+      const int64_t r0 = int64_t(r), c0 = int64_t(c);
+      const int64_t r1 = std::min<int64_t>(r0 + 1, 2), c1 = std::min<int64_t>(c0 + 1, 3);
+      const double tr = r - double(r0), tc = c - double(c0);
+      auto at = [&](int64_t rr, int64_t cc) { return double(x.at({0, i[1], rr, cc})); };
+      corners.at(i) =
+          float((1 - tr) * ((1 - tc) * at(r0, c0) + tc * at(r0, c1)) + tr * ((1 - tc) * at(r1, c0) + tc * at(r1, c1)));
+    });
+    b.check("Resize", {"x", "", "", "corner_sizes"}, "corners", corners,
+            {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}});
+    b.node("Relu", {"x"}, {"rx"}, {{1, 2, 3, 4}});
+    graph::Initializer scales;
+    scales.info = {"scales", {4}, graph::DType::Float32};
+    scales.data = {1, 1, 2, 2};
+    b.g.initializers["scales"] = scales;
+    b.g.values["scales"] = scales.info;
+    Arr doubled = zeros({1, 2, 6, 8});
+    forEach(doubled.shape, [&](const Shape& i) { doubled.at(i) = std::max(0.f, x.at({0, i[1], i[2] / 2, i[3] / 2})); });
+    b.check("Resize", {"rx", "", "scales"}, "doubled", doubled,
+            {{"coordinate_transformation_mode", std::string("asymmetric")}, {"nearest_mode", std::string("floor")}});
+    runAndCheck(b);
+  }
+
   void constantNode() {
     Builder b;
     Arr x = b.input("x", {3, 4});
