@@ -4,6 +4,7 @@
 // a program from recorded (e.g. mutated) decisions.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "schedule/sketch.h"
 
@@ -66,6 +67,29 @@ void apply(State& s, std::vector<Step>& steps, Step step) {
   steps.push_back(std::move(step));
 }
 
+// The root axes of the consumer whose values index its reads of `producer`.
+std::set<std::string> axesIndexing(const te::Op& consumer, const std::string& producer) {
+  std::vector<const te::ExprNode*> loads;
+  te::collectLoads(consumer.body, &loads);
+  std::vector<std::string> vars;
+  for (const te::ExprNode* l : loads)
+    if (l->name == producer)
+      for (const te::Expr& index : l->args)
+        te::collectVars(index, &vars);
+  return {vars.begin(), vars.end()};
+}
+
+// Whether every root axis a loop derives from ("i.0", "i.1@j.0") is in `axes`.
+bool derivesFrom(const std::string& loop, const std::set<std::string>& axes) {
+  for (size_t start = 0; start <= loop.size();) {
+    const size_t end = std::min(loop.find('@', start), loop.size());
+    const std::string part = loop.substr(start, end - start);
+    if (!axes.count(part.substr(0, part.find('.')))) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
 void changeComputeLocations(const Sketch& sk, State& s, std::vector<Step>& steps, Decider& d) {
   for (int i = int(s.stages.size()) - 1; i >= 0; --i) {
     const Stage& st = s.stages[size_t(i)];
@@ -74,11 +98,21 @@ void changeComputeLocations(const Sketch& sk, State& s, std::vector<Step>& steps
     std::vector<int> cons = s.consumers(i);
     if (cons.size() != 1) continue;
     const Stage& c = s.stages[size_t(cons[0])];
+    // A costly stage (a reduction, or exp / sqrt / division) is placed only
+    // where each of its values is computed once per use: attached above the
+    // first consumer loop that does not index it, and never inlined into a
+    // consumer that reduces. Ansor leaves this to its cost model; with a
+    // small budget its picks (a layer norm's row mean recomputed per channel,
+    // its sqrt per multiply-add of the matmul that reads it) cost a run
+    // timeout each.
+    const bool costly = st.op.hasReduce() || hasExpensiveOp(st.op.body);
+    const std::set<std::string> indexing = costly ? axesIndexing(c.op, st.op.name) : std::set<std::string>{};
     int64_t spots = 0;  // the consumer's leading spatial loops
-    while (size_t(spots) < c.iters.size() && c.iters[size_t(spots)].kind == IterKind::Spatial)
+    while (size_t(spots) < c.iters.size() && c.iters[size_t(spots)].kind == IterKind::Spatial &&
+           (!costly || derivesFrom(c.iters[size_t(spots)].name, indexing)))
       ++spots;
     // -1: stay at the root; -2: inline (for stages the rules left to us)
-    bool inlinable = !st.op.hasReduce() && s.attachedTo(i).empty();
+    bool inlinable = !st.op.hasReduce() && s.attachedTo(i).empty() && !(costly && c.op.hasReduce());
     int64_t at = d.integer("at:" + st.op.name, inlinable ? -2 : -1, spots - 1);
     if (at >= 0) apply(s, steps, ComputeAtStep{i, cons[0], int(at)});
     if (at == -2) apply(s, steps, ComputeInlineStep{i});

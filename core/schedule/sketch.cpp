@@ -31,6 +31,8 @@ bool loadUsesAllAxes(const te::ExprNode* load, const std::vector<std::string>& a
   return true;
 }
 
+}  // namespace
+
 bool hasExpensiveOp(const te::Expr& e) {
   if (e->kind == te::ExprKind::Call) return true;
   if (e->kind == te::ExprKind::Div && te::isFloat(e)) return true;
@@ -38,8 +40,6 @@ bool hasExpensiveOp(const te::Expr& e) {
     if (hasExpensiveOp(a)) return true;
   return false;
 }
-
-}  // namespace
 
 bool needsMultiLevelTiling(const State& s, int stage) {
   const te::Op& op = s.stages[size_t(stage)].op;

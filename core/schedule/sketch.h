@@ -73,6 +73,8 @@ size_t addStep(Sketch& s, Step step);
 // Analyses the rules use.
 bool needsMultiLevelTiling(const State& s, int stage);
 bool isStrictlyInlinable(const State& s, int stage);
+// Calls (exp, sqrt, erf, ...) or float divisions: costly to recompute.
+bool hasExpensiveOp(const te::Expr& e);
 // The one element-wise consumer that reads this stage at its own indices, or -1.
 int elementwiseMatchedConsumer(const State& s, int stage);
 

@@ -1,6 +1,7 @@
 // Every operator, under many random schedules and under hand-written ones
 // that use every step, computes the same numbers as its naive program.
 #include <QtTest>
+#include <algorithm>
 
 #include "kernel_harness.h"
 #include "schedule/sketch.h"
@@ -192,6 +193,67 @@ class TestSchedules : public QObject {
       }
     }
     QVERIFY(programs.size() >= 12);
+    testing::KernelHarness h;
+    requireAllOk(h.check(dag, programs), programs);
+  }
+
+  // A layer norm feeding a matmul (Swin's attention input): random programs
+  // never inline the normalisation (a sqrt and a division) into the matmul's
+  // reduction, nor attach the row statistics below a loop that does not
+  // index them (each would recompute them per channel or per column), and
+  // still compute what the naive program does.
+  void costlyStagesAreNotRecomputed() {
+    te::DagBuilder b;
+    te::Tensor x = b.placeholder("x", {64, 96});
+    te::Tensor gamma = b.placeholder("gamma", {96}), beta = b.placeholder("beta", {96});
+    te::Tensor w = b.placeholder("w", {96, 128});
+    te::Tensor y = te::matmul(b, te::layerNorm(b, x, gamma, beta), w, "C");
+    te::ComputeDAG dag = b.build({y.name()});
+    HardwareParams hw;
+    std::vector<Sketch> sketches = generateSketches(dag, hw);
+    std::mt19937_64 rng(7);
+    std::vector<std::vector<Step>> programs;
+    for (int i = 0; programs.size() < 40 && i < 400; ++i) {
+      try {
+        programs.push_back(annotateSketch(sketches[size_t(i) % sketches.size()], hw, rng));
+      } catch (const ScheduleError&) {
+      }
+    }
+    QVERIFY(programs.size() >= 20);
+    int attached = 0;
+    for (const std::vector<Step>& program : programs) {
+      State s(dag);
+      for (const Step& step : program) {
+        if (const auto* ci = std::get_if<ComputeInlineStep>(&step)) {
+          const te::Op& op = s.stages[size_t(ci->stage)].op;
+          QVERIFY2(!(op.hasReduce() || hasExpensiveOp(op.body)) || s.consumers(ci->stage).empty() ||
+                       !s.stages[size_t(s.consumers(ci->stage)[0])].op.hasReduce(),
+                   qPrintable(QString::fromStdString("inlined " + op.name + ": " + serializeSteps(program))));
+        }
+        if (const auto* ca = std::get_if<ComputeAtStep>(&step)) {
+          const te::Op& op = s.stages[size_t(ca->stage)].op;
+          const Stage& target = s.stages[size_t(ca->target)];
+          if (op.hasReduce() || hasExpensiveOp(op.body)) {
+            ++attached;
+            // Every loop down to the attach point derives from an axis the target reads the stage with.
+            std::vector<const te::ExprNode*> loads;
+            te::collectLoads(target.op.body, &loads);
+            std::vector<std::string> vars;
+            for (const te::ExprNode* l : loads)
+              if (l->name == op.name)
+                for (const te::Expr& index : l->args)
+                  te::collectVars(index, &vars);
+            for (int k = 0; k <= ca->targetIter; ++k) {
+              const std::string& loop = target.iters[size_t(k)].name;
+              QVERIFY2(std::find(vars.begin(), vars.end(), loop.substr(0, loop.find('.'))) != vars.end(),
+                       qPrintable(QString::fromStdString(op.name + " at " + loop + ": " + serializeSteps(program))));
+            }
+          }
+        }
+        applyStep(s, step);
+      }
+    }
+    QVERIFY2(attached > 0, "no program attached a costly stage: the check above checked nothing");
     testing::KernelHarness h;
     requireAllOk(h.check(dag, programs), programs);
   }
