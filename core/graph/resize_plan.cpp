@@ -64,26 +64,24 @@ ResizeAxis planAxis(const Node& n, bool linear, int64_t in, int64_t out, double 
   a.outSize = out;
   a.scale = scale;
   a.identity = in == out;
-  auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v, 0, in - 1); };
   for (int64_t i = 0; i < out; ++i) {
     const double x = sourceCoordinate(coordinates, i, scale, in, out);
-    if (linear) {
-      const double fl = std::floor(x);
-      a.unclamped.push_back(int64_t(fl));
-      a.lo.push_back(clamp(int64_t(fl)));
-      a.hi.push_back(clamp(int64_t(fl) + 1));
-      a.weight.push_back(x - fl);
-      a.identity = a.identity && a.lo.back() == i && a.weight.back() == 0.0;
-    } else {
-      a.unclamped.push_back(nearestIndex(rounding, x));
-      a.lo.push_back(clamp(a.unclamped.back()));
-      a.identity = a.identity && a.lo.back() == i;
-    }
+    const double fl = std::floor(x);
+    a.source.push_back(linear ? int64_t(fl) : nearestIndex(rounding, x));
+    if (linear) a.weight.push_back(x - fl);
+    a.identity = a.identity && std::clamp<int64_t>(a.source.back(), 0, in - 1) == i && (!linear || x == fl);
   }
   return a;
 }
 
 }  // namespace
+
+std::vector<int64_t> ResizeAxis::reads(int64_t offset) const {
+  std::vector<int64_t> out;
+  for (int64_t s : source)
+    out.push_back(std::clamp<int64_t>(s + offset, 0, inSize - 1));
+  return out;
+}
 
 void checkResizeSupported(const Node& n) {
   const std::string mode = modeOf(n);
@@ -110,10 +108,8 @@ ResizePlan planResize(const Node& n, const std::vector<int64_t>& in, const std::
   if (axes.empty())
     for (size_t d = 0; d < rank; ++d)
       axes.push_back(int64_t(d));
-  for (int64_t& a : axes) {
-    if (a < -int64_t(rank) || a >= int64_t(rank)) fail(n, "axis " + std::to_string(a) + " is out of range");
-    if (a < 0) a += int64_t(rank);
-  }
+  for (int64_t& a : axes)
+    a = normaliseAxis(n, a, int64_t(rank));
   ResizePlan p;
   p.linear = modeOf(n) == "linear";
   std::vector<double> scale(rank, 1.0);

@@ -13,19 +13,21 @@
 
 namespace tessel::graph {
 
-// One axis of a resize: output element i reads input lo[i] (nearest), or
-// (1 - weight[i]) x input lo[i] + weight[i] x input hi[i] (linear). Indices
-// are clamped into the input, as ONNX's edge padding does.
+// One axis of a resize: output element i reads input source[i] (nearest), or
+// (1 - weight[i]) x input source[i] + weight[i] x input source[i] + 1
+// (linear), each index clamped into the input, as ONNX's edge padding does.
 struct ResizeAxis {
   int64_t inSize = 0, outSize = 0;
-  double scale = 1;            // as given, or outSize / inSize from sizes
-  bool identity = false;       // output i reads input i: nothing to compute
-  std::vector<int64_t> lo;     // per output index
-  std::vector<int64_t> hi;     // linear only: min(lo + 1, inSize - 1) before clamping lo
-  std::vector<double> weight;  // linear only: of hi, in [0, 1)
-  // The same reads before clamping: floor(x) (linear) or the rounded x
-  // (nearest). Periodic for rational scales, which the lowering relies on.
-  std::vector<int64_t> unclamped;
+  double scale = 1;       // as given, or outSize / inSize from sizes
+  bool identity = false;  // output i reads input i: nothing to compute
+  // floor(x) (linear) or the rounded x (nearest) of each output's source
+  // coordinate x, before clamping: periodic for rational scales, which the
+  // lowering relies on.
+  std::vector<int64_t> source;
+  std::vector<double> weight;  // linear only: of source + 1, in [0, 1)
+
+  // The clamped input index each output reads at source + offset.
+  std::vector<int64_t> reads(int64_t offset) const;
 };
 
 struct ResizePlan {

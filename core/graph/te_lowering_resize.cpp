@@ -20,9 +20,9 @@ struct Period {
   int64_t p = 1, q = 0;
 };
 
-// The shortest P with unclamped[i + P] == unclamped[i] + Q (and equal weights).
+// The shortest P with source[i + P] == source[i] + Q (and equal weights).
 std::optional<Period> periodOf(const ResizeAxis& a, bool linear) {
-  const auto& u = a.unclamped;
+  const auto& u = a.source;
   const int64_t n = a.outSize;
   for (int64_t p = 1; p <= std::min(n, kMaxPeriod); ++p) {
     const int64_t q = p < n ? u[size_t(p)] - u[0] : 0;
@@ -70,7 +70,7 @@ AxisReads axisReads(const Node& n, const ResizeAxis& a, bool linear, const Expr&
                            std::to_string(kMaxPeriod) + " outputs, which is not supported");
   const Expr r = per->p == 1 ? intImm(0) : i % per->p;
   const Expr k = per->p >= a.outSize ? intImm(0) : i / per->p;
-  std::vector<int64_t> first(a.unclamped.begin(), a.unclamped.begin() + per->p);
+  std::vector<int64_t> first(a.source.begin(), a.source.begin() + per->p);
   const Expr u = (per->q == 0 ? intImm(0) : k * per->q) + pickInt(r, first);
   auto clamp = [&](const Expr& e) { return te::minExpr(te::maxExpr(e, intImm(0)), intImm(a.inSize - 1)); };
   AxisReads reads{clamp(u), nullptr, nullptr};

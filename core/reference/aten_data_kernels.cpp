@@ -212,12 +212,12 @@ std::optional<Kernel> resizeKernel(const Node& n) {
       const graph::ResizeAxis& a = plan.axes[d];
       if (a.identity) continue;
       const int64_t axis = int64_t(d);
-      at::Tensor r = y.index_select(axis, intTensor({a.outSize}, a.lo));
+      at::Tensor r = y.index_select(axis, intTensor({a.outSize}, a.reads(0)));
       if (plan.linear) {
         Shape along(size_t(y.dim()), 1);
         along[d] = a.outSize;
         const at::Tensor w = at::tensor(a.weight, at::kDouble).to(at::kFloat).reshape(along);
-        r = r * (1 - w) + y.index_select(axis, intTensor({a.outSize}, a.hi)) * w;
+        r = r * (1 - w) + y.index_select(axis, intTensor({a.outSize}, a.reads(1))) * w;
       }
       y = r;
     }
