@@ -292,30 +292,39 @@ class TestBaselines : public QObject {
 
   // With the cache flush the peers are timed cold, every repeat kept: a copy
   // through memory is not faster than the warm loop. Under "model" only the
-  // weights go to memory: a dense layer's call is not faster than warm either.
+  // weights go to memory: a matrix-vector product (4 MiB of weights, beyond
+  // any private cache, within the shared one) is not faster than warm either.
   void flushedPeersKeepTheirRepeats() {
     if (!peerAvailable("onednn")) QSKIP("this build has no oneDNN");
-    // Under CTest -j another test may slow the warm timing alone: a pair
-    // measured again settles it; a flush that made copies faster never would.
+    // Under CTest -j another test may slow one timing alone: each state keeps
+    // its best over the attempts, so a busy moment cannot decide it; a flush
+    // that made calls faster never would pass.
+    double warm = INFINITY, cold = INFINITY, denseWarm = INFINITY, denseModel = INFINITY;
     QString last;
     for (int attempt = 0; attempt < 3; ++attempt) {
-      const BaselineResult warm = measureBaselines("matmul", {256, 256, 256}, 2, CacheState::Warm);
-      const BaselineResult cold = measureBaselines("matmul", {256, 256, 256}, 2, CacheState::Cold);
-      const BaselineResult denseWarm = measureBaselines("dense", {16, 512, 512}, 2, CacheState::Warm);
-      const BaselineResult denseModel = measureBaselines("dense", {16, 512, 512}, 2, CacheState::Model);
-      QVERIFY2(cold.onednnSeconds && warm.onednnSeconds, qPrintable(describe(cold)));
-      QVERIFY2(denseModel.onednnSeconds && denseWarm.onednnSeconds, qPrintable(describe(denseModel)));
-      QCOMPARE(cold.repeats.at("onednn").size(), size_t(3));
-      QCOMPARE(denseModel.repeats.at("onednn").size(), size_t(3));
-      if (*cold.onednnSeconds > 0.9 * *warm.onednnSeconds && *denseModel.onednnSeconds > 0.9 * *denseWarm.onednnSeconds)
-        return;
+      const BaselineResult w = measureBaselines("matmul", {256, 256, 256}, 2, CacheState::Warm);
+      const BaselineResult c = measureBaselines("matmul", {256, 256, 256}, 2, CacheState::Cold);
+      const BaselineResult dw = measureBaselines("dense", {1, 1024, 1024}, 2, CacheState::Warm);
+      const BaselineResult dm = measureBaselines("dense", {1, 1024, 1024}, 2, CacheState::Model);
+      QVERIFY2(c.onednnSeconds && w.onednnSeconds, qPrintable(describe(c)));
+      QVERIFY2(dm.onednnSeconds && dw.onednnSeconds, qPrintable(describe(dm)));
+      QCOMPARE(c.repeats.at("onednn").size(), size_t(3));
+      QCOMPARE(dm.repeats.at("onednn").size(), size_t(3));
+      warm = std::min(warm, *w.onednnSeconds);
+      cold = std::min(cold, *c.onednnSeconds);
+      denseWarm = std::min(denseWarm, *dw.onednnSeconds);
+      denseModel = std::min(denseModel, *dm.onednnSeconds);
       last = QString("cold %1 ms, warm %2 ms; dense under model %3 ms, warm %4 ms")
-                 .arg(*cold.onednnSeconds * 1e3)
-                 .arg(*warm.onednnSeconds * 1e3)
-                 .arg(*denseModel.onednnSeconds * 1e3)
-                 .arg(*denseWarm.onednnSeconds * 1e3);
+                 .arg(cold * 1e3)
+                 .arg(warm * 1e3)
+                 .arg(denseModel * 1e3)
+                 .arg(denseWarm * 1e3);
+      if (cold > 0.9 * warm && denseModel > 0.9 * denseWarm) {
+        qInfo("%s", qPrintable(last));
+        return;
+      }
     }
-    QFAIL(qPrintable("flushed timing faster than warm three times: " + last));
+    QFAIL(qPrintable("flushed timing faster than warm (best of three each): " + last));
   }
 
   // The verdict on a timing: steady repeats pass; spread repeats pass only

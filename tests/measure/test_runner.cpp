@@ -566,7 +566,10 @@ void TestRunner::cancelAbandonsHangingKernelAndCompiler() {
 // Each cache state puts a kernel's buffers where it says. A copy of a buffer
 // that fits the L2 cache: cold (everything in memory) is slower than warm;
 // under "model" a weight comes from memory (slower than warm) and an
-// activation from the shared cache (slower than warm, faster than memory).
+// activation from the shared cache (faster than memory). Whether the shared
+// cache is slower than the private one for a streaming copy depends on the
+// processor (on AMD EPYC both ran at 5-6 us, hardware prefetch hiding the
+// difference), so that is printed here and in bench_cache_states, not asserted.
 void TestRunner::cacheFlushEvicts() {
   RunTask task;
   task.key = "copy_32k";
@@ -609,7 +612,6 @@ void TestRunner::cacheFlushEvicts() {
     const double warm = cases[0].best, cold = cases[1].best, weights = cases[2].best, activation = cases[3].best;
     QVERIFY2(cold > 1.3 * warm, qPrintable(figures));
     QVERIFY2(weights > 1.3 * warm, qPrintable(figures));
-    QVERIFY2(activation > 1.1 * warm, qPrintable(figures));
     if (activation < 0.9 * cold) return;
   }
   QFAIL(qPrintable("under model, an activation came from memory, not from the shared cache: " + figures));
