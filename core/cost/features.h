@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cost/cost_model.h"
+#include "cost/cost_model_types.h"
 #include "lower/loop_nest.h"
 #include "schedule/steps.h"
 #include "te/compute_dag.h"

@@ -10,32 +10,27 @@ namespace tessel::cost {
 
 namespace {
 
-// Score of a program without feature rows (it failed to lower): far below
-// every real score, but finite so that sums and sorts stay well-defined.
-constexpr double kInvalidScore = -1e30;
-
 class RandomModel final : public CostModel {
  public:
   explicit RandomModel(uint64_t seed) : rng_(seed) {}
 
   std::string name() const override { return "random"; }
 
-  void update(const std::vector<ProgramFeatures>& programs, const std::vector<double>& costs) override {
-    if (programs.size() != costs.size()) {
-      throw std::invalid_argument("random cost model: " + std::to_string(programs.size()) + " programs but " +
-                                  std::to_string(costs.size()) + " costs");
-    }
-    trained_ += programs.size();
+  void updateFeatures(const std::vector<TaskRecords>& records) override {
+    checkRecordSizes(name(), records);
+    for (const TaskRecords& r : records)
+      trained_ += r.programs.size();
   }
 
   // Uniform in [0, 1), from the seeded generator: the same seed and the same
   // calls give the same scores on every platform (no std distributions).
-  std::vector<double> predict(const std::vector<ProgramFeatures>& programs) override {
+  std::vector<double> predictFeatures(const std::string& /*taskKey*/,
+                                      const std::vector<ProgramFeatureSet>& programs) override {
     std::vector<double> scores;
     scores.reserve(programs.size());
     for (const auto& p : programs) {
       const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
-      scores.push_back(p.empty() ? kInvalidScore : u);
+      scores.push_back(p.valid ? u : kInvalidScore);
     }
     return scores;
   }

@@ -1,10 +1,10 @@
 // The "xgb" cost model: gradient-boosted trees through XGBoost's C API, after
 // Ansor's XGBModel (TVM python/tvm/auto_scheduler/cost_model/xgb_model.py).
 //
-// A program is a list of per-store feature rows. One model serves one task.
-// Labels are throughputs normalised over all the task's records so far:
-// y = min_cost / cost, so the best program scores 1 and a failed one
-// (cost = inf) scores 0. The
+// A program is a list of per-store feature rows. One model may serve every
+// task of a tuning, as Ansor's does: labels are throughputs normalised over
+// each task's records so far, y = min_cost(task) / cost, so the best program
+// of a task scores 1 and a failed one (cost = inf) scores 0. The
 // training set accumulates over all update() calls and the booster is
 // retrained from scratch on each call, as Ansor does.
 //
@@ -15,7 +15,7 @@
 //    custom objective: per round, predict the training margins, sum them per
 //    program, and give every row of a program gradient (sum - y) * w and
 //    hessian w with w = max(y, 1e-3) (fast programs matter most).
-//  - "rank": XGBoost's "rank:pairwise" with all the task's programs in one
+//  - "rank": XGBoost's "rank:pairwise" with each task's programs in one
 //    query group. Pairs are between programs, so each program is ONE sample: the
 //    MEAN of its rows' features plus one extra feature, its number of rows
 //    (the mean alone would hide how many stores a program has). This is
@@ -35,6 +35,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -47,8 +48,6 @@ namespace tessel::cost {
 
 namespace {
 
-// Score of a program without feature rows (it failed to lower).
-constexpr double kInvalidScore = -1e30;
 // Ansor's parameters.
 constexpr int kRounds = 100;
 constexpr float kMinWeight = 1e-3f;
@@ -96,6 +95,7 @@ class DMatrix {
 class Booster {
  public:
   Booster() = default;
+  explicit Booster(BoosterHandle h) : h_(h) {}
   explicit Booster(const DMatrix& train) {
     DMatrixHandle mats[1] = {train.get()};
     check(XGBoosterCreate(mats, 1, &h_), "XGBoosterCreate");
@@ -173,63 +173,86 @@ class XgbModel final : public CostModel {
     return std::string(buf, static_cast<size_t>(len));
   }
 
-  void update(const std::vector<ProgramFeatures>& programs, const std::vector<double>& costs) override {
-    if (programs.size() != costs.size()) {
-      throw std::invalid_argument("xgb cost model: " + std::to_string(programs.size()) + " programs but " +
-                                  std::to_string(costs.size()) + " costs");
-    }
-    size_t width = width_;
-    for (const auto& p : programs)
-      checkRows(p, width);
+  // A loaded booster predicts until the first update, which retrains from
+  // the records alone (as every update does).
+  void load(const std::string& bytes) override {
+    BoosterHandle h = nullptr;
+    check(XGBoosterCreate(nullptr, 0, &h), "XGBoosterCreate");
+    Booster b(h);
+    check(XGBoosterLoadModelFromBuffer(b.get(), bytes.data(), bytes.size()), "XGBoosterLoadModelFromBuffer");
+    bst_ulong features = 0;
+    check(XGBoosterGetNumFeature(b.get(), &features), "XGBoosterGetNumFeature");
+    const size_t width = loss_ == "rank" ? size_t(features) - 1 : size_t(features);
+    if (width_ != 0 && width != width_)
+      throw std::runtime_error("xgb cost model: the saved model reads " + std::to_string(width) +
+                               " features per row, this one " + std::to_string(width_));
     width_ = width;
-    trained_ += programs.size();
+    b.setParam("nthread", std::to_string(threadCount()));
+    booster_ = std::move(b);
+  }
+
+  void updateFeatures(const std::vector<TaskRecords>& records) override {
+    checkRecordSizes(name(), records);
+    size_t width = width_;
+    for (const TaskRecords& r : records) {
+      for (const auto& p : r.programs)
+        checkRows(p.stores, width);
+    }
+    width_ = width;
 
     unsigned added = 0;
-    for (size_t i = 0; i < programs.size(); ++i) {
-      const auto& p = programs[i];
-      if (p.empty()) continue;  // nothing to learn from
-      const bool ok = measured(costs[i]);
-      costs_.push_back(ok ? costs[i] : std::numeric_limits<double>::infinity());
-      if (ok) ++valid_;
-      for (const auto& row : p)
-        rows_.insert(rows_.end(), row.begin(), row.end());
-      programEnd_.push_back(rows_.size() / width_);
-      ++added;
+    for (const TaskRecords& r : records) {
+      trained_ += r.programs.size();
+      const size_t task = taskIndex_.emplace(r.taskKey, taskIndex_.size()).first->second;
+      for (size_t i = 0; i < r.programs.size(); ++i) {
+        const ProgramFeatures& p = r.programs[i].stores;
+        if (!r.programs[i].valid || p.empty()) continue;  // nothing to learn from
+        const bool ok = measured(r.costs[i]);
+        costs_.push_back(ok ? r.costs[i] : std::numeric_limits<double>::infinity());
+        taskOf_.push_back(task);
+        if (ok) ++valid_;
+        for (const auto& row : p)
+          rows_.insert(rows_.end(), row.begin(), row.end());
+        programEnd_.push_back(rows_.size() / width_);
+        ++added;
+      }
     }
     if (added == 0) return;  // the training set, hence the model, is unchanged
-    // One model serves one task: labels are normalised over all its records
-    // (the best program so far is 1), and its programs form one rank group.
-    double minCost = *std::min_element(costs_.begin(), costs_.end());
+    // Labels are normalised within each task (its best program so far is 1).
+    std::vector<double> minCost(taskIndex_.size(), std::numeric_limits<double>::infinity());
+    for (size_t p = 0; p < costs_.size(); ++p)
+      minCost[taskOf_[p]] = std::min(minCost[taskOf_[p]], costs_[p]);
     labels_.clear();
-    for (double c : costs_)
-      labels_.push_back(std::isfinite(c) ? static_cast<float>(minCost / c) : 0.0f);
-    groups_ = {static_cast<unsigned>(costs_.size())};
+    for (size_t p = 0; p < costs_.size(); ++p)
+      labels_.push_back(std::isfinite(costs_[p]) ? static_cast<float>(minCost[taskOf_[p]] / costs_[p]) : 0.0f);
     if (valid_ >= 2) train();
   }
 
-  std::vector<double> predict(const std::vector<ProgramFeatures>& programs) override {
+  std::vector<double> predictFeatures(const std::string& /*taskKey*/,
+                                      const std::vector<ProgramFeatureSet>& programs) override {
     std::vector<double> scores(programs.size(), kInvalidScore);
+    auto usable = [](const ProgramFeatureSet& p) { return p.valid && !p.stores.empty(); };
     if (!booster_) {
       // Untrained: small seeded noise so the search still explores.
       for (size_t i = 0; i < programs.size(); ++i) {
         const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
-        if (!programs[i].empty()) scores[i] = 1e-3 * u;
+        if (usable(programs[i])) scores[i] = 1e-3 * u;
       }
       return scores;
     }
     size_t width = width_;
     for (const auto& p : programs)
-      checkRows(p, width);
+      checkRows(p.stores, width);
     std::vector<float> data;
     std::vector<size_t> ends;  // per program: end of its samples
     ends.reserve(programs.size());
     size_t samples = 0;
-    for (const auto& p : programs) {
-      if (loss_ == "rank") {
-        if (!p.empty()) {
-          appendMean(data, p.size(), [&](size_t r) { return p[r].data(); });
-          ++samples;
-        }
+    for (const auto& set : programs) {
+      const ProgramFeatures& p = set.stores;
+      if (!usable(set)) {
+      } else if (loss_ == "rank") {
+        appendMean(data, p.size(), [&](size_t r) { return p[r].data(); });
+        ++samples;
       } else {
         for (const auto& row : p)
           data.insert(data.end(), row.begin(), row.end());
@@ -347,16 +370,30 @@ class XgbModel final : public CostModel {
   }
 
   Booster trainRank() {
+    // XGBoost's query groups are runs of consecutive samples: one per task.
     const size_t nprog = labels_.size();
-    std::vector<float> data;
+    std::vector<size_t> begin(nprog);
+    for (size_t p = 0; p < nprog; ++p)
+      begin[p] = p == 0 ? 0 : programEnd_[p - 1];
+    std::vector<size_t> order(nprog);
+    for (size_t p = 0; p < nprog; ++p)
+      order[p] = p;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return taskOf_[a] < taskOf_[b]; });
+    std::vector<float> data, labels;
+    std::vector<unsigned> groups;
     data.reserve(nprog * (width_ + 1));
-    for (size_t p = 0, begin = 0; p < nprog; ++p) {
-      appendMean(data, programEnd_[p] - begin, [&](size_t r) { return &rows_[(begin + r) * width_]; });
-      begin = programEnd_[p];
+    for (size_t k = 0; k < nprog; ++k) {
+      const size_t p = order[k];
+      appendMean(data, programEnd_[p] - begin[p], [&](size_t r) { return &rows_[(begin[p] + r) * width_]; });
+      labels.push_back(labels_[p]);
+      if (k == 0 || taskOf_[p] != taskOf_[order[k - 1]])
+        groups.push_back(1);
+      else
+        ++groups.back();
     }
     const DMatrix m(data, nprog, width_ + 1, trainThreads(nprog));
-    check(XGDMatrixSetFloatInfo(m.get(), "label", labels_.data(), nprog), "XGDMatrixSetFloatInfo");
-    check(XGDMatrixSetUIntInfo(m.get(), "group", groups_.data(), groups_.size()), "XGDMatrixSetUIntInfo");
+    check(XGDMatrixSetFloatInfo(m.get(), "label", labels.data(), nprog), "XGDMatrixSetFloatInfo");
+    check(XGDMatrixSetUIntInfo(m.get(), "group", groups.data(), groups.size()), "XGDMatrixSetUIntInfo");
     Booster b(m);
     setParams(b, trainThreads(nprog));
     for (int round = 0; round < kRounds; ++round)
@@ -367,13 +404,14 @@ class XgbModel final : public CostModel {
   std::string loss_;
   uint64_t seed_;
   std::mt19937_64 rng_;
-  size_t width_ = 0;                // feature row length, from the first row seen
-  std::vector<float> rows_;         // training rows, flat
-  std::vector<size_t> programEnd_;  // per training program: end of its rows
-  std::vector<double> costs_;       // per training program: seconds (inf: failed)
-  std::vector<float> labels_;       // per training program: normalised throughput
-  std::vector<unsigned> groups_;    // programs (with rows) per update() call
-  size_t valid_ = 0;                // measured training programs
+  size_t width_ = 0;                         // feature row length, from the first row seen
+  std::vector<float> rows_;                  // training rows, flat
+  std::vector<size_t> programEnd_;           // per training program: end of its rows
+  std::vector<double> costs_;                // per training program: seconds (inf: failed)
+  std::vector<float> labels_;                // per training program: normalised throughput within its task
+  std::vector<size_t> taskOf_;               // per training program: index into taskIndex_
+  std::map<std::string, size_t> taskIndex_;  // task key -> index
+  size_t valid_ = 0;                         // measured training programs
   size_t trained_ = 0;
   Booster booster_;
 };

@@ -6,14 +6,13 @@
 #include <limits>
 #include <set>
 
-#include "cost/features.h"
 #include "search/mutation.h"
 #include "search/search_policy.h"
 
 namespace tessel::search {
 
 ModelGuidedSearch::ModelGuidedSearch(const task::SearchTask& task, const schedule::HardwareParams& hw,
-                                     std::unique_ptr<cost::CostModel> model, uint64_t seed, bool anneal,
+                                     std::shared_ptr<cost::CostModel> model, uint64_t seed, bool anneal,
                                      EvolutionParams params)
     : RandomSearch(task, hw, seed), model_(std::move(model)), anneal_(anneal), params_(params) {}
 
@@ -35,13 +34,13 @@ bool ModelGuidedSearch::rebuild(Individual& ind) {
 }
 
 void ModelGuidedSearch::score(std::vector<Individual>& pop) {
-  std::vector<cost::ProgramFeatures> feats;
-  feats.reserve(pop.size());
+  std::vector<Program> programs;
+  programs.reserve(pop.size());
   for (const Individual& ind : pop)
-    feats.push_back(cost::extractProgramFeatures(task_.dag, ind.steps));
-  std::vector<double> s = model_->predict(feats);
+    programs.push_back(ind.steps);
+  std::vector<double> s = model_->predict(task_, programs);
   for (size_t i = 0; i < pop.size(); ++i)
-    pop[i].score = feats[i].empty() ? -std::numeric_limits<double>::infinity() : s[i];
+    pop[i].score = s[i] <= cost::kInvalidScore ? -std::numeric_limits<double>::infinity() : s[i];
   lastPredictions_ += pop.size();
 }
 
@@ -160,12 +159,10 @@ std::vector<Program> ModelGuidedSearch::nextBatch(int n) {
 
 void ModelGuidedSearch::update(const std::vector<Program>& programs,
                                const std::vector<measure::MeasureResult>& results) {
-  std::vector<cost::ProgramFeatures> feats;
   std::vector<double> costs;
   for (size_t i = 0; i < programs.size(); ++i) {
     std::string key = schedule::serializeSteps(programs[i]);
     seen_.insert(key);
-    feats.push_back(cost::extractProgramFeatures(task_.dag, programs[i]));
     double c = results[i].ok() ? results[i].medianCost() : std::numeric_limits<double>::infinity();
     costs.push_back(c);
     auto it = proposed_.find(key);
@@ -180,7 +177,7 @@ void ModelGuidedSearch::update(const std::vector<Program>& programs,
       proposed_.erase(it);
     }
   }
-  model_->update(feats, costs);
+  model_->update(task_, programs, costs);
 }
 
 SearchPolicy::ProposalInfo ModelGuidedSearch::proposalInfo(const std::string& key) const {

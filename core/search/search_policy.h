@@ -86,7 +86,7 @@ struct EvolutionParams {
 class ModelGuidedSearch : public RandomSearch {
  public:
   ModelGuidedSearch(const task::SearchTask& task, const schedule::HardwareParams& hw,
-                    std::unique_ptr<cost::CostModel> model, uint64_t seed, bool anneal, EvolutionParams params = {});
+                    std::shared_ptr<cost::CostModel> model, uint64_t seed, bool anneal, EvolutionParams params = {});
   std::string name() const override { return anneal_ ? "anneal" : "evolutionary"; }
   std::vector<Program> nextBatch(int n) override;
   void update(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results) override;
@@ -111,7 +111,7 @@ class ModelGuidedSearch : public RandomSearch {
   std::vector<Individual> evolve(std::vector<Individual> pop);
   std::vector<Individual> anneal(std::vector<Individual> pop);
 
-  std::unique_ptr<cost::CostModel> model_;
+  std::shared_ptr<cost::CostModel> model_;  // may be shared with the other tasks of a model
   bool anneal_;
   EvolutionParams params_;
   struct Proposed {
@@ -128,5 +128,9 @@ class ModelGuidedSearch : public RandomSearch {
 std::unique_ptr<SearchPolicy> makeSearchPolicy(const std::string& name, const task::SearchTask& task,
                                                const schedule::HardwareParams& hw, uint64_t seed,
                                                const std::string& costModel = "random", EvolutionParams params = {});
+// The same with a model made already (one model shared by a model's tasks).
+std::unique_ptr<SearchPolicy> makeSearchPolicy(const std::string& name, const task::SearchTask& task,
+                                               const schedule::HardwareParams& hw, uint64_t seed,
+                                               std::shared_ptr<cost::CostModel> model, EvolutionParams params = {});
 
 }  // namespace tessel::search

@@ -13,9 +13,9 @@ namespace {
 SearchEntry guided(std::string name, std::string summary, bool anneal) {
   return {std::move(name), std::move(summary), true,
           [anneal](const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed,
-                   const std::string& costModel, EvolutionParams params) -> std::unique_ptr<SearchPolicy> {
-            return std::make_unique<ModelGuidedSearch>(task, hw, cost::makeCostModel(costModel, seed), seed, anneal,
-                                                       params);
+                   std::shared_ptr<cost::CostModel> model, EvolutionParams params) -> std::unique_ptr<SearchPolicy> {
+            if (!model) throw std::invalid_argument("a guided search needs a cost model");
+            return std::make_unique<ModelGuidedSearch>(task, hw, std::move(model), seed, anneal, params);
           }};
 }
 
@@ -25,7 +25,8 @@ const std::vector<SearchEntry>& searches() {
   static const std::vector<SearchEntry> table = {
       guided("evolutionary", "Ansor's evolutionary search guided by the cost model", false),
       {"random", "random sketches, randomly annotated (Ansor's baseline; no cost model)", false,
-       [](const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed, const std::string&,
+       [](const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed,
+          std::shared_ptr<cost::CostModel>,
           EvolutionParams) -> std::unique_ptr<SearchPolicy> { return std::make_unique<RandomSearch>(task, hw, seed); }},
       guided("anneal", "AutoTVM-style simulated annealing guided by the cost model", true),
   };
@@ -54,7 +55,15 @@ std::unique_ptr<SearchPolicy> makeSearchPolicy(const std::string& name, const ta
                                                const std::string& costModel, EvolutionParams params) {
   const SearchEntry* e = findSearch(name);
   if (!e) throw std::invalid_argument("unknown search '" + name + "' (available: " + availableSearches() + ")");
-  return e->make(task, hw, seed, costModel, params);
+  return e->make(task, hw, seed, e->guided ? cost::makeCostModel(costModel, seed) : nullptr, params);
+}
+
+std::unique_ptr<SearchPolicy> makeSearchPolicy(const std::string& name, const task::SearchTask& task,
+                                               const schedule::HardwareParams& hw, uint64_t seed,
+                                               std::shared_ptr<cost::CostModel> model, EvolutionParams params) {
+  const SearchEntry* e = findSearch(name);
+  if (!e) throw std::invalid_argument("unknown search '" + name + "' (available: " + availableSearches() + ")");
+  return e->make(task, hw, seed, std::move(model), params);
 }
 
 }  // namespace tessel::search

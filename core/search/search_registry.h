@@ -15,8 +15,9 @@ struct SearchEntry {
   std::string name;     // as typed: "evolutionary"
   std::string summary;  // one line for help texts and tooltips
   bool guided = false;  // asks a cost model (--cost-model matters)
+  // `model`: the cost model of a guided search (unused by the others).
   std::function<std::unique_ptr<SearchPolicy>(const task::SearchTask&, const schedule::HardwareParams&, uint64_t seed,
-                                              const std::string& costModel, EvolutionParams)>
+                                              std::shared_ptr<cost::CostModel> model, EvolutionParams)>
       make;
 };
 

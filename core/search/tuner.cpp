@@ -18,7 +18,9 @@ TaskTuner::TaskTuner(const task::SearchTask& task, TuneOptions options)
     : task_(task), o_(std::move(options)), s_(new State) {
   start_ = std::chrono::steady_clock::now();
   if (o_.cancel) o_.evolution.cancel = o_.measurer.run.cancel = o_.measurer.build.cancel = o_.cancel;
-  s_->policy = makeSearchPolicy(o_.search, task_, o_.hardware, o_.seed, o_.costModel, o_.evolution);
+  s_->policy = o_.sharedCostModel
+                   ? makeSearchPolicy(o_.search, task_, o_.hardware, o_.seed, o_.sharedCostModel, o_.evolution)
+                   : makeSearchPolicy(o_.search, task_, o_.hardware, o_.seed, o_.costModel, o_.evolution);
   s_->guided = dynamic_cast<ModelGuidedSearch*>(s_->policy.get());
   s_->measurer = std::make_unique<measure::ProgramMeasurer>(task_, o_.measurer);
   TuneResult& r = r_;
@@ -130,7 +132,8 @@ const TuneResult& TaskTuner::finish() {
     r.bestSource = measure::programSource(task_.dag, r.bestSteps, "tessel_b0_0");
   if (s_->guided) {
     r.costModelName = s_->guided->model().name();
-    r.costModelBlob = s_->guided->model().save();
+    // A shared model is saved once, by whoever shares it.
+    if (!o_.sharedCostModel) r.costModelBlob = s_->guided->model().save();
     r.costModelTrainedOn = s_->guided->model().trainedOn();
   }
   r.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

@@ -27,6 +27,9 @@ struct TuneOptions {
   int batchSize = 16;
   std::string search = "evolutionary";
   std::string costModel = "xgb";
+  // Set: the guided search asks this model (shared by the tasks of a model's
+  // tuning) instead of making its own by name.
+  std::shared_ptr<cost::CostModel> sharedCostModel;
   uint64_t seed = 1;
   schedule::HardwareParams hardware;
   EvolutionParams evolution;
@@ -57,7 +60,8 @@ struct TuneResult {
   double wallSeconds = 0;
   double searchSeconds = 0;  // proposing batches: features, prediction, evolution
   size_t predictions = 0;    // programs the cost model scored
-  // The guiding cost model at the end (empty for random search).
+  // The guiding cost model at the end (empty for random search; no blob
+  // for a shared model).
   std::string costModelName, costModelBlob;
   size_t costModelTrainedOn = 0;
   bool exhausted = false;  // every program of the space was proposed

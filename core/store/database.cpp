@@ -563,6 +563,17 @@ void Database::saveCostModel(int64_t taskId, int64_t sessionId, const std::strin
   st.bind(3, name).bind(4, trainedOn).bindBlob(5, blob).run();
 }
 
+std::vector<Database::SavedCostModel> Database::costModels(int64_t sessionId) const {
+  Statement st = conn_->prepare(
+      "SELECT id, task_id, session_id, name, trained_on, model FROM cost_models WHERE session_id = ? ORDER BY id");
+  st.bind(1, sessionId);
+  std::vector<SavedCostModel> out;
+  while (st.step())
+    out.push_back(
+        {st.getInt(0), st.isNull(1) ? 0 : st.getInt(1), st.getInt(2), st.getText(3), st.getInt(4), st.getBlob(5)});
+  return out;
+}
+
 Stats Database::stats() const {
   Stats s;
   auto count = [&](const char* sql) {

@@ -122,8 +122,17 @@ class Database {
   std::vector<RecordRow> sessionRecords(int64_t sessionId) const;
   std::vector<RecordRow> allRecords() const;
 
+  // taskId 0: a model shared by every task of the session.
   void saveCostModel(int64_t taskId, int64_t sessionId, const std::string& name, int64_t trainedOn,
                      const std::string& blob);
+  struct SavedCostModel {
+    int64_t id = 0, taskId = 0, sessionId = 0;  // taskId 0: shared by the session's tasks
+    std::string name;
+    int64_t trainedOn = 0;  // programs
+    std::string blob;       // what CostModel::save() wrote
+  };
+  // The cost models a session saved, oldest first.
+  std::vector<SavedCostModel> costModels(int64_t sessionId) const;
 
   Stats stats() const;
   // The best valid record of every task (optionally of one task).

@@ -88,6 +88,12 @@ search::ModelTuneOptions ModelTuning::tuneOptions(const TuningEvents& events, st
   t.batchSize = config_.batch;
   t.search = config_.search;
   t.costModel = config_.costModel;
+  // One model for all the tasks, as Ansor's: what it learns on one task
+  // guides the others from their first round.
+  if (search::findSearch(config_.search)->guided) {
+    sharedModel_ = cost::makeCostModel(config_.costModel, config_.seed);
+    t.sharedCostModel = sharedModel_;
+  }
   t.seed = config_.seed;
   t.evolution.population = config_.population;
   t.hardware.cores = cores();
@@ -139,19 +145,17 @@ search::ModelTuneResult ModelTuning::run(const TuningEvents& events) {
     throw;
   }
   if (db_) {
-    saveCostModels(result);
+    saveCostModels();
     db_->endSession(sessionId_, result.stopped ? "stopped" : "finished");
   }
   return result;
 }
 
-void ModelTuning::saveCostModels(const search::ModelTuneResult& result) {
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    const search::TuneResult& t = result.tasks[i];
-    if (recorders_[i] && !t.costModelBlob.empty())
-      db_->saveCostModel(recorders_[i]->taskId(), sessionId_, t.costModelName, int64_t(t.costModelTrainedOn),
-                         t.costModelBlob);
-  }
+void ModelTuning::saveCostModels() {
+  // The shared model belongs to the session, not to one task.
+  if (!sharedModel_) return;
+  const std::string blob = sharedModel_->save();
+  if (!blob.empty()) db_->saveCostModel(0, sessionId_, sharedModel_->name(), int64_t(sharedModel_->trainedOn()), blob);
 }
 
 }  // namespace tessel::tuning

@@ -89,7 +89,7 @@ class ModelTuning {
 
  private:
   search::ModelTuneOptions tuneOptions(const TuningEvents& events, std::vector<double>& best, TuningProgress& progress);
-  void saveCostModels(const search::ModelTuneResult& result);
+  void saveCostModels();
 
   TuningConfig config_;
   std::shared_ptr<const frontend::PreparedModel> model_;
@@ -98,6 +98,7 @@ class ModelTuning {
   int64_t sessionId_ = 0, earlierTrials_ = 0;
   bool resumed_ = false;
   std::vector<std::unique_ptr<store::TuningRecorder>> recorders_;
+  std::shared_ptr<cost::CostModel> sharedModel_;  // one model for every task (guided searches)
 };
 
 }  // namespace tessel::tuning

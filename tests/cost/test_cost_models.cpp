@@ -9,8 +9,12 @@
 #include <stdexcept>
 
 #include "cost/cost_model_registry.h"
+#include "cost_test_support.h"
 
 using namespace tessel::cost;
+using tessel::cost_test::pairwiseAccuracy;
+using tessel::cost_test::predictRows;
+using tessel::cost_test::updateRows;
 
 namespace {
 
@@ -65,25 +69,6 @@ Dataset makeData(size_t n, uint64_t seed, size_t width = 16, size_t minRows = 1,
   return d;
 }
 
-// Fraction of pairs (with different costs) that the scores order correctly:
-// higher score = lower cost. Score ties count half.
-double pairwiseAccuracy(const std::vector<double>& scores, const std::vector<double>& costs) {
-  double good = 0;
-  size_t pairs = 0;
-  for (size_t i = 0; i < costs.size(); ++i) {
-    for (size_t j = i + 1; j < costs.size(); ++j) {
-      if (costs[i] == costs[j]) continue;
-      ++pairs;
-      if (scores[i] == scores[j]) {
-        good += 0.5;
-      } else if ((scores[i] > scores[j]) == (costs[i] < costs[j])) {
-        good += 1;
-      }
-    }
-  }
-  return pairs == 0 ? 0.0 : good / static_cast<double>(pairs);
-}
-
 bool haveXgb() {
 #ifdef TESSEL_HAVE_XGBOOST
   return true;
@@ -128,18 +113,18 @@ class TestCostModels : public QObject {
   void randomModelIsSeededAndUninformed() {
     const Dataset test = makeData(300, 7);
     auto a = makeRandomModel(42), b = makeRandomModel(42), c = makeRandomModel(43);
-    const auto sa = a->predict(test.programs);
-    QCOMPARE(sa, b->predict(test.programs));
-    QVERIFY(sa != c->predict(test.programs));
+    const auto sa = predictRows(*a, test.programs);
+    QCOMPARE(sa, predictRows(*b, test.programs));
+    QVERIFY(sa != predictRows(*c, test.programs));
     for (double s : sa)
       QVERIFY(s >= 0.0 && s < 1.0);
     const double acc = pairwiseAccuracy(sa, test.costs);
     qInfo("random: pairwise accuracy %.3f", acc);
     QVERIFY2(acc > 0.4 && acc < 0.6, qPrintable(QString::number(acc)));
     QCOMPARE(a->trainedOn(), size_t(0));
-    a->update(test.programs, test.costs);
+    updateRows(*a, test.programs, test.costs);
     QCOMPARE(a->trainedOn(), size_t(300));
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, a->update(test.programs, {1.0}));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, updateRows(*a, test.programs, {1.0}));
   }
 
   void emptyProgramsScoreLowest_data() { lossColumns(true); }
@@ -152,8 +137,8 @@ class TestCostModels : public QObject {
     withEmpty.push_back({});
     std::vector<double> costs = train.costs;
     costs.push_back(kInf);
-    m->update(withEmpty, costs);  // an empty program in training is harmless
-    const auto scores = m->predict(withEmpty);
+    updateRows(*m, withEmpty, costs);  // an empty program in training is harmless
+    const auto scores = predictRows(*m, withEmpty);
     QCOMPARE(scores.size(), withEmpty.size());
     for (size_t i = 0; i + 1 < scores.size(); ++i) {
       QVERIFY(std::isfinite(scores[i]));
@@ -167,9 +152,9 @@ class TestCostModels : public QObject {
     if (!haveXgb()) QSKIP("no XGBoost in this build");
     const Dataset train = makeData(200, 1), test = makeData(100, 2);
     auto m = create(model, 5);
-    m->update(train.programs, train.costs);
-    const double acc = pairwiseAccuracy(m->predict(test.programs), test.costs);
-    const double rnd = pairwiseAccuracy(makeRandomModel(5)->predict(test.programs), test.costs);
+    updateRows(*m, train.programs, train.costs);
+    const double acc = pairwiseAccuracy(predictRows(*m, test.programs), test.costs);
+    const double rnd = pairwiseAccuracy(predictRows(*makeRandomModel(5), test.programs), test.costs);
     qInfo("%s: pairwise accuracy %.3f on 100 held-out programs (random %.3f)", qPrintable(model), acc, rnd);
     QVERIFY2(acc >= 0.8, qPrintable(QString::number(acc)));
     QVERIFY(acc > rnd + 0.2);
@@ -183,11 +168,11 @@ class TestCostModels : public QObject {
     // update retrains on both.
     const Dataset a = makeData(100, 21), b = makeData(100, 22), test = makeData(100, 23);
     auto m = create(model, 5);
-    m->update(a.programs, a.costs);
-    const double first = pairwiseAccuracy(m->predict(test.programs), test.costs);
-    m->update(b.programs, b.costs);
+    updateRows(*m, a.programs, a.costs);
+    const double first = pairwiseAccuracy(predictRows(*m, test.programs), test.costs);
+    updateRows(*m, b.programs, b.costs);
     QCOMPARE(m->trainedOn(), size_t(200));
-    const double both = pairwiseAccuracy(m->predict(test.programs), test.costs);
+    const double both = pairwiseAccuracy(predictRows(*m, test.programs), test.costs);
     qInfo("%s: accuracy %.3f after 100 programs, %.3f after 200", qPrintable(model), first, both);
     QVERIFY2(both >= 0.8, qPrintable(QString::number(both)));
     QVERIFY(both >= first - 0.03);
@@ -200,15 +185,15 @@ class TestCostModels : public QObject {
     const Dataset train = makeData(150, 31), test = makeData(50, 32);
     auto a = create(model, 9), b = create(model, 9);
     // Before training: small seeded noise, the same for the same seed.
-    const auto untrained = a->predict(test.programs);
-    QCOMPARE(untrained, b->predict(test.programs));
+    const auto untrained = predictRows(*a, test.programs);
+    QCOMPARE(untrained, predictRows(*b, test.programs));
     for (double s : untrained)
       QVERIFY(s >= 0.0 && s < 1e-3);
-    a->update(train.programs, train.costs);
-    b->update(train.programs, train.costs);
-    const auto sa = a->predict(test.programs);
-    QCOMPARE(sa, b->predict(test.programs));
-    QCOMPARE(sa, a->predict(test.programs));  // prediction has no state
+    updateRows(*a, train.programs, train.costs);
+    updateRows(*b, train.programs, train.costs);
+    const auto sa = predictRows(*a, test.programs);
+    QCOMPARE(sa, predictRows(*b, test.programs));
+    QCOMPARE(sa, predictRows(*a, test.programs));  // prediction has no state
   }
 
   void xgbTrainsWithFailedPrograms_data() { lossColumns(false); }
@@ -222,9 +207,9 @@ class TestCostModels : public QObject {
       failed += std::isinf(c) ? 1 : 0;
     QVERIFY(failed > 30);
     auto m = create(model, 5);
-    m->update(train.programs, train.costs);
+    updateRows(*m, train.programs, train.costs);
     QCOMPARE(m->trainedOn(), size_t(200));
-    const auto scores = m->predict(all.programs);
+    const auto scores = predictRows(*m, all.programs);
     for (double s : scores)
       QVERIFY(std::isfinite(s));
     // Ranked among the held-out programs that run, ...
@@ -254,10 +239,10 @@ class TestCostModels : public QObject {
     if (!haveXgb()) QSKIP("no XGBoost in this build");
     const Dataset train = makeData(100, 81, 16, 2, 2);
     auto m = makeXgbModel("throughput", 5);
-    m->update(train.programs, train.costs);
+    updateRows(*m, train.programs, train.costs);
     // A program scores the sum of its rows' scores.
     const ProgramFeatures& p = train.programs[0];
-    const auto s = m->predict({p, {p[0]}, {p[1]}});
+    const auto s = predictRows(*m, {p, {p[0]}, {p[1]}});
     QVERIFY(std::abs(s[0] - (s[1] + s[2])) <= 1e-6 * (1.0 + std::abs(s[0])));
   }
 
@@ -268,15 +253,15 @@ class TestCostModels : public QObject {
     const Dataset d = makeData(20, 51);
     auto m = create(model, 5);
     // All failed, then a single measured one: nothing to learn yet.
-    m->update(d.programs, std::vector<double>(d.programs.size(), kInf));
-    m->update({d.programs[0]}, {1e-3});
+    updateRows(*m, d.programs, std::vector<double>(d.programs.size(), kInf));
+    updateRows(*m, {d.programs[0]}, {1e-3});
     QCOMPARE(m->trainedOn(), size_t(21));
-    for (double s : m->predict(d.programs))
+    for (double s : predictRows(*m, d.programs))
       QVERIFY(s >= 0.0 && s < 1e-3);
     // A second measured one: now it trains (scores are no longer tiny noise).
-    m->update({d.programs[1]}, {2e-3});
+    updateRows(*m, {d.programs[1]}, {2e-3});
     bool trained = false;
-    for (double s : m->predict(d.programs))
+    for (double s : predictRows(*m, d.programs))
       trained = trained || s < 0.0 || s >= 1e-3;
     QVERIFY(trained);
   }
@@ -286,11 +271,11 @@ class TestCostModels : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, makeXgbModel("mse", 1));
     auto m = makeXgbModel("throughput", 1);
     const Dataset d = makeData(10, 61);
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, m->update(d.programs, {1.0, 2.0}));
-    m->update(d.programs, d.costs);
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, updateRows(*m, d.programs, {1.0, 2.0}));
+    updateRows(*m, d.programs, d.costs);
     const ProgramFeatures wrongWidth(2, std::vector<float>(15, 0.5f));
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, m->predict({wrongWidth}));
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, m->update({wrongWidth}, {1.0}));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, predictRows(*m, {wrongWidth}));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, updateRows(*m, {wrongWidth}, {1.0}));
     QCOMPARE(m->trainedOn(), size_t(10));
   }
 
@@ -303,13 +288,13 @@ class TestCostModels : public QObject {
     auto m = create(model, 5);
     QElapsedTimer timer;
     timer.start();
-    m->update(train.programs, train.costs);
+    updateRows(*m, train.programs, train.costs);
     const qint64 trainMs = timer.elapsed();
-    m->predict(test.programs);  // warm-up
+    predictRows(*m, test.programs);  // warm-up
     constexpr int kReps = 5;
     timer.restart();
     for (int i = 0; i < kReps; ++i)
-      m->predict(test.programs);
+      predictRows(*m, test.programs);
     const double seconds = static_cast<double>(timer.nsecsElapsed()) * 1e-9;
     const double perSecond = kReps * 2000.0 / seconds;
     qInfo("%s: %.0f predictions/s (2000 programs x ~4 rows x 164 features); training on 1000 programs: %lld ms",

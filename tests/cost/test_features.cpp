@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cost/features.h"
+#include "cost_test_support.h"
 #include "lower/loop_nest.h"
 #include "schedule/sketch.h"
 #include "schedule/steps.h"
@@ -66,19 +67,7 @@ bool allFinite(const ProgramFeatures& rows) {
   return true;
 }
 
-std::vector<std::vector<Step>> samplePrograms(const te::ComputeDAG& dag, const HardwareParams& hw, size_t count,
-                                              uint64_t seed) {
-  std::vector<Sketch> sketches = generateSketches(dag, hw);
-  std::vector<std::vector<Step>> out;
-  std::mt19937_64 rng(seed);
-  for (size_t i = 0; out.size() < count && i < count * 20; ++i) {
-    try {
-      out.push_back(annotateSketch(sketches[i % sketches.size()], hw, rng));
-    } catch (const ScheduleError&) {
-    }
-  }
-  return out;
-}
+using cost_test::samplePrograms;
 
 }  // namespace
 

@@ -9,9 +9,13 @@
 
 #include "cost/cost_model_registry.h"
 #include "cost/features.h"
+#include "cost_test_support.h"
 #include "te/operators.h"
 
 using namespace tessel;
+using cost_test::pairwiseAccuracy;
+using cost_test::predictRows;
+using cost_test::updateRows;
 
 namespace {
 
@@ -30,18 +34,6 @@ Recorded load(const std::string& path, const te::ComputeDAG& dag) {
     r.costs.push_back(j["cost"].get<double>());
   }
   return r;
-}
-
-// Share of pairs of held-out programs whose order the scores get right.
-double pairwiseAccuracy(const std::vector<double>& scores, const std::vector<double>& costs) {
-  size_t right = 0, all = 0;
-  for (size_t a = 0; a < costs.size(); ++a)
-    for (size_t b = a + 1; b < costs.size(); ++b) {
-      if (costs[a] == costs[b]) continue;
-      ++all;
-      right += (scores[a] > scores[b]) == (costs[a] < costs[b]);
-    }
-  return double(right) / double(all);
 }
 
 }  // namespace
@@ -65,13 +57,13 @@ class TestRecorded : public QObject {
     double randomAcc = 0;
     {
       auto m = cost::makeCostModel("random", 1);
-      m->update(trainF, trainC);
-      randomAcc = pairwiseAccuracy(m->predict(testF), testC);
+      updateRows(*m, trainF, trainC);
+      randomAcc = pairwiseAccuracy(predictRows(*m, testF), testC);
     }
     for (const char* loss : {"throughput", "rank"}) {
       auto m = cost::makeXgbModel(loss, 1);
-      m->update(trainF, trainC);
-      double acc = pairwiseAccuracy(m->predict(testF), testC);
+      updateRows(*m, trainF, trainC);
+      double acc = pairwiseAccuracy(predictRows(*m, testF), testC);
       qInfo("xgb (%s) pairwise accuracy on held-out recorded programs: %.3f (random model %.3f)", loss, acc, randomAcc);
       QVERIFY2(acc > 0.6, loss);
       QVERIFY(acc > randomAcc + 0.1);
