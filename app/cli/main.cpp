@@ -6,9 +6,11 @@
 
 #include "args.h"
 #include "commands.h"
+#include "cost/learned/learned_models.h"
 #include "support/version.h"
 
 int main(int argc, char** argv) {
+  tessel::cost::registerLearnedCostModels();  // before anything lists or makes a cost model
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::fputs(tessel::cli::usage().c_str(), stderr);

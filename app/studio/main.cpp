@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "cost/learned/learned_models.h"
 #include "support/version.h"
 #include "ui/app_icon.h"
 #include "ui/graph_view.h"
@@ -67,6 +68,7 @@ QString writeScreenshot(QWidget& window, const QString& path) {
 int main(int argc, char* argv[]) {
   using tessel::ui::MainWindow;
 
+  tessel::cost::registerLearnedCostModels();  // before the settings list the cost models
   const bool headless = renderOffscreenWithoutDisplay();
   QApplication app(argc, argv);
   QApplication::setOrganizationName(MainWindow::kSettingsOrganization);

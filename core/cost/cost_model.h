@@ -40,6 +40,9 @@ class CostModel {
   // The same on features extracted already (datasets, evaluation, tests).
   // One call may carry several tasks: the model is trained once on all.
   virtual void updateFeatures(const std::vector<TaskRecords>& records) = 0;
+  // Learns a whole dataset at once (`tessel costmodel train`): the learned
+  // models pass over it `epochs` times; the others learn as from an update.
+  virtual void pretrain(const std::vector<TaskRecords>& records, int /*epochs*/) { updateFeatures(records); }
   // A program that is not valid gets kInvalidScore.
   virtual std::vector<double> predictFeatures(const std::string& taskKey,
                                               const std::vector<ProgramFeatureSet>& programs) = 0;

@@ -259,6 +259,23 @@ class TestCli : public QObject {
     }
   }
 
+  // The learned models (LibTorch) guide a tuning from the command line; its
+  // JSON names the model, and each program carries the model's prediction.
+  void tuneOpWithALearnedModel() {
+#ifndef TESSEL_HAVE_LEARNED_COST
+    QSKIP("this build has no LibTorch: the learned cost models are unavailable");
+#else
+    for (const char* name : {"mlp:", "gat:", "atformer:"})
+      QVERIFY2(runCli({"tune-op", "--help"}).out.contains(name), name);
+    Run r = runCli({"tune-op", "matmul", "--shape", "32,24,16", "--trials", "8", "--batch", "4", "--json", "--seed",
+                    "3", "--cost-model", "atformer"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(j["trials"].toInt(), 8);
+    QVERIFY2(r.out.contains("atformer"), qPrintable(r.out));
+#endif
+  }
+
   void helpListsOps() {
     Run r = runCli({"tune-op", "--help"});
     QCOMPARE(r.code, 0);

@@ -2,7 +2,10 @@
 // on bare store rows, and TenSet's pairwise ranking accuracy.
 #pragma once
 
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cost/cost_model.h"
@@ -24,6 +27,24 @@ inline std::vector<std::vector<schedule::Step>> samplePrograms(const te::Compute
     }
   }
   return out;
+}
+
+// Measured programs read from a JSON-lines file ({"cost": s, "steps": [...]}
+// per line; failed ones, with a null cost, left out).
+struct RecordedPrograms {
+  std::vector<std::vector<schedule::Step>> programs;
+  std::vector<double> costs;
+};
+inline RecordedPrograms loadRecordedPrograms(const std::string& path) {
+  RecordedPrograms r;
+  std::ifstream f(path);
+  for (std::string line; std::getline(f, line);) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j["cost"].is_null()) continue;
+    r.programs.push_back(schedule::deserializeSteps(j["steps"].dump()));
+    r.costs.push_back(j["cost"].get<double>());
+  }
+  return r;
 }
 
 // The models on store rows alone, as one task's records.

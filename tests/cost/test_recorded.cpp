@@ -25,14 +25,10 @@ struct Recorded {
 };
 
 Recorded load(const std::string& path, const te::ComputeDAG& dag) {
-  Recorded r;
-  std::ifstream f(path);
-  for (std::string line; std::getline(f, line);) {
-    nlohmann::json j = nlohmann::json::parse(line);
-    if (j["cost"].is_null()) continue;
-    r.features.push_back(cost::extractProgramFeatures(dag, schedule::deserializeSteps(j["steps"].dump())));
-    r.costs.push_back(j["cost"].get<double>());
-  }
+  const cost_test::RecordedPrograms p = cost_test::loadRecordedPrograms(path);
+  Recorded r{{}, p.costs};
+  for (const auto& steps : p.programs)
+    r.features.push_back(cost::extractProgramFeatures(dag, steps));
   return r;
 }
 

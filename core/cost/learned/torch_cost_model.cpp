@@ -1,0 +1,190 @@
+#include "cost/learned/torch_cost_model.h"
+
+#include <torch/nn/functional/activation.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include "cost/features.h"
+
+namespace tessel::cost::learned {
+
+namespace {
+
+// What save() writes first: the format, the model's name, the programs it
+// learned from. load() refuses another model's bytes with this line.
+std::string header(const std::string& name) {
+  return "tessel-cost-model 1 " + name + "\n";
+}
+
+constexpr size_t kPredictChunk = 1024;  // programs per forward pass when predicting
+
+}  // namespace
+
+TorchCostModel::TorchCostModel(std::string name, FeatureKinds kinds, std::shared_ptr<ScoringNet> net,
+                               TrainOptions options)
+    : name_(std::move(name)),
+      kinds_(kinds),
+      net_(std::move(net)),
+      options_(options),
+      rng_(options.seed),
+      lastLoss_(std::numeric_limits<double>::quiet_NaN()) {
+  optimizer_ = std::make_unique<torch::optim::Adam>(
+      net_->parameters(), torch::optim::AdamOptions(options_.learningRate).weight_decay(options_.weightDecay));
+}
+
+void TorchCostModel::keep(const std::vector<TaskRecords>& records) {
+  checkRecordSizes(name_, records);
+  for (const TaskRecords& r : records) {
+    trained_ += r.programs.size();
+    auto it = std::find_if(tasks_.begin(), tasks_.end(), [&](const TaskData& t) { return t.key == r.taskKey; });
+    if (it == tasks_.end()) it = tasks_.insert(tasks_.end(), TaskData{r.taskKey, {}, {}});
+    for (size_t i = 0; i < r.programs.size(); ++i) {
+      if (!r.programs[i].valid) continue;  // nothing to learn from
+      const double c = r.costs[i];
+      it->programs.push_back(r.programs[i]);
+      it->costs.push_back(std::isfinite(c) && c > 0 ? c : std::numeric_limits<double>::infinity());
+    }
+  }
+}
+
+void TorchCostModel::updateFeatures(const std::vector<TaskRecords>& records) {
+  keep(records);
+  trainSteps(options_.onlineSteps);
+}
+
+void TorchCostModel::pretrain(const std::vector<TaskRecords>& records, int epochs) {
+  keep(records);
+  size_t programs = 0;
+  for (const TaskData& t : tasks_)
+    programs += t.programs.size();
+  const size_t perEpoch = (programs + size_t(options_.batchPrograms) - 1) / size_t(options_.batchPrograms);
+  trainSteps(int(perEpoch) * std::max(epochs, 0));
+}
+
+// One mini-batch of one task: the pairwise logistic loss over every pair of
+// its programs whose costs differ (a failed program is slower than all).
+double TorchCostModel::trainStep(const TaskData& task, std::vector<size_t>& pick) {
+  std::vector<const ProgramFeatureSet*> batch;
+  std::vector<double> costs;
+  for (size_t i : pick) {
+    batch.push_back(&task.programs[i]);
+    costs.push_back(task.costs[i]);
+  }
+  const int64_t n = int64_t(batch.size());
+  std::vector<float> better(size_t(n * n), 0.0f);  // [i][j] = 1 where i is faster than j
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      better[size_t(i * n + j)] = costs[size_t(i)] < costs[size_t(j)] ? 1.0f : 0.0f;
+  const torch::Tensor mask = torch::from_blob(better.data(), {n, n}, torch::kFloat32).clone();
+  const float pairs = mask.sum().item<float>();
+  if (pairs == 0) return std::numeric_limits<double>::quiet_NaN();
+  const torch::Tensor s = net_->score(batch);
+  const torch::Tensor diff = s.unsqueeze(1) - s.unsqueeze(0);  // s_i - s_j
+  const torch::Tensor loss = (torch::nn::functional::softplus(-diff) * mask).sum() / pairs;
+  optimizer_->zero_grad();
+  loss.backward();
+  optimizer_->step();
+  return loss.item<double>();
+}
+
+void TorchCostModel::trainSteps(int steps) {
+  std::vector<size_t> eligible;  // tasks with two programs to compare
+  std::vector<double> weight;
+  for (size_t t = 0; t < tasks_.size(); ++t)
+    if (tasks_[t].programs.size() >= 2) {
+      eligible.push_back(t);
+      weight.push_back(double(tasks_[t].programs.size()));
+    }
+  if (eligible.empty() || steps <= 0) return;
+  net_->train();
+  std::discrete_distribution<size_t> taskOf(weight.begin(), weight.end());
+  double sum = 0;
+  int counted = 0;
+  std::vector<size_t> order, pick;
+  for (int step = 0; step < steps; ++step) {
+    const TaskData& task = tasks_[eligible[taskOf(rng_)]];
+    order.resize(task.programs.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    const size_t n = std::min(order.size(), size_t(options_.batchPrograms));
+    // A partial Fisher-Yates shuffle: the first n of a random order.
+    for (size_t i = 0; i < n; ++i)
+      std::swap(order[i], order[i + rng_() % (order.size() - i)]);
+    pick.assign(order.begin(), order.begin() + long(n));
+    const double loss = trainStep(task, pick);
+    if (std::isfinite(loss)) sum += loss, ++counted;
+  }
+  if (counted) lastLoss_ = sum / counted;
+}
+
+std::vector<double> TorchCostModel::predictFeatures(const std::string& /*taskKey*/,
+                                                    const std::vector<ProgramFeatureSet>& programs) {
+  std::vector<double> scores(programs.size(), kInvalidScore);
+  std::vector<size_t> valid;
+  for (size_t i = 0; i < programs.size(); ++i)
+    if (programs[i].valid) valid.push_back(i);
+  torch::NoGradGuard noGrad;
+  net_->eval();
+  for (size_t begin = 0; begin < valid.size(); begin += kPredictChunk) {
+    const size_t end = std::min(valid.size(), begin + kPredictChunk);
+    std::vector<const ProgramFeatureSet*> batch;
+    for (size_t k = begin; k < end; ++k)
+      batch.push_back(&programs[valid[k]]);
+    const torch::Tensor s = net_->score(batch).to(torch::kFloat64).contiguous();
+    const double* p = s.data_ptr<double>();
+    for (size_t k = begin; k < end; ++k)
+      scores[valid[k]] = p[k - begin];
+  }
+  return scores;
+}
+
+std::string TorchCostModel::save() const {
+  torch::serialize::OutputArchive archive;
+  net_->save(archive);
+  std::ostringstream out;
+  out << header(name_);
+  archive.save_to(out);
+  return out.str();
+}
+
+void TorchCostModel::load(const std::string& bytes) {
+  const std::string head = header(name_);
+  if (bytes.compare(0, head.size(), head) != 0) {
+    const std::string first = bytes.substr(0, std::min(bytes.find('\n'), size_t(60)));
+    throw std::runtime_error("not a saved '" + name_ + "' cost model (it begins \"" + first + "\")");
+  }
+  std::istringstream in(bytes.substr(head.size()));
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(in);
+    net_->load(archive);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error("the saved '" + name_ + "' cost model cannot be read: " + e.what_without_backtrace());
+  }
+}
+
+StoreRows storeRows(const std::vector<const ProgramFeatureSet*>& programs) {
+  std::vector<float> rows;
+  std::vector<int64_t> owner;
+  for (size_t p = 0; p < programs.size(); ++p)
+    for (const auto& row : programs[p]->stores) {
+      rows.insert(rows.end(), row.begin(), row.end());
+      owner.push_back(int64_t(p));
+    }
+  const int64_t r = int64_t(owner.size());
+  return {torch::from_blob(rows.data(), {r, int64_t(kNumFeatures)}, torch::kFloat32).clone(),
+          torch::from_blob(owner.data(), {r}, torch::kInt64).clone()};
+}
+
+torch::Tensor sumByProgram(const torch::Tensor& values, const torch::Tensor& program, int64_t n) {
+  return torch::zeros({n, values.size(1)}, values.options()).index_add(0, program, values);
+}
+
+}  // namespace tessel::cost::learned

@@ -1,0 +1,91 @@
+// What the LibTorch cost models share: the records they learn from, grouped
+// by task; training with a pairwise rank loss on mini-batches drawn from one
+// task at a time (scores are only compared within a task); batched
+// prediction without gradients; save() / load() of the parameters.
+// Includes LibTorch: only for the files of this folder.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/optim/adam.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cost/cost_model.h"
+
+namespace tessel::cost::learned {
+
+struct TrainOptions {
+  int onlineSteps = 48;        // mini-batches per update() during a tuning
+  int batchPrograms = 96;      // programs per mini-batch (all of one task)
+  double learningRate = 1e-3;  // Adam
+  double weightDecay = 1e-5;
+  uint64_t seed = 1;
+};
+
+// A network that scores programs: it turns their features into tensors.
+class ScoringNet : public torch::nn::Module {
+ public:
+  // Scores of valid programs, shape [n]; higher = predicted faster.
+  virtual torch::Tensor score(const std::vector<const ProgramFeatureSet*>& programs) = 0;
+};
+
+class TorchCostModel : public CostModel {
+ public:
+  TorchCostModel(std::string name, FeatureKinds kinds, std::shared_ptr<ScoringNet> net, TrainOptions options);
+
+  std::string name() const override { return name_; }
+  FeatureKinds features() const override { return kinds_; }
+  // Keeps the records and trains options.onlineSteps mini-batches on all
+  // kept so far (online fine-tuning).
+  void updateFeatures(const std::vector<TaskRecords>& records) override;
+  // Keeps the records and trains `epochs` passes over all kept so far.
+  void pretrain(const std::vector<TaskRecords>& records, int epochs) override;
+  std::vector<double> predictFeatures(const std::string& taskKey,
+                                      const std::vector<ProgramFeatureSet>& programs) override;
+  size_t trainedOn() const override { return trained_; }
+  std::string save() const override;
+  void load(const std::string& bytes) override;
+
+  // Mean rank loss of the last training pass (NaN before any).
+  double lastLoss() const { return lastLoss_; }
+
+ private:
+  struct TaskData {
+    std::string key;
+    std::vector<ProgramFeatureSet> programs;  // valid ones
+    std::vector<double> costs;                // seconds; +inf: failed
+  };
+  void keep(const std::vector<TaskRecords>& records);
+  void trainSteps(int steps);
+  double trainStep(const TaskData& task, std::vector<size_t>& pick);
+
+  std::string name_;
+  FeatureKinds kinds_;
+  std::shared_ptr<ScoringNet> net_;
+  TrainOptions options_;
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::vector<TaskData> tasks_;
+  std::mt19937_64 rng_;
+  size_t trained_ = 0;
+  double lastLoss_;
+};
+
+// The networks, in their own files.
+std::shared_ptr<ScoringNet> makeMlpNet();
+std::shared_ptr<ScoringNet> makeGatNet();
+std::shared_ptr<ScoringNet> makeAtformerNet();
+
+// Helpers for the networks: the store rows of the programs as one [rows,
+// kNumFeatures] tensor with each row's program index.
+struct StoreRows {
+  torch::Tensor rows;     // [R, kNumFeatures] float
+  torch::Tensor program;  // [R] int64
+};
+StoreRows storeRows(const std::vector<const ProgramFeatureSet*>& programs);
+// Sum over each program's rows: [n, columns].
+torch::Tensor sumByProgram(const torch::Tensor& values, const torch::Tensor& program, int64_t n);
+
+}  // namespace tessel::cost::learned
