@@ -9,7 +9,7 @@ packages=(
   libgraphviz-dev libsqlite3-dev nlohmann-json3-dev
   libtorch-dev libxgboost-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libdnnl-dev libopenblas-dev libzip-dev
+  libdnnl-dev libopenblas-dev libzip-dev zlib1g-dev
   xvfb xauth libonnx-testdata gnuplot-nox
   python3 bsdutils python3-torchvision
 )

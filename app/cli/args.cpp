@@ -55,6 +55,29 @@ long long Args::getInt(const std::string& name, long long fallback, long long mi
   return v;
 }
 
+std::vector<std::string> parseList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    if (end > begin) out.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
+}
+
+std::string actionOf(const Args& args, const std::string& command, const std::vector<std::string>& actions) {
+  std::string names;
+  for (const std::string& a : actions)
+    names += (names.empty() ? "" : " or ") + a;
+  if (args.positional().empty()) throw UsageError("missing " + names + " (try --help)");
+  if (args.positional().size() > 1) throw UsageError("unexpected argument '" + args.positional()[1] + "'");
+  const std::string& what = args.positional()[0];
+  if (std::find(actions.begin(), actions.end(), what) == actions.end())
+    throw UsageError("unknown " + command + " action '" + what + "' (" + names + ")");
+  return what;
+}
+
 std::vector<int64_t> parseShape(const std::string& text) {
   if (text.empty()) throw UsageError("--shape is empty");
   std::vector<int64_t> out;

@@ -35,6 +35,12 @@ class Args {
   std::vector<std::string> positional_;
 };
 
+// "a,b,,c" -> {"a", "b", "c"}.
+std::vector<std::string> parseList(const std::string& text);
+// The one positional ACTION of a command like `dataset collect|export`:
+// UsageError when it is missing, unknown (listing `actions`) or followed by more.
+std::string actionOf(const Args& args, const std::string& command, const std::vector<std::string>& actions);
+
 // "256,256,256" -> {256, 256, 256}; throws UsageError naming the bad part.
 std::vector<int64_t> parseShape(const std::string& text);
 

@@ -15,6 +15,10 @@ const std::vector<Command>& commands() {
       {"ops", "", "the ONNX ops Tessel supports, stage by stage", opsOptions, opsHelp, opsCommand},
       {"conformance", "DIR...", "ONNX backend test cases through Tessel", conformanceOptions, conformanceHelp,
        conformanceCommand},
+      {"dataset", "collect|export", "measured programs of several models, for cost models", datasetOptions, datasetHelp,
+       datasetCommand},
+      {"costmodel", "train|eval", "train a cost model on a dataset, or score it on held-out models", costmodelOptions,
+       costmodelHelp, costmodelCommand},
   };
   return table;
 }

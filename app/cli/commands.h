@@ -39,6 +39,8 @@ TESSEL_CLI_COMMAND(models)
 TESSEL_CLI_COMMAND(ops)
 TESSEL_CLI_COMMAND(inspect)
 TESSEL_CLI_COMMAND(conformance)
+TESSEL_CLI_COMMAND(dataset)
+TESSEL_CLI_COMMAND(costmodel)
 #undef TESSEL_CLI_COMMAND
 
 // Path of an executable installed beside this one (tessel-worker).

@@ -73,6 +73,10 @@ tuning::TuningConfig configOf(const Args& args) {
   c.trials = int(args.getInt("trials", tuning::kDefaultTrials, 1, tuning::kMaxTrials));
   c.search = searchOption(args);
   c.costModel = costModelOption(args);
+  if (args.has("cost-model-file")) {
+    costModelFileOption(args, &c.costModel);  // checked here: a usage error, not a failure
+    c.costModelFile = args.get("cost-model-file");
+  }
   c.seed = uint64_t(args.getInt("seed", 1, 0, tuning::kMaxSeed));
   c.batch = int(args.getInt("batch", tuning::kDefaultBatch, 1, tuning::kMaxBatch));
   c.population =
@@ -89,8 +93,8 @@ tuning::TuningConfig configOf(const Args& args) {
 }  // namespace
 
 OptionSpec tuneOptions() {
-  return {{"trials", "target", "fusion", "search", "cost-model", "batch", "population", "seed", "timeout", "db", "jobs",
-           "input-shapes", "cache-flush"},
+  return {{"trials", "target", "fusion", "search", "cost-model", "cost-model-file", "batch", "population", "seed",
+           "timeout", "db", "jobs", "input-shapes", "cache-flush"},
           {"json", "help", "resume", "no-db", "quiet"}};
 }
 

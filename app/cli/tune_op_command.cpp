@@ -74,8 +74,8 @@ std::string siblingExecutable(const std::string& name) {
 }
 
 OptionSpec tuneOpOptions() {
-  return {{"shape", "target", "layout", "trials", "search", "cost-model", "seed", "batch", "timeout", "jobs", "db",
-           "population", "cache-flush"},
+  return {{"shape", "target", "layout", "trials", "search", "cost-model", "cost-model-file", "seed", "batch", "timeout",
+           "jobs", "db", "population", "cache-flush"},
           {"json", "help", "compare", "show-code", "resume", "no-db", "quiet"}};
 }
 
@@ -101,7 +101,8 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   std::vector<int64_t> shape = parseShape(args.get("shape"));
   const std::string target = targetOption(args);
   const std::string search = searchOption(args);
-  const std::string costModel = costModelOption(args);
+  std::string costModel = costModelOption(args);
+  const std::shared_ptr<cost::CostModel> pretrained = costModelFileOption(args, &costModel);
   task::SearchTask task;
   try {
     task = task::makeOperatorTask(op, shape, target, args.get("layout", ""));
@@ -113,6 +114,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   o.trials = int(args.getInt("trials", 64, 1, tuning::kMaxTrials));
   o.batchSize = int(args.getInt("batch", tuning::kDefaultBatch, 1, tuning::kMaxBatch));
   o.costModel = costModel;
+  o.sharedCostModel = pretrained;
   o.seed = uint64_t(args.getInt("seed", 1, 0, tuning::kMaxSeed));
   o.search = search;
   o.evolution.population =

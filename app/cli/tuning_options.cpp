@@ -1,5 +1,6 @@
 #include "tuning_options.h"
 
+#include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
 #include "search/search_registry.h"
 
@@ -42,6 +43,21 @@ std::string costModelOption(const Args& args) {
   return name;
 }
 
+std::shared_ptr<cost::CostModel> costModelFileOption(const Args& args, std::string* name) {
+  if (!args.has("cost-model-file")) return nullptr;
+  std::shared_ptr<cost::CostModel> model;
+  try {
+    model = cost::loadCostModelFile(args.get("cost-model-file"));
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("--cost-model-file: ") + e.what());
+  }
+  if (args.has("cost-model") && args.get("cost-model") != model->name())
+    throw UsageError("--cost-model " + args.get("cost-model") + " but --cost-model-file holds a " + model->name() +
+                     " model");
+  *name = model->name();
+  return model;
+}
+
 measure::CacheState cacheFlushOption(const Args& args, measure::CacheState fallback) {
   std::vector<std::string> names;
   for (measure::CacheState s : measure::kCacheStates)
@@ -61,7 +77,9 @@ std::string costModelHelp() {
   for (const cost::CostModelEntry& e : cost::costModels())
     text += helpLine("", e.name + (e.name == cost::defaultCostModel() ? " (default): " : ": ") + e.summary +
                              (e.available ? "" : " [not in this build: " + e.why + "]"));
-  return helpLine("--cost-model NAME", "cost model guiding the search:") + text;
+  return helpLine("--cost-model NAME", "cost model guiding the search:") + text +
+         helpLine("--cost-model-file F", "start from a trained model (tessel costmodel train); it goes on") +
+         helpLine("", "learning from the tuning's records");
 }
 
 std::string cacheFlushHelp(measure::CacheState fallback) {

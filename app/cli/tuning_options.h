@@ -3,9 +3,11 @@
 // list what this build has), the cache state, and their help lines.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "args.h"
+#include "cost/cost_model.h"
 #include "measure/cache_state.h"
 
 namespace tessel::cli {
@@ -15,6 +17,10 @@ std::string targetOption(const Args& args);
 // --search and --cost-model, checked against the registries.
 std::string searchOption(const Args& args);
 std::string costModelOption(const Args& args);
+// --cost-model-file: a trained model (`tessel costmodel train`) to start
+// from, or null. Sets *name to the file's model; a --cost-model naming
+// another is a usage error.
+std::shared_ptr<cost::CostModel> costModelFileOption(const Args& args, std::string* name);
 // --cache-flush model|on|off with the command's default.
 measure::CacheState cacheFlushOption(const Args& args, measure::CacheState fallback);
 

@@ -563,6 +563,14 @@ void Database::saveCostModel(int64_t taskId, int64_t sessionId, const std::strin
   st.bind(3, name).bind(4, trainedOn).bindBlob(5, blob).run();
 }
 
+std::vector<std::string> Database::modelNames() const {
+  Statement st = conn_->prepare("SELECT name FROM models ORDER BY id");
+  std::vector<std::string> out;
+  while (st.step())
+    out.push_back(st.getText(0));
+  return out;
+}
+
 std::vector<Database::SavedCostModel> Database::costModels(int64_t sessionId) const {
   Statement st = conn_->prepare(
       "SELECT id, task_id, session_id, name, trained_on, model FROM cost_models WHERE session_id = ? ORDER BY id");

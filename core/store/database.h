@@ -100,6 +100,8 @@ class Database {
   void setModelTask(int64_t modelId, int64_t taskId, double weight);
   // The tasks of a model with their weights.
   std::vector<std::pair<TaskRow, double>> modelTasks(const std::string& model) const;
+  // The names of the models the database knows, in the order they came.
+  std::vector<std::string> modelNames() const;
 
   int64_t beginSession(const std::string& kind, int64_t taskId, int64_t modelId, const std::string& config,
                        int64_t trialsTarget);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
 #include "search/search_registry.h"
 #include "store/tuning_recorder.h"
@@ -22,10 +23,6 @@ void checkNames(const TuningConfig& c) {
     throw std::invalid_argument("unknown cost model '" + c.costModel + "' (available: " + cost::availableCostModels() +
                                 ")");
   if (!m->available) throw std::runtime_error("cost model '" + c.costModel + "' is not available: " + m->why);
-}
-
-int cores() {
-  return int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace
@@ -84,24 +81,16 @@ search::ModelTuneOptions ModelTuning::tuneOptions(const TuningEvents& events, st
                                                   TuningProgress& progress) {
   search::ModelTuneOptions o;
   o.trials = config_.trials;
+  o.perTask = config_.taskOptions();
   search::TuneOptions& t = o.perTask;
-  t.batchSize = config_.batch;
-  t.search = config_.search;
-  t.costModel = config_.costModel;
   // One model for all the tasks, as Ansor's: what it learns on one task
   // guides the others from their first round.
   if (search::findSearch(config_.search)->guided) {
-    sharedModel_ = cost::makeCostModel(config_.costModel, config_.seed);
+    sharedModel_ = config_.costModelFile.empty() ? cost::makeCostModel(config_.costModel, config_.seed)
+                                                 : cost::loadCostModelFile(config_.costModelFile, config_.seed);
+    t.costModel = sharedModel_->name();
     t.sharedCostModel = sharedModel_;
   }
-  t.seed = config_.seed;
-  t.evolution.population = config_.population;
-  t.hardware.cores = cores();
-  t.measurer.run.workerPath = config_.workerPath;
-  t.measurer.run.timeoutSeconds = config_.timeoutSeconds;
-  t.measurer.run.seed = unsigned(config_.seed);
-  t.measurer.run.cacheState = config_.cacheState;
-  t.measurer.build.jobs = config_.jobs > 0 ? config_.jobs : cores();
   t.cancel = events.cancel;
   o.keepGoing = events.keepGoing;
   o.onExhausted = events.onExhausted;

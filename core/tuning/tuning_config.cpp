@@ -1,6 +1,8 @@
 #include "tuning/tuning_config.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cost/cost_model_registry.h"
 #include "search/search_registry.h"
@@ -30,7 +32,26 @@ nlohmann::json TuningConfig::toJson(size_t tasks) const {
                       {"timeout_s", c.timeoutSeconds},
                       {"tasks", tasks}};
   if (!c.inputShapes.empty()) j["input_shapes"] = c.inputShapes;
+  if (!c.costModelFile.empty()) j["cost_model_file"] = c.costModelFile;
   return j;
+}
+
+search::TuneOptions TuningConfig::taskOptions() const {
+  const TuningConfig c = resolved();
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  search::TuneOptions t;
+  t.batchSize = c.batch;
+  t.search = c.search;
+  t.costModel = c.costModel;
+  t.seed = c.seed;
+  t.evolution.population = c.population;
+  t.hardware.cores = cores;
+  t.measurer.run.workerPath = c.workerPath;
+  t.measurer.run.timeoutSeconds = c.timeoutSeconds;
+  t.measurer.run.seed = unsigned(c.seed);
+  t.measurer.run.cacheState = c.cacheState;
+  t.measurer.build.jobs = c.jobs > 0 ? c.jobs : cores;
+  return t;
 }
 
 }  // namespace tessel::tuning

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "measure/cache_state.h"
+#include "search/tuner.h"
 
 namespace tessel::tuning {
 
@@ -35,6 +36,7 @@ struct TuningConfig {
   int trials = kDefaultTrials;  // of the whole model, a resumed session's included
   std::string search;           // empty: search::defaultSearch()
   std::string costModel;        // empty: cost::defaultCostModel()
+  std::string costModelFile;    // a trained model to start from (cost/cost_model_file.h); names costModel
   uint64_t seed = 1;
   int batch = kDefaultBatch;  // programs per round
   int population = kDefaultPopulation;
@@ -48,6 +50,9 @@ struct TuningConfig {
   TuningConfig resolved() const;
   // What the session keeps: every field but workerPath, plus the task count.
   nlohmann::json toJson(size_t tasks) const;
+  // One task's tuner options (batch, search, cost model by name, seed,
+  // population, cores, measurement and build); trials are the caller's.
+  search::TuneOptions taskOptions() const;
 };
 
 }  // namespace tessel::tuning

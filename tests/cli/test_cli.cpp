@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "cost/cost_model_registry.h"
 #include "graph/zoo.h"
 #include "runtime/numpy_files.h"
 
@@ -274,6 +275,50 @@ class TestCli : public QObject {
     QCOMPARE(j["trials"].toInt(), 8);
     QVERIFY2(r.out.contains("atformer"), qPrintable(r.out));
 #endif
+  }
+
+  // The cost-model workflow from the command line: collect a dataset,
+  // export it, train a model, evaluate it on a held-out model, and start a
+  // tuning from the trained file. Mistakes are usage errors that say why.
+  void datasetTrainEvalAndStartFromAFile() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath("set.db"), data = dir.filePath("set.jsonl.gz"), model = dir.filePath("m.tcm");
+    Run c = runCli({"dataset", "collect", "--models", "tiny_cnn", "--programs-per-task", "3", "--batch", "3", "--db",
+                    db, "--json", "--cache-flush", "off"},
+                   300000);
+    QVERIFY2(c.code == 0, qPrintable(c.err));
+    const QJsonObject cj = QJsonDocument::fromJson(c.out.toUtf8()).object();
+    QCOMPARE(cj["tasks"].toInt(), 5);
+    QVERIFY(cj["measured"].toInt() >= 12);
+    Run e = runCli({"dataset", "export", "--db", db, "--out", data});
+    QVERIFY2(e.code == 0 && e.out.contains("records"), qPrintable(e.err));
+    const QString name = tessel::cost::findCostModel("xgb")->available ? "xgb" : "random";
+    Run t = runCli({"costmodel", "train", "--model", name, "--data", data, "--out", model, "--quiet"});
+    if (name == "random") {
+      QCOMPARE(t.code, 1);  // nothing to save
+      QSKIP("this build has no XGBoost: no trainable model to save");
+    }
+    QVERIFY2(t.code == 0, qPrintable(t.err));
+    Run v = runCli({"costmodel", "eval", "--model", model, "--data", data, "--held-out", "tiny_cnn", "--json"});
+    QVERIFY2(v.code == 0, qPrintable(v.err));
+    const QJsonObject vj = QJsonDocument::fromJson(v.out.toUtf8()).object();
+    QCOMPARE(vj["model"].toString(), name);
+    QCOMPARE(vj["tasks"].toInt(), 5);
+    QVERIFY(vj["top1"].toDouble() > 0 && vj["top1"].toDouble() <= 1);
+    QVERIFY(vj["per_model"].toObject().contains("tiny_cnn"));
+    Run tune = runCli({"tune-op", "matmul", "--shape", "16,16,16", "--trials", "4", "--batch", "2", "--json",
+                       "--cost-model-file", model, "--no-db"});
+    QVERIFY2(tune.code == 0, qPrintable(tune.err));
+    QCOMPARE(QJsonDocument::fromJson(tune.out.toUtf8()).object()["cost_model"].toString(), name);
+
+    Run bad = runCli({"costmodel", "eval", "--model", model, "--data", data, "--held-out", "resnet18"});
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains("no records of that model"), qPrintable(bad.err));
+    Run notModel = runCli({"tune-op", "matmul", "--shape", "16,16,16", "--cost-model-file", data, "--no-db"});
+    QCOMPARE(notModel.code, 2);
+    QVERIFY2(notModel.err.contains("not a Tessel cost model file"), qPrintable(notModel.err));
+    QCOMPARE(runCli({"dataset", "collect", "--models", "tiny_cnn"}).code, 2);  // no --db
+    QCOMPARE(runCli({"costmodel", "fit"}).code, 2);
   }
 
   void helpListsOps() {

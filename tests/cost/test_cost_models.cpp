@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "cost/cost_model_eval.h"
 #include "cost/cost_model_registry.h"
 #include "cost_test_support.h"
 
@@ -302,6 +303,29 @@ class TestCostModels : public QObject {
     // The target is > 20,000/s on 2 cores; the floor leaves room for
     // sanitizer and loaded-machine runs.
     QVERIFY2(perSecond > 5000, qPrintable(QString::number(perSecond)));
+  }
+
+  // TenSet's metrics on numbers worked out by hand.
+  void rankingMetrics() {
+    // Task a (weight 2): the model's favourite costs 2, the best 1. Task b:
+    // its favourite is the best, 3.
+    const std::vector<EvalTask> tasks = {{"m", "a", 2, {1, 2, 4}, {0.1, 0.9, 0.5}}, {"m", "b", 1, {3, 6}, {1, 0}}};
+    const EvalMetrics e = evaluateRanking(tasks);
+    QCOMPARE(e.top1, (2 * 1.0 + 3) / (2 * 2.0 + 3));
+    QCOMPARE(e.top5, 1.0);
+    QCOMPARE(e.pairwiseAccuracy, 2.0 / 4);  // a: (1,2) right, (0,1) (0,2) wrong; b: right
+    QCOMPARE(e.tasks, size_t(2));
+    QCOMPARE(e.programs, size_t(5));
+    // Scores an affine map of best/cost: R2 = 1; constant scores: 0.
+    const std::vector<double> costs = {1, 2, 4, 5};
+    std::vector<double> affine;
+    for (double c : costs)
+      affine.push_back(3 * (1 / c) + 7);
+    QVERIFY(std::abs(evaluateRanking({{"m", "a", 1, costs, affine}}).r2 - 1) < 1e-12);
+    QCOMPARE(evaluateRanking({{"m", "a", 1, costs, {1, 1, 1, 1}}}).r2, 0.0);
+    // A task whose programs all failed is left out; a failed pick is far off.
+    QCOMPARE(evaluateRanking({{"m", "x", 1, {INFINITY, INFINITY}, {1, 0}}}).tasks, size_t(0));
+    QVERIFY(topKScore({{"m", "a", 1, {INFINITY, 1}, {1, 0}}}, 1) < 0.01);
   }
 
  private:

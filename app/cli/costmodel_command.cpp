@@ -1,0 +1,178 @@
+// tessel costmodel train|eval: learned cost models on a dataset (from
+// `tessel dataset export`), with TenSet's metrics on held-out models.
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "args.h"
+#include "commands.h"
+#include "cost/cost_model_file.h"
+#include "cost/cost_model_registry.h"
+#include "tuning/dataset.h"
+
+namespace tessel::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// A model file, or a registry name (a fresh model, to be trained here).
+std::unique_ptr<cost::CostModel> modelOf(const std::string& spec, uint64_t seed, bool* trained) {
+  *trained = cost::isCostModelFile(spec);
+  if (*trained) return cost::loadCostModelFile(spec, seed);
+  if (!cost::findCostModel(spec))
+    throw UsageError("--model " + spec +
+                     " is neither a cost model file nor a cost model (available: " + cost::availableCostModels() + ")");
+  try {
+    return cost::makeCostModel(spec, seed);
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
+}
+
+struct Split {
+  std::vector<tuning::DatasetRecord> heldOut, train;
+};
+
+Split splitData(const Args& args, bool needHeldOut) {
+  if (!args.has("data")) throw UsageError("needs --data FILE (from tessel dataset export)");
+  const auto records = tuning::readDataset(args.get("data"));
+  const auto heldOut = parseList(args.get("held-out"));
+  if (needHeldOut && heldOut.empty()) throw UsageError("needs --held-out MODEL,... (the models to evaluate on)");
+  std::set<std::string> present;
+  for (const auto& r : records)
+    present.insert(r.model);
+  for (const std::string& m : heldOut)
+    if (!present.count(m)) throw UsageError("--held-out " + m + ": the dataset has no records of that model");
+  auto [out, in] = tuning::splitByModel(records, heldOut);
+  return {std::move(out), std::move(in)};
+}
+
+void train(cost::CostModel& model, const std::vector<tuning::DatasetRecord>& records, int epochs, bool quiet,
+           double* seconds) {
+  const auto start = Clock::now();
+  const tuning::DatasetTasks data = tuning::featuresOf(records, model.features());
+  if (!quiet)
+    std::fprintf(stderr, "training %s on %zu tasks (%zu records without a valid program skipped)...\n",
+                 model.name().c_str(), data.tasks.size(), data.skipped);
+  model.pretrain(data.tasks, epochs);
+  *seconds = since(start);
+}
+
+int trainCommand(const Args& args) {
+  if (!args.has("model")) throw UsageError("train needs --model NAME (try --help)");
+  if (!args.has("out")) throw UsageError("train needs --out FILE");
+  const uint64_t seed = uint64_t(args.getInt("seed", 1, 0, 1ll << 62));
+  bool trained = false;
+  auto model = modelOf(args.get("model"), seed, &trained);
+  const Split split = splitData(args, false);
+  double seconds = 0;
+  train(*model, split.train, int(args.getInt("epochs", 30, 0, 100000)), args.has("quiet"), &seconds);
+  cost::saveCostModelFile(args.get("out"), *model);
+  std::printf("%s trained on %zu programs in %.1f s: %s\n", model->name().c_str(), model->trainedOn(), seconds,
+              args.get("out").c_str());
+  return 0;
+}
+
+int evalCommand(const Args& args) {
+  if (!args.has("model")) throw UsageError("eval needs --model FILE|NAME (try --help)");
+  const uint64_t seed = uint64_t(args.getInt("seed", 1, 0, 1ll << 62));
+  bool trained = false;
+  auto model = modelOf(args.get("model"), seed, &trained);
+  const Split split = splitData(args, true);
+  const bool quiet = args.has("quiet") || args.has("json");
+  double trainSeconds = 0;
+  if (!trained) train(*model, split.train, int(args.getInt("epochs", 30, 0, 100000)), quiet, &trainSeconds);
+  const tuning::DatasetTasks test = tuning::featuresOf(split.heldOut, model->features());
+  size_t programs = 0;
+  for (const auto& t : test.tasks)
+    programs += t.programs.size();
+  const auto start = Clock::now();
+  const std::vector<cost::EvalTask> scored = tuning::scoreTasks(*model, test);
+  const double predictSeconds = since(start);
+  const cost::EvalMetrics all = cost::evaluateRanking(scored);
+  nlohmann::json perModel = nlohmann::json::object();
+  for (const std::string& m : parseList(args.get("held-out"))) {
+    std::vector<cost::EvalTask> mine;
+    for (const cost::EvalTask& t : scored)
+      if (t.model == m) mine.push_back(t);
+    const cost::EvalMetrics e = cost::evaluateRanking(mine);
+    perModel[m] = {{"top1", e.top1}, {"top5", e.top5}, {"pairwise_accuracy", e.pairwiseAccuracy}, {"tasks", e.tasks}};
+  }
+  const double perSecond = predictSeconds > 0 ? double(programs) / predictSeconds : 0;
+  nlohmann::json j = {{"model", model->name()},
+                      {"held_out", parseList(args.get("held-out"))},
+                      {"top1", all.top1},
+                      {"top5", all.top5},
+                      {"pairwise_accuracy", all.pairwiseAccuracy},
+                      {"r2", all.r2},
+                      {"tasks", all.tasks},
+                      {"programs", all.programs},
+                      {"trained_on", model->trainedOn()},
+                      {"train_seconds", trainSeconds},
+                      {"predictions_per_second", perSecond},
+                      {"per_model", perModel}};
+  if (args.has("json")) {
+    std::puts(j.dump().c_str());
+    return 0;
+  }
+  std::printf(
+      "%s on %zu held-out tasks (%zu programs): top-1 %.3f  top-5 %.3f  pairwise %.3f  R2 %.3f  %.0f "
+      "predictions/s\n",
+      model->name().c_str(), all.tasks, all.programs, all.top1, all.top5, all.pairwiseAccuracy, all.r2, perSecond);
+  for (const auto& [m, e] : perModel.items())
+    std::printf("  %-24s top-1 %.3f  top-5 %.3f  pairwise %.3f\n", m.c_str(), e["top1"].get<double>(),
+                e["top5"].get<double>(), e["pairwise_accuracy"].get<double>());
+  return 0;
+}
+
+}  // namespace
+
+OptionSpec costmodelOptions() {
+  return {{"model", "data", "held-out", "epochs", "out", "seed"}, {"json", "quiet", "help"}};
+}
+
+std::string costmodelHelp() {
+  return "usage: tessel costmodel train --model NAME --data FILE --out MODEL_FILE [options]\n"
+         "       tessel costmodel eval --model MODEL_FILE|NAME --data FILE --held-out A,B [options]\n"
+         "\n"
+         "train fits a cost model (mlp, gat, atformer, xgb) on a dataset from\n"
+         "`tessel dataset export`, leaving out the --held-out models, and saves it for\n"
+         "`--cost-model-file`. eval scores the held-out models' programs with TenSet's\n"
+         "metrics: top-1 and top-5 (per task, the best latency among the k programs the\n"
+         "model ranks first against the task's best, weighted by occurrences), pairwise\n"
+         "ranking accuracy, R2 (per task, of best/cost against the best affine map of\n"
+         "the scores) and predictions per second. Given a model NAME instead of a file,\n"
+         "eval first trains it on the rest of the dataset.\n"
+         "\n"
+         "options:\n"
+         "  --model M           a registry name or a file from `costmodel train`\n"
+         "  --data FILE         the dataset (.jsonl or .jsonl.gz)\n"
+         "  --held-out A,B      models kept out of training (eval: the ones scored)\n"
+         "  --epochs N          passes over the training set (default 30; xgb: ignored)\n"
+         "  --out FILE          train: where to save the model\n"
+         "  --seed S            random seed (default 1)\n"
+         "  --json              eval: one JSON object on stdout\n"
+         "  --quiet             no progress on stderr\n"
+         "\n"
+         "example:\n"
+         "  tessel costmodel train --model atformer --data set.jsonl.gz --held-out resnet18 --out at.tcm\n"
+         "  tessel costmodel eval --model at.tcm --data set.jsonl.gz --held-out resnet18 --json\n";
+}
+
+int costmodelCommand(const std::vector<std::string>& argv) {
+  Args args(argv, costmodelOptions());
+  if (args.has("help")) {
+    std::fputs(costmodelHelp().c_str(), stdout);
+    return 0;
+  }
+  const std::string what = actionOf(args, "costmodel", {"train", "eval"});
+  return what == "train" ? trainCommand(args) : evalCommand(args);
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,51 @@
+#include "cost/cost_model_file.h"
+
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+#include "cost/cost_model_registry.h"
+
+namespace tessel::cost {
+
+namespace {
+
+const std::string kMagic = "tessel-cost-model-file 1 ";
+
+}  // namespace
+
+void saveCostModelFile(const std::string& path, const CostModel& model) {
+  const std::string blob = model.save();
+  if (blob.empty()) throw std::runtime_error("the " + model.name() + " cost model has nothing to save (untrained?)");
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << kMagic << model.name() << '\n';
+  out.write(blob.data(), std::streamsize(blob.size()));
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+bool isCostModelFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(kMagic.size(), '\0');
+  return in.read(head.data(), std::streamsize(head.size())) && head == kMagic;
+}
+
+std::unique_ptr<CostModel> loadCostModelFile(const std::string& path, uint64_t seed) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read cost model file " + path);
+  std::string first;
+  std::getline(in, first);
+  if (first.compare(0, kMagic.size(), kMagic) != 0) throw std::runtime_error(path + " is not a Tessel cost model file");
+  const std::string name = first.substr(kMagic.size());
+  const std::string blob((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::unique_ptr<CostModel> model;
+  try {
+    model = makeCostModel(name, seed);
+    model->load(blob);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+  return model;
+}
+
+}  // namespace tessel::cost

@@ -1,0 +1,182 @@
+#include "tuning/dataset.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+
+#include "frontend/model_loader.h"
+#include "fusion/task_extraction.h"
+
+namespace tessel::tuning {
+
+namespace {
+
+bool endsWith(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+nlohmann::json toJson(const DatasetRecord& r) {
+  return {{"model", r.model},
+          {"task", r.task},
+          {"weight", r.weight},
+          {"target", r.target},
+          {"steps", nlohmann::json::parse(r.steps)},
+          {"cost", std::isfinite(r.cost) ? nlohmann::json(r.cost) : nlohmann::json(nullptr)}};
+}
+
+DatasetRecord fromJson(const nlohmann::json& j) {
+  DatasetRecord r;
+  r.model = j.at("model").get<std::string>();
+  r.task = j.at("task").get<std::string>();
+  r.weight = j.value("weight", 1.0);
+  r.target = j.value("target", std::string("cpu"));
+  r.steps = j.at("steps").dump();
+  r.cost = j.at("cost").is_null() ? INFINITY : j.at("cost").get<double>();
+  return r;
+}
+
+}  // namespace
+
+std::vector<DatasetRecord> datasetFromDatabase(const store::Database& db, const std::vector<std::string>& models) {
+  const std::vector<std::string> names = models.empty() ? db.modelNames() : models;
+  std::vector<DatasetRecord> out;
+  for (const std::string& model : names) {
+    const auto tasks = db.modelTasks(model);
+    if (tasks.empty()) throw std::runtime_error("the database has no model named '" + model + "'");
+    for (const auto& [task, weight] : tasks)
+      for (const store::RecordRow& r : db.records(task.id))
+        out.push_back({model, task.key, weight, task.target, r.steps, r.ok() ? r.medianCost() : INFINITY});
+  }
+  return out;
+}
+
+void writeDataset(const std::string& path, const std::vector<DatasetRecord>& records) {
+  gzFile f = gzopen(path.c_str(), endsWith(path, ".gz") ? "wb9" : "wbT");  // T: plain, not compressed
+  if (!f) throw std::runtime_error("cannot write " + path);
+  for (const DatasetRecord& r : records) {
+    const std::string line = toJson(r).dump() + "\n";
+    if (gzwrite(f, line.data(), unsigned(line.size())) != int(line.size())) {
+      gzclose(f);
+      throw std::runtime_error("cannot write " + path + " (disk full?)");
+    }
+  }
+  if (gzclose(f) != Z_OK) throw std::runtime_error("cannot write " + path);
+}
+
+std::vector<DatasetRecord> readDataset(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are
+  if (!f) throw std::runtime_error("cannot read dataset " + path);
+  std::vector<DatasetRecord> out;
+  std::string line;
+  char buf[1 << 16];
+  size_t lineNo = 0;
+  auto take = [&] {
+    ++lineNo;
+    if (line.empty()) return;
+    try {
+      out.push_back(fromJson(nlohmann::json::parse(line)));
+    } catch (const std::exception& e) {
+      gzclose(f);
+      throw std::runtime_error(path + ":" + std::to_string(lineNo) + ": not a dataset record (" + e.what() + ")");
+    }
+    line.clear();
+  };
+  while (gzgets(f, buf, sizeof buf)) {
+    line += buf;
+    if (!line.empty() && line.back() == '\n') {
+      line.pop_back();
+      take();
+    }
+  }
+  int err = Z_OK;
+  gzerror(f, &err);
+  if (err != Z_OK && err != Z_STREAM_END) {
+    gzclose(f);
+    throw std::runtime_error("cannot read dataset " + path + ": damaged compressed data");
+  }
+  take();
+  gzclose(f);
+  return out;
+}
+
+DatasetTasks featuresOf(const std::vector<DatasetRecord>& records, cost::FeatureKinds kinds) {
+  // Each model once: its tasks by key.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, task::SearchTask>> tasksOf;
+  for (const DatasetRecord& r : records) {
+    auto& tasks = tasksOf[{r.model, r.target}];
+    if (!tasks.empty()) continue;
+    const frontend::PreparedModel m = frontend::prepareModel(r.model, "", "dp", r.target);
+    for (const fusion::GraphTask& t : m.tasks) {
+      task::SearchTask st = fusion::toSearchTask(t, r.target);
+      const std::string key = st.key;
+      tasks.emplace(key, std::move(st));
+    }
+  }
+  // Records grouped by (model, task), in the order they first appear.
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  std::vector<std::vector<const DatasetRecord*>> groups;
+  for (const DatasetRecord& r : records) {
+    auto [it, fresh] = index.emplace(std::make_pair(r.model, r.task), groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(&r);
+  }
+  DatasetTasks out;
+  for (const auto& group : groups) {
+    const DatasetRecord& first = *group.front();
+    const auto& tasks = tasksOf[{first.model, first.target}];
+    auto t = tasks.find(first.task);
+    if (t == tasks.end())
+      throw std::runtime_error("task " + first.task + " is not a task of " + first.model +
+                               " as Tessel builds it now (the dataset is older than its definition)");
+    std::vector<cost::Program> programs;
+    std::vector<double> costs;
+    for (const DatasetRecord* r : group) {
+      try {
+        programs.push_back(schedule::deserializeSteps(r->steps));
+        costs.push_back(r->cost);
+      } catch (const std::exception&) {
+        ++out.skipped;  // steps of a format this build does not read
+      }
+    }
+    std::vector<cost::ProgramFeatureSet> sets = cost::extractFeatureSets(t->second.dag, programs, kinds);
+    cost::TaskRecords tr{first.task, {}, {}};
+    for (size_t i = 0; i < sets.size(); ++i) {
+      if (!sets[i].valid) {
+        ++out.skipped;
+        continue;
+      }
+      tr.programs.push_back(std::move(sets[i]));
+      tr.costs.push_back(costs[i]);
+    }
+    out.tasks.push_back(std::move(tr));
+    out.model.push_back(first.model);
+    out.weight.push_back(first.weight);
+  }
+  return out;
+}
+
+std::pair<std::vector<DatasetRecord>, std::vector<DatasetRecord>> splitByModel(
+    const std::vector<DatasetRecord>& records, const std::vector<std::string>& heldOut) {
+  const std::set<std::string> out(heldOut.begin(), heldOut.end());
+  std::pair<std::vector<DatasetRecord>, std::vector<DatasetRecord>> split;
+  for (const DatasetRecord& r : records)
+    (out.count(r.model) ? split.first : split.second).push_back(r);
+  return split;
+}
+
+std::vector<cost::EvalTask> scoreTasks(cost::CostModel& model, const DatasetTasks& data) {
+  std::vector<cost::EvalTask> out;
+  for (size_t t = 0; t < data.tasks.size(); ++t) {
+    const cost::TaskRecords& tr = data.tasks[t];
+    if (tr.programs.empty()) continue;
+    out.push_back(
+        {data.model[t], tr.taskKey, data.weight[t], tr.costs, model.predictFeatures(tr.taskKey, tr.programs)});
+  }
+  return out;
+}
+
+}  // namespace tessel::tuning

@@ -1,0 +1,54 @@
+// A cost-model dataset: measured programs of the tasks of several models,
+// as JSON lines (one record per line: the model, the task's key and weight,
+// the program's steps and its cost), plain or gzip-compressed (".gz").
+// Features are not stored: they are recomputed from the steps, on tasks
+// rebuilt from the models, so a dataset outlives changes to the features.
+#pragma once
+
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cost/cost_model.h"
+#include "cost/cost_model_eval.h"
+#include "store/database.h"
+
+namespace tessel::tuning {
+
+struct DatasetRecord {
+  std::string model;  // zoo name or model file, as given to dataset collect
+  std::string task;   // workload key
+  double weight = 1;  // occurrences of the task in the model
+  std::string target = "cpu";
+  std::string steps;                                      // serialised schedule steps
+  double cost = std::numeric_limits<double>::infinity();  // median seconds; +inf: failed
+};
+
+// Every record of the named models (all the database's models when empty).
+std::vector<DatasetRecord> datasetFromDatabase(const store::Database& db, const std::vector<std::string>& models);
+// Writes or reads JSON lines; a name ending in ".gz" is gzip-compressed.
+// std::runtime_error naming the file and line for what cannot be read.
+void writeDataset(const std::string& path, const std::vector<DatasetRecord>& records);
+std::vector<DatasetRecord> readDataset(const std::string& path);
+
+// A dataset as the cost models read it: per task, its programs' features
+// (the kinds given) and costs, and the task's model and weight.
+struct DatasetTasks {
+  std::vector<cost::TaskRecords> tasks;
+  std::vector<std::string> model;  // per task
+  std::vector<double> weight;      // per task
+  size_t skipped = 0;              // records whose program no longer replays
+};
+// Rebuilds each model's tasks (zoo name or file, default fusion) and
+// extracts the features. std::runtime_error for a task no model has.
+DatasetTasks featuresOf(const std::vector<DatasetRecord>& records, cost::FeatureKinds kinds);
+
+// The records of `models` (held out) and of the others.
+std::pair<std::vector<DatasetRecord>, std::vector<DatasetRecord>> splitByModel(
+    const std::vector<DatasetRecord>& records, const std::vector<std::string>& heldOut);
+
+// The model's scores for every task of `data`, per TenSet's metrics.
+std::vector<cost::EvalTask> scoreTasks(cost::CostModel& model, const DatasetTasks& data);
+
+}  // namespace tessel::tuning

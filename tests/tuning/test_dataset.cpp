@@ -1,0 +1,115 @@
+// Cost-model datasets: `dataset collect` measures programs of every task of
+// a model into a real database (and a second run measures nothing more),
+// export writes JSON lines (gzip or plain) that read back the same, features
+// are recomputed from the model's tasks, and a model trained on them scores
+// with TenSet's metrics.
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+#include <fstream>
+
+#include "cost/cost_model_registry.h"
+#include "tuning/dataset.h"
+#include "tuning/dataset_collection.h"
+
+using namespace tessel;
+
+namespace {
+
+tuning::DatasetConfig smallCollection(int perTask) {
+  tuning::DatasetConfig c;
+  c.models = {"tiny_cnn"};  // 5 tasks
+  c.programsPerTask = perTask;
+  c.tuning.batch = 3;
+  c.tuning.population = 32;
+  c.tuning.cacheState = measure::CacheState::Warm;
+  c.tuning.jobs = 2;
+  c.tuning.workerPath = TESSEL_WORKER_PATH;
+  return c;
+}
+
+}  // namespace
+
+class TestDataset : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void collectExportAndLearn() {
+    QTemporaryDir dir;
+    const std::string db = dir.filePath("set.db").toStdString();
+    std::vector<tuning::DatasetProgress> progress;
+    tuning::DatasetEvents events;
+    events.onTask = [&](const tuning::DatasetProgress& p) { progress.push_back(p); };
+    const tuning::DatasetSummary first = tuning::collectDataset(smallCollection(5), db, events);
+    QCOMPARE(first.tasks, size_t(5));
+    QVERIFY2(first.measured >= 20, qPrintable(QString::number(first.measured)));  // a task's space may be smaller
+    QCOMPARE(first.records, int64_t(first.measured));
+    QVERIFY(first.valid > first.measured / 2);
+    QVERIFY(!progress.empty() && progress.back().model == "tiny_cnn" && progress.back().tasks == 5);
+
+    // Nothing is missing: a second run measures nothing; a larger one only the difference.
+    QCOMPARE(tuning::collectDataset(smallCollection(5), db).measured, 0);
+    QCOMPARE(store::Database::open(db, store::OpenMode::ReadOnly)->sessions().size(), size_t(1));  // none opened
+    const tuning::DatasetSummary more = tuning::collectDataset(smallCollection(7), db);
+    QVERIFY(more.measured > 0 && more.measured <= 10);
+    QCOMPARE(more.records, first.records + more.measured);
+
+    auto store = store::Database::open(db, store::OpenMode::ReadOnly);
+    const std::vector<tuning::DatasetRecord> records = tuning::datasetFromDatabase(*store, {});
+    QCOMPARE(int64_t(records.size()), more.records);
+    for (const char* name : {"set.jsonl.gz", "set.jsonl"}) {
+      const std::string path = dir.filePath(name).toStdString();
+      tuning::writeDataset(path, records);
+      const std::vector<tuning::DatasetRecord> back = tuning::readDataset(path);
+      QCOMPARE(back.size(), records.size());
+      for (size_t i = 0; i < back.size(); ++i) {
+        QCOMPARE(back[i].task, records[i].task);
+        QCOMPARE(back[i].steps, records[i].steps);
+        QCOMPARE(back[i].weight, records[i].weight);
+        QVERIFY(back[i].cost == records[i].cost);
+      }
+    }
+    std::ifstream gz(dir.filePath("set.jsonl.gz").toStdString(), std::ios::binary);
+    QCOMPARE(gz.get(), 0x1f);  // gzip's magic
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, tuning::collectDataset(smallCollection(0), db));
+
+    // Features recomputed on the model's tasks; a model learns from them.
+    const tuning::DatasetTasks data = tuning::featuresOf(records, cost::kStoreRows);
+    QCOMPARE(data.tasks.size(), size_t(5));
+    QCOMPARE(data.skipped, size_t(0));
+    auto model = cost::makeCostModel(cost::defaultCostModel(), 1);
+    model->pretrain(data.tasks, 10);
+    const cost::EvalMetrics m = cost::evaluateRanking(tuning::scoreTasks(*model, data));
+    qInfo("%s on its own training set: top-1 %.3f, pairwise %.3f", model->name().c_str(), m.top1, m.pairwiseAccuracy);
+    QCOMPARE(m.tasks, size_t(5));
+    QVERIFY(m.top1 > 0 && m.top1 <= 1);
+    QVERIFY(m.top5 >= m.top1);
+    const auto [heldOut, rest] = tuning::splitByModel(records, {"tiny_cnn"});
+    QCOMPARE(heldOut.size(), records.size());
+    QVERIFY(rest.empty());
+  }
+
+  void badFilesAreNamed() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("bad.jsonl").toStdString();
+    std::ofstream(path) << R"({"model":"tiny_cnn","task":"k","steps":[],"cost":null})"
+                        << "\nnot json\n";
+    try {
+      tuning::readDataset(path);
+      QFAIL("a damaged dataset was read");
+    } catch (const std::runtime_error& e) {
+      QVERIFY2(std::string(e.what()).find(path + ":2:") != std::string::npos, e.what());
+    }
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, tuning::readDataset(dir.filePath("missing.jsonl").toStdString()));
+    // A task the model does not have (the dataset is older than its definition).
+    try {
+      tuning::featuresOf({{"tiny_cnn", "no_such_task", 1, "cpu", "[]", 1.0}}, cost::kStoreRows);
+      QFAIL("an unknown task was accepted");
+    } catch (const std::runtime_error& e) {
+      QVERIFY2(std::string(e.what()).find("no_such_task") != std::string::npos, e.what());
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDataset)
+#include "test_dataset.moc"
