@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "cost/cost_model_registry.h"
+#include "cost/learned/learned_models.h"
 #include "graph/zoo.h"
 #include "runtime/numpy_files.h"
 
@@ -95,6 +96,9 @@ class TestCli : public QObject {
   Q_OBJECT
 
  private slots:
+  // As the tessel binary does: help texts built here list the same models.
+  void initTestCase() { tessel::cost::registerLearnedCostModels(); }
+
   // One version string: the project's, in every executable.
   void versionIsTheProjects() {
     Run cli = runCli({"--version"});

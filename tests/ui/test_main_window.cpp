@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 
 #include <QAction>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QElapsedTimer>
@@ -21,6 +22,8 @@
 #include <QToolBar>
 #include <QtTest>
 
+#include "cost/cost_model_registry.h"
+#include "cost/learned/learned_models.h"
 #include "frontend/model_loader.h"
 #include "ui/code_view.h"
 #include "ui/graph_layout.h"
@@ -189,6 +192,25 @@ class TestMainWindow : public QObject {
     const QString log = window.logPanel()->toPlainText();
     QVERIFY2(log.contains("resnet18"), qPrintable(log));
     QVERIFY2(log.contains("/tmp/tuning.db"), qPrintable(log));
+  }
+
+  // The cost-model box offers every model of the registry, the learned ones
+  // (registered at start-up, as tessel-studio's main does) included.
+  void offersTheLearnedCostModels() {
+    tessel::cost::registerLearnedCostModels();
+    MainWindow window;
+    auto* box = window.findChild<QComboBox*>(QStringLiteral("costModelBox"));
+    QVERIFY(box);
+    QStringList items;
+    for (int i = 0; i < box->count(); ++i)
+      items << box->itemText(i);
+    for (const tessel::cost::CostModelEntry& e : tessel::cost::costModels())
+      QCOMPARE(items.contains(QString::fromStdString(e.name)), e.available);
+#ifdef TESSEL_HAVE_LEARNED_COST
+    for (const char* name : {"mlp", "gat", "atformer"})
+      QVERIFY2(items.contains(name), qPrintable(items.join(", ")));
+    QVERIFY(box->itemData(items.indexOf("atformer"), Qt::ToolTipRole).toString().contains("ATFormer"));
+#endif
   }
 
   void restoreWithoutSavedLayoutKeepsDefaults() {
