@@ -24,6 +24,7 @@
 #include <limits>
 #include <string_view>
 
+#include "cost/index_regions.h"
 #include "lower/layout_rewrite.h"
 
 namespace tessel::cost {
@@ -33,6 +34,12 @@ using lower::StmtNode;
 using te::DType;
 using te::ExprKind;
 using te::ExprNode;
+
+using detail::depthBit;
+using detail::IndexForm;
+using detail::IndexRegions;
+using detail::levelMask;
+using detail::LoopStack;
 
 namespace {
 
@@ -86,43 +93,6 @@ float slog(double x) {
   return float(x < 0 ? -std::log2(-x + 1.0) : std::log2(x + 1.0));
 }
 
-uint64_t depthBit(int depth) {
-  return uint64_t(1) << std::min(depth, 63);
-}
-// Bits of the loops at `level` and deeper.
-uint64_t levelMask(int level) {
-  return level >= 64 ? depthBit(63) : ~((uint64_t(1) << level) - 1);
-}
-
-struct Interval {
-  int64_t lo = 0, hi = 0;
-};
-
-// An index expression compiled against the loop stack: variables resolved
-// to loop depths once, so the per-level analyses never touch strings.
-struct CNode {
-  ExprKind kind = ExprKind::IntImm;
-  int depth = -1;  // Var: enclosing loop depth; -1 = not a loop (value 0)
-  int64_t imm = 0;
-  int a = -1, b = -1, c = -1;
-  uint64_t mask = 0;  // loop depths the subtree uses
-};
-
-struct Term {
-  int depth;
-  int64_t coef;
-};
-struct Atom {
-  int node;
-  int64_t coef;
-};
-// A flat index as constant + sum(coef * loop var) + sum(coef * atom).
-struct IndexForm {
-  size_t termBegin = 0, termEnd = 0, atomBegin = 0, atomEnd = 0;
-  int64_t constant = 0;
-  uint64_t mask = 0;
-};
-
 struct Access {
   int buf = 0;
   AccType type = kRead;
@@ -141,7 +111,6 @@ struct Touch {
 };
 
 struct Frame {
-  const StmtNode* loop = nullptr;
   uint32_t id = 0;
   std::vector<Touch> touches;  // TVM's for_touch_regions: every access under the loop so far
 };
@@ -152,10 +121,6 @@ struct BufferInfo {
   double allocOuterProd = 1;
   std::vector<uint32_t> lastStoreLoops;  // loop ids around the previous store into it
   bool stored = false;
-};
-
-struct Dim {
-  int64_t stride, extent;
 };
 
 class Extractor {
@@ -178,18 +143,21 @@ class Extractor {
   void visit(const StmtNode& s) {
     switch (s.kind) {
       case StmtNode::For: {
-        if (size_t(depth_) == stack_.size()) stack_.emplace_back();
-        Frame& fr = stack_[size_t(depth_)];
-        fr.loop = &s;
+        if (size_t(loops_.depth) == stack_.size()) {
+          stack_.emplace_back();
+          loops_.loops.push_back(nullptr);
+        }
+        Frame& fr = stack_[size_t(loops_.depth)];
+        loops_.loops[size_t(loops_.depth)] = &s;
         fr.id = nextLoopId_++;
         fr.touches.clear();
-        ++depth_;
-        double extent = double(extentAt(depth_ - 1));
+        ++loops_.depth;
+        double extent = double(extentAt(loops_.depth - 1));
         outerProd_ *= extent;
         for (const lower::Stmt& b : s.body)
           visit(*b);
         outerProd_ /= extent;
-        --depth_;
+        --loops_.depth;
         return;
       }
       case StmtNode::Seq:
@@ -217,14 +185,7 @@ class Extractor {
     return int(buffers_.size() - 1);
   }
 
-  // Extents are constants >= 1 (an empty loop would make every ratio meaningless).
-  int64_t extentAt(int d) const { return std::max<int64_t>(1, stack_[size_t(d)].loop->extent); }
-
-  int depthOf(const std::string& var) const {
-    for (int d = depth_ - 1; d >= 0; --d)
-      if (stack_[size_t(d)].loop->loopVar == var) return d;
-    return -1;
-  }
+  int64_t extentAt(int d) const { return loops_.extentAt(d); }
 
   // ---- operation counts -------------------------------------------------------
 
@@ -297,272 +258,6 @@ class Extractor {
     children(e);
   }
 
-  // ---- index analysis -----------------------------------------------------
-
-  int compile(const ExprNode& e) {
-    CNode n;
-    n.kind = e.kind;
-    switch (e.kind) {
-      case ExprKind::IntImm:
-        n.imm = e.ival;
-        break;
-      case ExprKind::FloatImm:  // not an index: a constant that moves nothing
-        n.kind = ExprKind::IntImm;
-        break;
-      case ExprKind::Var:
-        n.depth = depthOf(e.name);
-        if (n.depth >= 0) n.mask = depthBit(n.depth);
-        break;
-      case ExprKind::Load:  // an indirect index: opaque, loop independent
-        break;
-      default: {
-        int* slots[3] = {&n.a, &n.b, &n.c};
-        for (size_t i = 0; i < e.args.size() && i < 3; ++i) {
-          *slots[i] = compile(*e.args[i]);
-          n.mask |= nodes_[size_t(*slots[i])].mask;
-        }
-        break;
-      }
-    }
-    nodes_.push_back(n);
-    return int(nodes_.size() - 1);
-  }
-
-  bool immOf(int node, int64_t* v) const {
-    if (node < 0 || nodes_[size_t(node)].kind != ExprKind::IntImm) return false;
-    *v = nodes_[size_t(node)].imm;
-    return true;
-  }
-
-  // Range of a compiled expression when loops at `level` and deeper run over
-  // their extents and the outer ones sit at 0.
-  Interval bounds(int node, int level) const {
-    const CNode& n = nodes_[size_t(node)];
-    switch (n.kind) {
-      case ExprKind::IntImm:
-        return {n.imm, n.imm};
-      case ExprKind::Var:
-        if (n.depth >= level) return {0, extentAt(n.depth) - 1};
-        return {0, 0};
-      case ExprKind::Add: {
-        Interval a = bounds(n.a, level), b = bounds(n.b, level);
-        return {a.lo + b.lo, a.hi + b.hi};
-      }
-      case ExprKind::Sub: {
-        Interval a = bounds(n.a, level), b = bounds(n.b, level);
-        return {a.lo - b.hi, a.hi - b.lo};
-      }
-      case ExprKind::Mul: {
-        Interval a = bounds(n.a, level), b = bounds(n.b, level);
-        int64_t p[] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
-        return {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
-      }
-      case ExprKind::Div: {
-        Interval a = bounds(n.a, level);
-        int64_t d;
-        if (!immOf(n.b, &d) || d <= 0) return a;
-        return {a.lo / d, a.hi / d};
-      }
-      case ExprKind::Mod: {
-        Interval a = bounds(n.a, level);
-        int64_t d;
-        if (!immOf(n.b, &d) || d <= 0) return a;
-        if (a.lo >= 0 && a.hi - a.lo < d && a.lo % d <= a.hi % d) return {a.lo % d, a.hi % d};
-        return a.lo >= 0 ? Interval{0, d - 1} : Interval{-(d - 1), d - 1};
-      }
-      case ExprKind::Min:
-      case ExprKind::Max: {
-        Interval a = bounds(n.a, level), b = bounds(n.b, level);
-        if (n.kind == ExprKind::Min) return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
-        return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
-      }
-      case ExprKind::Select: {
-        Interval a = bounds(n.b, level), b = bounds(n.c, level);
-        return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
-      }
-      default:
-        return {0, 0};
-    }
-  }
-
-  // How far one step of the loop at `depth` moves the expression (TVM's
-  // CoefficientExtractor: 2 when it cannot tell); 0 when it does not use it.
-  int64_t coefficient(int node, int depth) const {
-    const CNode& n = nodes_[size_t(node)];
-    if (!(n.mask & depthBit(depth))) return 0;
-    int64_t v;
-    switch (n.kind) {
-      case ExprKind::Var:
-        return n.depth == depth ? 1 : 0;
-      case ExprKind::Add:
-      case ExprKind::Sub: {
-        int64_t a = coefficient(n.a, depth), b = coefficient(n.b, depth);
-        if (a && b) return std::min(a, b);
-        return a ? a : b;
-      }
-      case ExprKind::Mul:
-        if (immOf(n.b, &v)) return coefficient(n.a, depth) * std::abs(v);
-        if (immOf(n.a, &v)) return coefficient(n.b, depth) * std::abs(v);
-        return 2;
-      case ExprKind::Div:
-        if (immOf(n.b, &v) && v > 0) return std::max<int64_t>(1, coefficient(n.a, depth) / v);
-        return 2;
-      case ExprKind::Mod:
-        return coefficient(n.a, depth);
-      default:
-        return 2;
-    }
-  }
-
-  void linearize(int node, int64_t scale, IndexForm& f) {
-    const CNode& n = nodes_[size_t(node)];
-    int64_t v;
-    switch (n.kind) {
-      case ExprKind::IntImm:
-        f.constant += scale * n.imm;
-        return;
-      case ExprKind::Var:
-        if (n.depth < 0) return;
-        for (size_t i = f.termBegin; i < terms_.size(); ++i)
-          if (terms_[i].depth == n.depth) {
-            terms_[i].coef += scale;
-            return;
-          }
-        terms_.push_back({n.depth, scale});
-        return;
-      case ExprKind::Add:
-        linearize(n.a, scale, f);
-        linearize(n.b, scale, f);
-        return;
-      case ExprKind::Sub:
-        linearize(n.a, scale, f);
-        linearize(n.b, -scale, f);
-        return;
-      case ExprKind::Mul:
-        if (immOf(n.b, &v)) return linearize(n.a, scale * v, f);
-        if (immOf(n.a, &v)) return linearize(n.b, scale * v, f);
-        break;
-      default:
-        break;
-    }
-    if (n.mask == 0) {
-      f.constant += scale * bounds(node, 0).lo;
-      return;
-    }
-    atoms_.push_back({node, scale});
-  }
-
-  int addForm(const ExprNode& index) {
-    int root = compile(index);
-    IndexForm f;
-    f.termBegin = terms_.size();
-    f.atomBegin = atoms_.size();
-    linearize(root, 1, f);
-    f.termEnd = terms_.size();
-    f.atomEnd = atoms_.size();
-    for (size_t i = f.termBegin; i < f.termEnd; ++i)
-      if (terms_[i].coef != 0) f.mask |= depthBit(terms_[i].depth);
-    for (size_t i = f.atomBegin; i < f.atomEnd; ++i)
-      f.mask |= nodes_[size_t(atoms_[i].node)].mask;
-    forms_.push_back(f);
-    return int(forms_.size() - 1);
-  }
-
-  struct Region {
-    int64_t count = 1, lo = 0, hi = 0, denseRun = 1;
-  };
-
-  // Elements one index touches while loops at `level` and deeper run: its
-  // strided dimensions merged from the smallest stride up.
-  Region formRegion(const IndexForm& f, int level, std::vector<Dim>& dims) const {
-    Region r;
-    r.lo = r.hi = f.constant;
-    dims.clear();
-    for (size_t i = f.termBegin; i < f.termEnd; ++i) {
-      const Term& t = terms_[i];
-      if (t.coef == 0 || t.depth < level) continue;
-      int64_t span = t.coef * (extentAt(t.depth) - 1);
-      (span > 0 ? r.hi : r.lo) += span;
-      if (span != 0) dims.push_back({std::abs(t.coef), extentAt(t.depth)});
-    }
-    uint64_t live = levelMask(level);
-    for (size_t i = f.atomBegin; i < f.atomEnd; ++i) {
-      const Atom& a = atoms_[i];
-      Interval b = bounds(a.node, level);
-      r.lo += a.coef > 0 ? a.coef * b.lo : a.coef * b.hi;
-      r.hi += a.coef > 0 ? a.coef * b.hi : a.coef * b.lo;
-      if ((nodes_[size_t(a.node)].mask & live) && b.hi > b.lo && a.coef != 0)
-        dims.push_back({std::abs(a.coef), b.hi - b.lo + 1});
-    }
-    std::sort(dims.begin(), dims.end(), [](const Dim& x, const Dim& y) { return x.stride < y.stride; });
-    int64_t count = 1, span = 1;
-    bool dense = true;
-    for (const Dim& d : dims) {
-      int64_t newSpan = span + d.stride * (d.extent - 1);
-      if (d.stride >= span)
-        count *= d.extent;
-      else if (count == span)
-        count = newSpan;
-      else
-        count = std::min(count * d.extent, newSpan);
-      span = newSpan;
-      dense = dense && count == span;
-      if (dense) r.denseRun = span;
-    }
-    r.count = count;
-    return r;
-  }
-
-  // Elements an access (all its indices) touches at `level`.
-  int64_t accessRegion(Access& a, int level) {
-    if (a.forms.size() == 1) {
-      Region r = formRegion(forms_[size_t(a.forms[0])], level, dims_);
-      if (level == 0) a.denseRun = r.denseRun;
-      return r.count;
-    }
-    // Several indices: the union of shifted copies (same strides), or at most
-    // the sum of the parts, never more than the span they cover together.
-    int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-    int64_t sum = 0, first = 0, run = 1;
-    bool same = true;
-    distinctLo_.clear();
-    for (size_t k = 0; k < a.forms.size(); ++k) {
-      Region r = formRegion(forms_[size_t(a.forms[k])], level, k == 0 ? dims0_ : dims_);
-      if (k == 0)
-        first = r.count;
-      else
-        same = same && r.count == first && dims_.size() == dims0_.size() &&
-               std::equal(dims_.begin(), dims_.end(), dims0_.begin(),
-                          [](const Dim& x, const Dim& y) { return x.stride == y.stride && x.extent == y.extent; });
-      lo = std::min(lo, r.lo);
-      hi = std::max(hi, r.hi);
-      sum += r.count;
-      run = std::max(run, r.denseRun);
-      if (std::find(distinctLo_.begin(), distinctLo_.end(), r.lo) == distinctLo_.end()) distinctLo_.push_back(r.lo);
-    }
-    if (level == 0) a.denseRun = run;
-    int64_t span = hi - lo + 1;
-    return std::max<int64_t>(1, std::min(span, same ? first * int64_t(distinctLo_.size()) : sum));
-  }
-
-  // Smallest step of the access per iteration of the loop at `depth`.
-  int64_t accessStride(const Access& a, int depth) const {
-    int64_t best = 0;
-    for (int fi : a.forms) {
-      const IndexForm& f = forms_[size_t(fi)];
-      if (!(f.mask & depthBit(depth))) continue;
-      int64_t s = 0;
-      for (size_t i = f.termBegin; i < f.termEnd; ++i)
-        if (terms_[i].depth == depth && terms_[i].coef != 0) s = std::abs(terms_[i].coef);
-      for (size_t i = f.atomBegin; i < f.atomEnd; ++i) {
-        int64_t c = coefficient(atoms_[i].node, depth) * std::abs(atoms_[i].coef);
-        if (c != 0) s = s ? std::min(s, c) : c;
-      }
-      if (s != 0) best = best ? std::min(best, s) : s;
-    }
-    return best;
-  }
-
   // ---- per store -------------------------------------------------------------
 
   void addAccess(int buf, AccType type, int form) {
@@ -571,7 +266,7 @@ class Extractor {
     a.buf = buf;
     a.type = type;
     a.forms.assign(1, form);
-    a.mask = forms_[size_t(form)].mask;
+    a.mask = index_.form(form).mask;
     a.denseRun = 1;
   }
 
@@ -582,13 +277,13 @@ class Extractor {
       for (int i = 0; i < numAccesses_; ++i)
         if (accesses_[size_t(i)].buf == buf) found = &accesses_[size_t(i)];
       if (!found) {
-        addAccess(buf, kRead, addForm(*e.args[0]));
+        addAccess(buf, kRead, index_.addForm(*e.args[0]));
       } else if (found->type == kWrite) {
         found->type = kReadWrite;  // an update: it reads where it writes
       } else if (found->type == kRead) {
-        int form = addForm(*e.args[0]);  // touches forms_ only: `found` stays valid
+        int form = index_.addForm(*e.args[0]);  // touches the index forms only: `found` stays valid
         found->forms.push_back(form);
-        found->mask |= forms_[size_t(form)].mask;
+        found->mask |= index_.form(form).mask;
       }
     }
     for (const te::Expr& a : e.args)
@@ -596,14 +291,10 @@ class Extractor {
   }
 
   // Position of the annotated loop at `depth` among the store's loops.
-  Pos position(int depth, const IndexForm& store, bool update, int reduceFrom) const {
-    int n = depth_;
-    uint64_t bit = depthBit(depth);
-    int occurrences = 0;
-    for (size_t i = store.termBegin; i < store.termEnd; ++i)
-      if (terms_[i].depth == depth && terms_[i].coef != 0) ++occurrences;
-    for (size_t i = store.atomBegin; i < store.atomEnd; ++i)
-      if (nodes_[size_t(atoms_[i].node)].mask & bit) ++occurrences;
+  Pos position(int depth, int storeForm, bool update, int reduceFrom) const {
+    const int n = loops_.depth;
+    const IndexForm& store = index_.form(storeForm);
+    const int occurrences = index_.uses(storeForm, depth);
     if (occurrences >= 2) return kPosMixed;
     auto classify = [&](auto isMember, Pos inner, Pos middle, Pos outer) {
       int innermost = -1, outermost = -1;
@@ -626,12 +317,9 @@ class Extractor {
   }
 
   void visitStore(const StmtNode& s) {
-    nodes_.clear();
-    terms_.clear();
-    atoms_.clear();
-    forms_.clear();
+    index_.clear();
     numAccesses_ = 0;
-    const int n = depth_;
+    const int n = loops_.depth;
     std::vector<float> row(kNumFeatures, 0.0f);
 
     // Group 1: computation.
@@ -641,7 +329,7 @@ class Extractor {
       row[size_t(k)] = slog(ops[size_t(k)] * outerProd_);
 
     int sbuf = bufferId(s.buffer);
-    int wform = addForm(*s.index);
+    int wform = index_.addForm(*s.index);
     addAccess(sbuf, kWrite, wform);
     collectReads(*s.value);
     bool update = accesses_[0].type == kReadWrite;
@@ -662,7 +350,7 @@ class Extractor {
     bool gpu = false;
     double block[3] = {1, 1, 1}, thread[3] = {1, 1, 1}, vthread = 1;
     for (int d = 0; d < n; ++d) {
-      const StmtNode& l = *stack_[size_t(d)].loop;
+      const StmtNode& l = *loops_.loops[size_t(d)];
       Ann* ann = nullptr;
       int axis = std::clamp(l.axis - 'x', 0, 2);
       switch (l.forKind) {
@@ -703,7 +391,7 @@ class Extractor {
         row[o] = slog(ann->num);
         row[o + 1] = slog(ann->prod);
         row[o + 2] = slog(double(extentAt(ann->inner)));
-        pos = position(ann->inner, forms_[size_t(wform)], update, reduceFrom);
+        pos = position(ann->inner, wform, update, reduceFrom);
       }
       row[o + 3 + size_t(pos)] = 1.0f;
       o += 11;
@@ -726,7 +414,7 @@ class Extractor {
       double mem = 0;
       for (int k = 0; k < numAccesses_; ++k) {
         Access& a = accesses_[size_t(k)];
-        int64_t elems = accessRegion(a, i);
+        int64_t elems = index_.accessRegion(a.forms, i, &a.denseRun);
         stack_[size_t(i)].touches.push_back({a.buf, elems});
         mem += double(elems) * kElemBytes;
       }
@@ -809,7 +497,7 @@ class Extractor {
   }
 
   void accessFeatures(Access& a) {
-    const int n = depth_;
+    const int n = loops_.depth;
     a.bytes = float(outerProd_ * kElemBytes);
     if (n == 0) {
       a.uniqueBytes = float(kElemBytes);
@@ -827,7 +515,7 @@ class Extractor {
       double reduceRatio = 1;
       int i;
       for (i = n - 1; i >= 0; --i) {
-        stride = accessStride(a, i);
+        stride = index_.accessStride(a.forms, i);
         if (stride != 0) break;
         reduceRatio *= double(extentAt(i));
       }
@@ -843,7 +531,7 @@ class Extractor {
   // TVM's ComputeReuse over the loops around the store, innermost first.
   void reuse(Access& a) {
     double disIter = 1, disBytes = -1;
-    for (int i = depth_ - 1; i >= 0; --i) {
+    for (int i = loops_.depth - 1; i >= 0; --i) {
       const Frame& fr = stack_[size_t(i)];
       double extent = double(extentAt(i));
       if (a.mask & depthBit(i)) {
@@ -879,21 +567,16 @@ class Extractor {
   }
 
   // Traversal state.
-  std::vector<Frame> stack_;
-  int depth_ = 0;
+  LoopStack loops_;
+  IndexRegions index_{loops_};
+  std::vector<Frame> stack_;  // per loop of loops_
   uint32_t nextLoopId_ = 1;
   double outerProd_ = 1;
   std::vector<BufferInfo> buffers_;
   ProgramFeatures rows_;
   // Per-store scratch.
-  std::vector<CNode> nodes_;
-  std::vector<Term> terms_;
-  std::vector<Atom> atoms_;
-  std::vector<IndexForm> forms_;
   std::vector<Access> accesses_;
   int numAccesses_ = 0;
-  std::vector<Dim> dims_, dims0_;
-  std::vector<int64_t> distinctLo_;
   std::vector<double> computeOps_, memBytes_;
   std::vector<int> order_;
 };
