@@ -24,6 +24,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <cmath>
 
+#include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
 #include "frontend/model_loader.h"
 #include "graph/zoo.h"
@@ -201,6 +202,21 @@ void MainWindow::createToolBar() {
   costModelBox_->setToolTip(tr("Cost model that guides the search"));
   costModelBox_->setCurrentText(
       settings.value("tuning/costModel", QString::fromStdString(cost::defaultCostModel())).toString());
+  // A trained model to start from (tessel costmodel train): clicking again
+  // goes back to a fresh one.
+  costModelFileButton_ = new QToolButton(this);
+  costModelFileButton_->setObjectName(QStringLiteral("costModelFileButton"));
+  costModelFileButton_->setText(tr("Pre-trained..."));
+  costModelFileButton_->setToolTip(tr("Start from a trained cost model (tessel costmodel train)"));
+  connect(costModelFileButton_, &QToolButton::clicked, this, [this] {
+    if (!costModelFile_.isEmpty()) {
+      setCostModelFile({});
+      return;
+    }
+    const QString path = QFileDialog::getOpenFileName(this, tr("Trained cost model"), QString(),
+                                                      tr("Cost models (*.tcm);;All files (*)"));
+    if (!path.isEmpty()) setCostModelFile(path);
+  });
   budgetBox_ = new QSpinBox(this);
   budgetBox_->setObjectName(QStringLiteral("budgetBox"));
   budgetBox_->setRange(16, 1000000);
@@ -216,6 +232,7 @@ void MainWindow::createToolBar() {
   toolBar_->addWidget(targetBox_);
   toolBar_->addWidget(fusionBox_);
   toolBar_->addWidget(costModelBox_);
+  toolBar_->addWidget(costModelFileButton_);
   toolBar_->addWidget(budgetBox_);
   toolBar_->addSeparator();
   toolBar_->addAction(startAction_);
@@ -451,6 +468,28 @@ bool MainWindow::setDatabasePath(const QString& database) {
   return true;
 }
 
+bool MainWindow::setCostModelFile(const QString& path) {
+  if (!path.isEmpty()) {
+    std::string name;
+    try {
+      name = cost::loadCostModelFile(path.toStdString())->name();
+    } catch (const std::exception& e) {
+      showError(tr("Cannot use the cost model"), QString::fromStdString(e.what()));
+      return false;
+    }
+    costModelBox_->setCurrentText(QString::fromStdString(name));
+    costModelFileButton_->setText(tr("Pre-trained: %1").arg(QFileInfo(path).fileName()));
+    costModelFileButton_->setToolTip(tr("Starting from %1 (click for a fresh model)").arg(path));
+    log_->appendMessage(tr("Cost model: %1, trained, from %2").arg(QString::fromStdString(name), path));
+  } else {
+    costModelFileButton_->setText(tr("Pre-trained..."));
+    costModelFileButton_->setToolTip(tr("Start from a trained cost model (tessel costmodel train)"));
+  }
+  costModelFile_ = path;
+  costModelBox_->setEnabled(path.isEmpty());  // the file says which model it is
+  return true;
+}
+
 QString MainWindow::effectiveDatabase() const {
   return database_.isEmpty() ? QString::fromStdString(store::defaultDatabasePath()) : database_;
 }
@@ -522,6 +561,7 @@ void MainWindow::startTuning() {
   request.config.trials = trialBudget_;
   request.config.fusion = fusionBox_->currentText().toStdString();
   request.config.costModel = costModelBox_->currentText().toStdString();
+  request.config.costModelFile = costModelFile_.toStdString();
   request.config.target = kTarget;
   request.database = effectiveDatabase();
   // The model as shown: tuned without preparing it again.

@@ -16,6 +16,7 @@
 class QAction;
 class QCloseEvent;
 class QComboBox;
+class QToolButton;
 class QMenu;
 class QProgressBar;
 class QSpinBox;
@@ -63,6 +64,12 @@ class MainWindow : public QMainWindow {
   // file that is not a readable Tessel database is refused with an error
   // dialog naming the problem (false), and left as it was.
   bool setDatabasePath(const QString& database);
+  // A trained cost model (`tessel costmodel train`) the next tuning starts
+  // from: the cost-model box then shows its model and is locked. A file that
+  // cannot be read is refused with an error dialog naming the problem
+  // (false); "" goes back to a fresh model.
+  bool setCostModelFile(const QString& path);
+  QString costModelFile() const { return costModelFile_; }
   QString modelPath() const { return model_; }
   QString databasePath() const { return database_; }
   // Why a file cannot be used as the database ("" if it can: missing, empty
@@ -208,6 +215,8 @@ class MainWindow : public QMainWindow {
   QSpinBox* budgetBox_ = nullptr;
   QComboBox* fusionBox_ = nullptr;
   QComboBox* costModelBox_ = nullptr;
+  QToolButton* costModelFileButton_ = nullptr;
+  QString costModelFile_;
   QComboBox* targetBox_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   QMenu* zooMenu_ = nullptr;

@@ -22,6 +22,7 @@
 #include <QToolBar>
 #include <QtTest>
 
+#include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
 #include "cost/learned/learned_models.h"
 #include "frontend/model_loader.h"
@@ -211,6 +212,43 @@ class TestMainWindow : public QObject {
       QVERIFY2(items.contains(name), qPrintable(items.join(", ")));
     QVERIFY(box->itemData(items.indexOf("atformer"), Qt::ToolTipRole).toString().contains("ATFormer"));
 #endif
+  }
+
+  // A trained model file locks the box on its model; a file that is not one
+  // is refused with a dialog naming the problem; "" goes back to fresh models.
+  void startsFromATrainedCostModel() {
+    if (!tessel::cost::findCostModel("xgb")->available) QSKIP("this build has no XGBoost: no model to save");
+    QTemporaryDir dir;
+    const QString file = dir.filePath("m.tcm");
+    {
+      auto m = tessel::cost::makeCostModel("xgb", 1);
+      std::vector<tessel::cost::ProgramFeatureSet> p(3);
+      for (size_t i = 0; i < p.size(); ++i) {
+        p[i].valid = true;
+        p[i].stores = {std::vector<float>(8, float(i))};
+      }
+      m->updateFeatures({{"t", p, {1.0, 2.0, 3.0}}});
+      tessel::cost::saveCostModelFile(file.toStdString(), *m);
+    }
+    MainWindow window;
+    auto* box = window.findChild<QComboBox*>(QStringLiteral("costModelBox"));
+    box->setCurrentText("random");
+    QVERIFY(window.setCostModelFile(file));
+    QCOMPARE(window.costModelFile(), file);
+    QCOMPARE(box->currentText(), QString("xgb"));
+    QVERIFY(!box->isEnabled());
+    QVERIFY(window.findChild<QToolButton*>("costModelFileButton")->text().contains("m.tcm"));
+    const QString notAModel = dir.filePath("not.tcm");
+    QFile f(notAModel);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("hello");
+    f.close();
+    QVERIFY(!window.setCostModelFile(notAModel));
+    QCOMPARE(window.costModelFile(), file);  // unchanged
+    auto* error = window.findChild<QMessageBox*>("errorDialog");
+    QVERIFY(error && error->text().contains("not a Tessel cost model file"));
+    QVERIFY(window.setCostModelFile({}));
+    QVERIFY(box->isEnabled());
   }
 
   void restoreWithoutSavedLayoutKeepsDefaults() {
