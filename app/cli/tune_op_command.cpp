@@ -203,6 +203,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
       std::fprintf(stderr, " (--no-db: nothing stored)\n");
     return interrupt.exitCode();
   }
+  if (pretrained) r.costModelBlob = pretrained->save();  // fine-tuned here: kept as a tuning's own model is
   if (recorder) recorder->finish(r);
 
   // The peers run after the tuning, in this process, with the worker's timing rule.

@@ -310,10 +310,14 @@ class TestCli : public QObject {
     QCOMPARE(vj["tasks"].toInt(), 5);
     QVERIFY(vj["top1"].toDouble() > 0 && vj["top1"].toDouble() <= 1);
     QVERIFY(vj["per_model"].toObject().contains("tiny_cnn"));
+    const QString tuned = dir.filePath("tuned.db");
     Run tune = runCli({"tune-op", "matmul", "--shape", "16,16,16", "--trials", "4", "--batch", "2", "--json",
-                       "--cost-model-file", model, "--no-db"});
+                       "--cost-model-file", model, "--db", tuned});
     QVERIFY2(tune.code == 0, qPrintable(tune.err));
     QCOMPARE(QJsonDocument::fromJson(tune.out.toUtf8()).object()["cost_model"].toString(), name);
+    // The model it started from, fine-tuned on the 4 programs, is kept.
+    Run stats = runCli({"db", "stats", "--db", tuned, "--json"});
+    QCOMPARE(QJsonDocument::fromJson(stats.out.toUtf8()).object()["cost_models"].toInt(), 1);
 
     Run bad = runCli({"costmodel", "eval", "--model", model, "--data", data, "--held-out", "resnet18"});
     QCOMPARE(bad.code, 2);
