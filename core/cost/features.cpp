@@ -24,6 +24,7 @@
 #include <limits>
 #include <string_view>
 
+#include "cost/feature_scale.h"
 #include "cost/index_regions.h"
 #include "lower/layout_rewrite.h"
 
@@ -87,11 +88,6 @@ enum OpCount : int {
   kSelectOp,
   kNumOpCounts
 };
-
-// Ansor's shifted log: sign(x) * log2(|x| + 1).
-float slog(double x) {
-  return float(x < 0 ? -std::log2(-x + 1.0) : std::log2(x + 1.0));
-}
 
 struct Access {
   int buf = 0;

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "cost/feature_scale.h"
+
 namespace tessel::cost {
 
 namespace {
@@ -17,10 +19,6 @@ enum Column : size_t {
   kLoopsBeneath,
 };
 static_assert(kLoopsBeneath + 1 == kLoopTokenFeatures, "loop token layout");
-
-float slog(double x) {
-  return float(x < 0 ? -std::log2(-x + 1.0) : std::log2(x + 1.0));
-}
 
 struct Beneath {
   double stores = 0, flops = 0, loops = 0;  // flops per execution of the enclosing body

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "cost/feature_scale.h"
+
 namespace tessel::cost {
 
 namespace {
@@ -27,10 +29,6 @@ enum Column : size_t {
   kIsOutput,
 };
 static_assert(kIsOutput + 1 == kGraphNodeFeatures, "graph attribute layout");
-
-float slog(double x) {
-  return float(x < 0 ? -std::log2(-x + 1.0) : std::log2(x + 1.0));
-}
 
 // The value of an integer index with the named variables set (others 0):
 // enough to read a loop's stride off a flat index, divisions included.
