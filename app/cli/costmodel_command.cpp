@@ -138,7 +138,7 @@ OptionSpec costmodelOptions() {
 }
 
 std::string costmodelHelp() {
-  return "usage: tessel costmodel train --model NAME --data FILE --out MODEL_FILE [options]\n"
+  return "usage: tessel costmodel train --model NAME|MODEL_FILE --data FILE --out MODEL_FILE [options]\n"
          "       tessel costmodel eval --model MODEL_FILE|NAME --data FILE --held-out A,B [options]\n"
          "\n"
          "train fits a cost model (mlp, gat, atformer, xgb) on a dataset from\n"
@@ -148,7 +148,8 @@ std::string costmodelHelp() {
          "model ranks first against the task's best, weighted by occurrences), pairwise\n"
          "ranking accuracy, R2 (per task, of best/cost against the best affine map of\n"
          "the scores) and predictions per second. Given a model NAME instead of a file,\n"
-         "eval first trains it on the rest of the dataset.\n"
+         "eval first trains it on the rest of the dataset. Given a MODEL_FILE, train\n"
+         "fine-tunes it: pre-train on one target's dataset, then adapt to another's.\n"
          "\n"
          "options:\n"
          "  --model M           a registry name or a file from `costmodel train`\n"
@@ -162,7 +163,8 @@ std::string costmodelHelp() {
          "\n"
          "example:\n"
          "  tessel costmodel train --model atformer --data set.jsonl.gz --held-out resnet18 --out at.tcm\n"
-         "  tessel costmodel eval --model at.tcm --data set.jsonl.gz --held-out resnet18 --json\n";
+         "  tessel costmodel eval --model at.tcm --data set.jsonl.gz --held-out resnet18 --json\n"
+         "  tessel costmodel train --model at.tcm --data other-target.jsonl.gz --held-out resnet18 --out at2.tcm\n";
 }
 
 int costmodelCommand(const std::vector<std::string>& argv) {

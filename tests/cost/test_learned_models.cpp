@@ -81,7 +81,8 @@ class TestLearnedModels : public QObject {
     QVERIFY2(acc > 0.6, qPrintable(QString::number(acc)));
     QVERIFY(acc > randomAcc + 0.1);
 
-    // Saved and loaded into a model with other initial weights: the same scores.
+    // Saved and loaded into a model with other initial weights (and no
+    // feature statistics yet): the same scores.
     auto loaded = cost::makeCostModel(model.toStdString(), 7);
     QVERIFY(loaded->predictFeatures("matmul", test) != scores);
     loaded->load(m->save());
@@ -97,7 +98,14 @@ class TestLearnedModels : public QObject {
     } catch (const std::runtime_error& e) {
       QVERIFY2(std::string(e.what()).find("not a saved 'gat' cost model") != std::string::npos, e.what());
     }
-    QVERIFY_THROWS_EXCEPTION(std::runtime_error, mlp->load("tessel-cost-model 1 mlp\ngarbage"));
+    // A model saved before the feature scaler: told to train it again.
+    try {
+      mlp->load("tessel-cost-model 1 mlp\ngarbage");
+      QFAIL("mlp loaded a format-1 file");
+    } catch (const std::runtime_error& e) {
+      QVERIFY2(std::string(e.what()).find("older Tessel (format 1") != std::string::npos, e.what());
+    }
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, mlp->load("tessel-cost-model 2 mlp\ngarbage"));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, mlp->load(""));
   }
 

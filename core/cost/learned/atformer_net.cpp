@@ -85,7 +85,8 @@ class AtformerNet final : public ScoringNet {
       const LoopTokens& l = programs[p]->loops;
       return std::make_pair([&l](size_t t) { return l.values.data() + t * kLoopTokenFeatures; }, l.size());
     });
-    const torch::Tensor x = torch::cat({fine_->forward(stores, storePad), coarse_->forward(loops, loopPad)}, 1);
+    const torch::Tensor x = torch::cat(
+        {fine_->forward(scaler_->stores(stores), storePad), coarse_->forward(scaler_->tokens(loops), loopPad)}, 1);
     return head_->forward(x).squeeze(1);
   }
 

@@ -77,11 +77,11 @@ class GatNet final : public ScoringNet {
   torch::Tensor score(const std::vector<const ProgramFeatureSet*>& programs) override {
     const int64_t n = int64_t(programs.size());
     const GraphBatch g = batchGraphs(programs);
-    torch::Tensor h = gcn1_->forward(g.nodes, g.from, g.to);
+    torch::Tensor h = gcn1_->forward(scaler_->nodes(g.nodes), g.from, g.to);
     h = gcn2_->forward(h, g.from, g.to);
     const torch::Tensor structural = sumByProgram(h, g.program, n) / g.nodesPerProgram.unsqueeze(1).to(h.dtype());
     const StoreRows r = storeRows(programs);
-    const torch::Tensor statistical = sumByProgram(r.rows, r.program, n);
+    const torch::Tensor statistical = sumByProgram(scaler_->stores(r.rows), r.program, n);
     const torch::Tensor x = torch::relu(project_->forward(torch::cat({structural, statistical}, 1)));
     const torch::Tensor tokens = x.view({n, kTokens, kTokenWidth}).transpose(0, 1);  // [tokens, n, width]
     const torch::Tensor attended = std::get<0>(attention_->forward(tokens, tokens, tokens)) + tokens;

@@ -23,7 +23,8 @@ class MlpNet final : public ScoringNet {
 
   torch::Tensor score(const std::vector<const ProgramFeatureSet*>& programs) override {
     const StoreRows r = storeRows(programs);
-    const torch::Tensor program = sumByProgram(encoder_->forward(r.rows), r.program, int64_t(programs.size()));
+    const torch::Tensor program =
+        sumByProgram(encoder_->forward(scaler_->stores(r.rows)), r.program, int64_t(programs.size()));
     return head_->forward(program).squeeze(1);
   }
 

@@ -17,10 +17,11 @@ namespace tessel::cost::learned {
 
 namespace {
 
-// What save() writes first: the format, the model's name, the programs it
-// learned from. load() refuses another model's bytes with this line.
+// What save() writes first: the format (2: the feature scaler's statistics
+// among the buffers) and the model's name. load() refuses another model's
+// bytes with this line.
 std::string header(const std::string& name) {
-  return "tessel-cost-model 1 " + name + "\n";
+  return "tessel-cost-model 2 " + name + "\n";
 }
 
 constexpr size_t kPredictChunk = 1024;  // programs per forward pass when predicting
@@ -64,13 +65,13 @@ void TorchCostModel::pretrain(const std::vector<TaskRecords>& records, int epoch
   size_t programs = 0;
   for (const TaskData& t : tasks_)
     programs += t.programs.size();
-  const size_t perEpoch = (programs + size_t(options_.batchPrograms) - 1) / size_t(options_.batchPrograms);
-  trainSteps(int(perEpoch) * std::max(epochs, 0));
+  const size_t perStep = size_t(options_.batchPrograms) * size_t(options_.tasksPerBatch);
+  trainSteps(int((programs + perStep - 1) / perStep) * std::max(epochs, 0));
 }
 
-// One mini-batch of one task: the pairwise logistic loss over every pair of
-// its programs whose costs differ (a failed program is slower than all).
-double TorchCostModel::trainStep(const TaskData& task, std::vector<size_t>& pick) {
+// The pairwise logistic loss over every pair of the task's picked programs
+// whose costs differ (a failed program is slower than all).
+torch::Tensor TorchCostModel::rankLoss(const TaskData& task, const std::vector<size_t>& pick) {
   std::vector<const ProgramFeatureSet*> batch;
   std::vector<double> costs;
   for (size_t i : pick) {
@@ -84,16 +85,14 @@ double TorchCostModel::trainStep(const TaskData& task, std::vector<size_t>& pick
       better[size_t(i * n + j)] = costs[size_t(i)] < costs[size_t(j)] ? 1.0f : 0.0f;
   const torch::Tensor mask = torch::from_blob(better.data(), {n, n}, torch::kFloat32).clone();
   const float pairs = mask.sum().item<float>();
-  if (pairs == 0) return std::numeric_limits<double>::quiet_NaN();
+  if (pairs == 0) return {};
   const torch::Tensor s = net_->score(batch);
   const torch::Tensor diff = s.unsqueeze(1) - s.unsqueeze(0);  // s_i - s_j
-  const torch::Tensor loss = (torch::nn::functional::softplus(-diff) * mask).sum() / pairs;
-  optimizer_->zero_grad();
-  loss.backward();
-  optimizer_->step();
-  return loss.item<double>();
+  return (torch::nn::functional::softplus(-diff) * mask).sum() / pairs;
 }
 
+// Each step averages the rank losses of several tasks drawn by their
+// program counts: one task's gradient alone pulls the shared network about.
 void TorchCostModel::trainSteps(int steps) {
   std::vector<size_t> eligible;  // tasks with two programs to compare
   std::vector<double> weight;
@@ -103,23 +102,43 @@ void TorchCostModel::trainSteps(int steps) {
       weight.push_back(double(tasks_[t].programs.size()));
     }
   if (eligible.empty() || steps <= 0) return;
+  if (!net_->scaler()->fitted()) {
+    std::vector<const ProgramFeatureSet*> all;
+    for (const TaskData& t : tasks_)
+      for (const ProgramFeatureSet& p : t.programs)
+        all.push_back(&p);
+    net_->scaler()->fit(all);
+  }
   net_->train();
   std::discrete_distribution<size_t> taskOf(weight.begin(), weight.end());
   double sum = 0;
   int counted = 0;
   std::vector<size_t> order, pick;
   for (int step = 0; step < steps; ++step) {
-    const TaskData& task = tasks_[eligible[taskOf(rng_)]];
-    order.resize(task.programs.size());
-    for (size_t i = 0; i < order.size(); ++i)
-      order[i] = i;
-    const size_t n = std::min(order.size(), size_t(options_.batchPrograms));
-    // A partial Fisher-Yates shuffle: the first n of a random order.
-    for (size_t i = 0; i < n; ++i)
-      std::swap(order[i], order[i + rng_() % (order.size() - i)]);
-    pick.assign(order.begin(), order.begin() + long(n));
-    const double loss = trainStep(task, pick);
-    if (std::isfinite(loss)) sum += loss, ++counted;
+    torch::Tensor loss;
+    int parts = 0;
+    for (int k = 0; k < options_.tasksPerBatch; ++k) {
+      const TaskData& task = tasks_[eligible[taskOf(rng_)]];
+      order.resize(task.programs.size());
+      for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+      const size_t n = std::min(order.size(), size_t(options_.batchPrograms));
+      // A partial Fisher-Yates shuffle: the first n of a random order.
+      for (size_t i = 0; i < n; ++i)
+        std::swap(order[i], order[i + rng_() % (order.size() - i)]);
+      pick.assign(order.begin(), order.begin() + long(n));
+      const torch::Tensor l = rankLoss(task, pick);
+      if (!l.defined()) continue;
+      loss = parts == 0 ? l : loss + l;
+      ++parts;
+    }
+    if (parts == 0) continue;
+    loss = loss / double(parts);
+    optimizer_->zero_grad();
+    loss.backward();
+    optimizer_->step();
+    sum += loss.item<double>();
+    ++counted;
   }
   if (counted) lastLoss_ = sum / counted;
 }
@@ -158,6 +177,11 @@ void TorchCostModel::load(const std::string& bytes) {
   const std::string head = header(name_);
   if (bytes.compare(0, head.size(), head) != 0) {
     const std::string first = bytes.substr(0, std::min(bytes.find('\n'), size_t(60)));
+    const std::string older = "tessel-cost-model 1 " + name_ + "\n";
+    if (bytes.compare(0, older.size(), older) == 0)
+      throw std::runtime_error("this '" + name_ +
+                               "' cost model was saved by an older Tessel (format 1, without feature scaling); "
+                               "train it again");
     throw std::runtime_error("not a saved '" + name_ + "' cost model (it begins \"" + first + "\")");
   }
   std::istringstream in(bytes.substr(head.size()));

@@ -14,22 +14,30 @@
 #include <vector>
 
 #include "cost/cost_model.h"
+#include "cost/learned/feature_scaler.h"
 
 namespace tessel::cost::learned {
 
 struct TrainOptions {
-  int onlineSteps = 48;        // mini-batches per update() during a tuning
-  int batchPrograms = 96;      // programs per mini-batch (all of one task)
+  int onlineSteps = 24;        // mini-batches per update() during a tuning
+  int tasksPerBatch = 4;       // tasks drawn for one mini-batch (their losses averaged)
+  int batchPrograms = 48;      // programs drawn from each of them
   double learningRate = 1e-3;  // Adam
   double weightDecay = 1e-5;
   uint64_t seed = 1;
 };
 
-// A network that scores programs: it turns their features into tensors.
+// A network that scores programs: it turns their features into tensors,
+// standardised by its scaler.
 class ScoringNet : public torch::nn::Module {
  public:
+  ScoringNet() : scaler_(register_module("scaler", FeatureScaler())) {}
   // Scores of valid programs, shape [n]; higher = predicted faster.
   virtual torch::Tensor score(const std::vector<const ProgramFeatureSet*>& programs) = 0;
+  FeatureScaler& scaler() { return scaler_; }
+
+ protected:
+  FeatureScaler scaler_;
 };
 
 class TorchCostModel : public CostModel {
@@ -60,7 +68,8 @@ class TorchCostModel : public CostModel {
   };
   void keep(const std::vector<TaskRecords>& records);
   void trainSteps(int steps);
-  double trainStep(const TaskData& task, std::vector<size_t>& pick);
+  // The rank loss of one task's programs `pick`; undefined when no two differ.
+  torch::Tensor rankLoss(const TaskData& task, const std::vector<size_t>& pick);
 
   std::string name_;
   FeatureKinds kinds_;
@@ -79,7 +88,7 @@ std::shared_ptr<ScoringNet> makeGatNet();
 std::shared_ptr<ScoringNet> makeAtformerNet();
 
 // Helpers for the networks: the store rows of the programs as one [rows,
-// kNumFeatures] tensor with each row's program index.
+// kNumFeatures] tensor (as extracted: scale them) with each row's program index.
 struct StoreRows {
   torch::Tensor rows;     // [R, kNumFeatures] float
   torch::Tensor program;  // [R] int64
