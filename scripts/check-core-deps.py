@@ -3,7 +3,7 @@
 
 Reads every `#include "folder/..."` in core/ and fails, naming the includes, when
 - the folders' include graph has a cycle (e.g. measure/ -> search/ -> measure/),
-- a folder includes one it must stay below (FORBIDDEN),
+- a folder includes one it must stay below (FORBIDDEN, BOTTOM),
 - a file of core/ includes a Qt header (core/ is the engine without Qt),
 - a file of core/ outside core/reference/ compares an op's name (`op == "Conv"`):
   what an op is and does belongs to the op registry (core/graph/op_registry.h)
@@ -18,6 +18,9 @@ from collections import defaultdict
 # Edges named by the design (codegen knows nothing of measuring; fusion
 # partitions graphs without knowing how tasks are searched).
 FORBIDDEN = {("codegen", "measure"), ("fusion", "search")}
+# Folders at the bottom of the pipeline, with the only folders they may include:
+# what a target is (target/) is read by every stage and reads none of them.
+BOTTOM = {"target": set()}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^">]+)[">]', re.M)
 OP_COMPARISON = re.compile(r'\bop\s*==\s*"')
@@ -97,6 +100,10 @@ def main():
     for a, b in sorted(FORBIDDEN):
         for where in edges.get(a, {}).get(b, []):
             problems.append(f"{a}/ must not include {b}/: {where}")
+    for a, allowed in sorted(BOTTOM.items()):
+        for b, wheres in sorted(edges.get(a, {}).items()):
+            if b not in allowed:
+                problems += [f"{a}/ is at the bottom and must not include {b}/: {where}" for where in wheres]
     problems += [f"core/ must not include Qt: {q}" for q in qt]
     problems += [f"an op name compared outside the op registry: {c}" for c in comparisons]
     if problems:

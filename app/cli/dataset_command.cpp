@@ -7,6 +7,7 @@
 #include "args.h"
 #include "commands.h"
 #include "interrupt.h"
+#include "target/target.h"
 #include "tuning/dataset.h"
 #include "tuning/dataset_collection.h"
 #include "tuning_options.h"
@@ -65,8 +66,14 @@ int collect(const Args& args) {
 int exportSet(const Args& args) {
   if (!args.has("db")) throw UsageError("export needs --db FILE");
   if (!args.has("out")) throw UsageError("export needs --out FILE.jsonl[.gz]");
+  std::string target;  // empty: every target's records
+  try {
+    if (args.has("target")) target = target::parseTarget(args.get("target")).str();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--target: ") + e.what());
+  }
   auto db = store::Database::open(args.get("db"), store::OpenMode::ReadOnly);
-  const auto records = tuning::datasetFromDatabase(*db, parseList(args.get("models")));
+  const auto records = tuning::datasetFromDatabase(*db, parseList(args.get("models")), target);
   tuning::writeDataset(args.get("out"), records);
   size_t valid = 0;
   for (const auto& r : records)
@@ -85,7 +92,7 @@ OptionSpec datasetOptions() {
 
 std::string datasetHelp() {
   return "usage: tessel dataset collect --models A,B,... --db FILE [options]\n"
-         "       tessel dataset export --db FILE --out FILE.jsonl[.gz] [--models A,B,...]\n"
+         "       tessel dataset export --db FILE --out FILE.jsonl[.gz] [--models A,B,...] [--target T]\n"
          "\n"
          "collect measures programs of every task of the models (zoo names or model\n"
          "files) into a tuning database, for training cost models: each batch is part\n"
@@ -101,7 +108,10 @@ std::string datasetHelp() {
          "  --random-percent P  share of each batch that is random (default 50)\n"
          "  --db FILE           the tuning database holding the dataset\n"
          "  --out FILE          export: where to write\n"
-         "  --target cpu        target\n"
+         "  --target T          collect: what to measure for, a target string (default cpu:\n"
+         "                      this machine), e.g. \"cpu -arch=x86-64-v2 -threads=1\";\n"
+         "                      export: only that target's records (default: every target's;\n"
+         "                      the same workload on two targets stays two tasks)\n"
          "  --fusion dp|rule|none  operator fusion (default dp)\n"
          "  --batch N           programs per round (default 32)\n"
          "  --population N      evolutionary population (default 512)\n"

@@ -2,12 +2,14 @@
 // records as CSV / JSON lines.
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "args.h"
 #include "commands.h"
 #include "export/kernel_export.h"
 #include "store/database.h"
 #include "stored_model.h"
+#include "target/target.h"
 
 namespace tessel::cli {
 
@@ -27,6 +29,8 @@ const char* kHelp =
     "  --task KEY    a workload key (tessel db best lists them)\n"
     "  --model NAME  every task of a tuned model\n"
     "  --all         every task in the database\n"
+    "  --target T    only the tasks tuned for this target string (default: every\n"
+    "                target's; one library holds one target's kernels)\n"
     "  --out DIR     where to write (created)\n"
     "  --no-compile  write the sources without building the library\n"
     "  --format F    kernels (default), csv or jsonl\n"
@@ -39,7 +43,7 @@ const char* kHelp =
 }  // namespace
 
 OptionSpec exportOptions() {
-  return {{"db", "task", "model", "out", "format"}, {"json", "help", "all", "no-compile"}};
+  return {{"db", "task", "model", "out", "format", "target"}, {"json", "help", "all", "no-compile"}};
 }
 
 std::string exportHelp() {
@@ -60,10 +64,16 @@ int exportCommand(const std::vector<std::string>& argv) {
   if (format != "kernels" && format != "csv" && format != "jsonl")
     throw UsageError("unknown --format " + format + " (available: kernels, csv, jsonl)");
 
+  std::string target;  // canonical; empty: every target's tasks
+  try {
+    if (args.has("target")) target = target::parseTarget(args.get("target")).str();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--target: ") + e.what());
+  }
   auto db = store::Database::open(args.get("db", store::defaultDatabasePath()), store::OpenMode::ReadOnly);
   std::vector<store::TaskRow> tasks;
   if (args.has("task")) {
-    auto t = db->taskByKey(args.get("task"));
+    auto t = db->taskByKey(args.get("task"), target);
     if (!t) throw std::runtime_error("no task '" + args.get("task") + "' in " + db->path() + " (see tessel db best)");
     tasks.push_back(*t);
   } else if (args.has("model")) {
@@ -73,6 +83,10 @@ int exportCommand(const std::vector<std::string>& argv) {
   } else {
     tasks = db->tasks();
     if (tasks.empty()) throw std::runtime_error(db->path() + " has no task");
+  }
+  if (!target.empty()) {
+    std::erase_if(tasks, [&](const store::TaskRow& t) { return t.target != target; });
+    if (tasks.empty()) throw std::runtime_error("none of those tasks was tuned for " + target);
   }
 
   const std::string out = args.get("out");

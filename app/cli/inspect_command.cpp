@@ -10,6 +10,7 @@
 #include "fusion/task_extraction.h"
 #include "graph/graph.h"
 #include "model_loader.h"
+#include "target/target.h"
 #include "task/search_task.h"
 
 namespace tessel::cli {
@@ -17,7 +18,7 @@ namespace tessel::cli {
 namespace {
 
 const char* kHelp =
-    "usage: tessel inspect MODEL [--fusion rule|dp|none] [--target cpu|cuda] [--dot FILE] [--json]\n"
+    "usage: tessel inspect MODEL [--fusion rule|dp|none] [--target T] [--dot FILE] [--json]\n"
     "\n"
     "MODEL is a zoo name (tessel models), a .onnx file or a TorchScript .pt file.\n"
     "Prints the model's nodes, parameters and FLOPs, its partitions (fused\n"
@@ -26,7 +27,8 @@ const char* kHelp =
     "options:\n"
     "  --fusion rule|dp|none  rule: TVM-style by op pattern; dp: AutoGTCO's dynamic\n"
     "                         programming (default), never worse on its estimate; none\n"
-    "  --target cpu|cuda      decides the tasks' layout (default cpu: NHWC convolutions)\n"
+    "  --target T             a target string (cpu, cuda, \"cpu -arch=x86-64-v2\", ...): decides\n"
+    "                         the tasks' layout (default cpu: NHWC convolutions)\n"
     "  --dot FILE             the graph as Graphviz DOT, partitions as clusters\n"
     "  --input-shapes A,B;C,D  the shapes of the model's inputs: needed for a\n"
     "               TorchScript model, and to size an ONNX model's symbolic dimensions\n"
@@ -97,8 +99,12 @@ int inspectCommand(const std::vector<std::string>& argv) {
     std::fputs(kHelp, stdout);
     return 0;
   }
-  const std::string target = args.get("target", "cpu");
-  if (target != "cpu" && target != "cuda") throw UsageError("unknown --target " + target + " (available: cpu, cuda)");
+  std::string target;  // canonical: cuda's tasks can be inspected, not tuned
+  try {
+    target = target::parseTarget(args.get("target", "cpu")).str();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--target: ") + e.what());
+  }
   PreparedModel m = prepareModel(args, target);
   const graph::Graph& g = m.graph;
   const fusion::FusionPlan& plan = m.plan;

@@ -23,6 +23,8 @@
 #include "store/database.h"
 #include "support/cpu_contention.h"
 #include "support/tolerances.h"
+#include "target/target.h"
+#include "tuning_options.h"
 #include "user_data.h"
 
 namespace tessel::cli {
@@ -42,7 +44,8 @@ const char* kHelp =
     "  --db FILE    the tuning database with the model's kernels (default: $TESSEL_DB,\n"
     "               else ~/.local/share/tessel/tessel.db)\n"
     "  --fusion rule|dp|none  the fusion the model was tuned with (default dp)\n"
-    "  --target cpu the only target run executes on\n"
+    "  --target T   the CPU target the model was tuned for (default cpu: this machine);\n"
+    "               its kernels are built and run as it says, e.g. \"cpu -threads=1\"\n"
     "  --inputs F   the inputs, from NumPy: an .npz (np.savez) with an array per\n"
     "               input, by the input's name or in order; an .npy for one input\n"
     "               (default: seeded random values in [-1, 1))\n"
@@ -216,8 +219,7 @@ int runCommand(const std::vector<std::string>& argv) {
     std::fputs(kHelp, stdout);
     return 0;
   }
-  const std::string target = args.get("target", "cpu");
-  if (target != "cpu") throw UsageError("run executes on the cpu only (--target " + target + ")");
+  const std::string target = targetOption(args);
   const int repeats = int(args.getInt("repeats", 10, 1, 10000));
   const bool json = args.has("json"), profile = args.has("profile");
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -252,6 +254,7 @@ int runCommand(const std::vector<std::string>& argv) {
   eo.groups = prepared.plan.groups;
   eo.lowering = prepared.lowering;
   eo.jobs = cores;
+  eo.target = target::parseTarget(target);
   eo.schedules = stored.schedules;
   runtime::GraphExecutor executor(g, eo);
   executor.setProfiling(profile);
@@ -261,7 +264,7 @@ int runCommand(const std::vector<std::string>& argv) {
   // threads left spinning by Tessel's kernels slowed LibTorch 15-60x when it
   // ran second. (Passive waiting, the other cure, halved LibTorch's speed.)
   const support::CpuSample torchBefore = support::sampleCpu();
-  reference::ReferenceRun ref = reference::runWithLibTorch(g, inputs, cores, repeats);
+  reference::ReferenceRun ref = reference::runWithLibTorch(g, inputs, eo.target.effectiveThreads(), repeats);
   const SideTiming torch{spreadOf(ref.times), support::contentionBetween(torchBefore, support::sampleCpu())};
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   // The executor gives its kernels every core again (LibTorch leaves OpenMP

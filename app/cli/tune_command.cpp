@@ -24,9 +24,8 @@ std::string help() {
          "(sum of weight x best latency).\n"
          "\n"
          "options:\n"
-         "  --trials N          programs to measure for the whole model (default 1000)\n"
-         "  --target cpu        target (the CUDA backend is not implemented yet)\n"
-         "  --fusion dp|rule|none  operator fusion: AutoGTCO's DP (default), TVM's rules, none\n" +
+         "  --trials N          programs to measure for the whole model (default 1000)\n" +
+         targetHelp() + "  --fusion dp|rule|none  operator fusion: AutoGTCO's DP (default), TVM's rules, none\n" +
          searchHelp() + costModelHelp() +
          "  --batch N           programs per round (default 64)\n"
          "  --population N      evolutionary population (default 2048)\n"
@@ -179,9 +178,10 @@ int tuneCommand(const std::vector<std::string>& argv) {
     if (tuning.hasSession())
       std::fprintf(
           stderr,
-          " in session %lld of %s (marked stopped)\ncontinue with: tessel tune %s --resume --db %s --trials %d\n",
+          " in session %lld of %s (marked stopped)\ncontinue with: tessel tune %s%s --resume --db %s --trials %d\n",
           (long long)tuning.sessionId(), tuning.databasePath().c_str(), config.model.c_str(),
-          tuning.databasePath().c_str(), config.trials);
+          config.target == "cpu" ? "" : (" --target \"" + config.target + "\"").c_str(), tuning.databasePath().c_str(),
+          config.trials);
     else
       std::fprintf(stderr, " (--no-db: nothing stored)\n");
   }

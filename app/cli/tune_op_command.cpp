@@ -14,6 +14,7 @@
 #include "progress_bar.h"
 #include "search/tuner.h"
 #include "store/tuning_recorder.h"
+#include "target/target.h"
 #include "te/operators.h"
 #include "tuning/tuning_config.h"
 #include "tuning_options.h"
@@ -28,8 +29,8 @@ std::string help() {
          "Tunes one operator and prints the best program found.\n"
          "\n"
          "options:\n"
-         "  --shape A,B,...     the operator's shape (see the list below)\n"
-         "  --target cpu        target (the CUDA backend is not implemented yet)\n"
+         "  --shape A,B,...     the operator's shape (see the list below)\n" +
+         targetHelp() +
          "  --layout nchw|nhwc  storage of image ops (convolutions, pools); shapes stay\n"
          "                      N,C,H,W either way (default: nhwc)\n"
          "  --trials N          programs to measure (default 64)\n" +
@@ -56,6 +57,7 @@ std::string help() {
          "\n"
          "example:\n"
          "  tessel tune-op matmul --shape 512,512,512 --trials 200 --compare\n"
+         "  tessel tune-op matmul --shape 256,256,256 --target \"cpu -arch=x86-64-v2 -threads=1\"\n"
          "\n"
          "ops and their shapes:\n";
 }
@@ -109,8 +111,9 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  search::TuneOptions o;
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  const target::Target parsedTarget = target::parseTarget(target);
+  search::TuneOptions o = search::tuneOptionsFor(parsedTarget);
   o.trials = int(args.getInt("trials", 64, 1, tuning::kMaxTrials));
   o.batchSize = int(args.getInt("batch", tuning::kDefaultBatch, 1, tuning::kMaxBatch));
   o.costModel = costModel;
@@ -119,7 +122,6 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   o.search = search;
   o.evolution.population =
       int(args.getInt("population", tuning::kDefaultPopulation, tuning::kMinPopulation, tuning::kMaxPopulation));
-  o.hardware.cores = cores;
   o.measurer.run.workerPath = siblingExecutable("tessel-worker");
   o.measurer.run.timeoutSeconds =
       double(args.getInt("timeout", tuning::kDefaultTimeoutSeconds, 1, tuning::kMaxTimeoutSeconds));
@@ -195,10 +197,10 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
                  std::max(r.trials, int(recorder ? recorder->previousTrials() : 0)));
     if (recorder)
       std::fprintf(stderr,
-                   " in session %lld of %s (marked stopped)\ncontinue with: tessel tune-op %s --shape %s --resume "
+                   " in session %lld of %s (marked stopped)\ncontinue with: tessel tune-op %s --shape %s%s --resume "
                    "--db %s --trials %d\n",
                    (long long)recorder->sessionId(), db->path().c_str(), op.c_str(), args.get("shape").c_str(),
-                   db->path().c_str(), o.trials);
+                   target == "cpu" ? "" : (" --target \"" + target + "\"").c_str(), db->path().c_str(), o.trials);
     else
       std::fprintf(stderr, " (--no-db: nothing stored)\n");
     return interrupt.exitCode();
@@ -209,7 +211,8 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   // The peers run after the tuning, in this process, with the worker's timing rule.
   std::optional<baseline::BaselineResult> peers;
   // Timed as Tessel's kernels were: the same cache flush, pinned OpenMP threads.
-  if (args.has("compare")) peers = baseline::measureBaselines(op, shape, cores, o.measurer.run.cacheState);
+  if (args.has("compare"))
+    peers = baseline::measureBaselines(op, shape, parsedTarget.effectiveThreads(), o.measurer.run.cacheState);
   // A busy machine during the tuning shows in the best program's repeats too.
   std::map<std::string, std::string> disturbed;
   if (peers) disturbed = peers->disturbed;

@@ -3,6 +3,7 @@
 #include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
 #include "search/search_registry.h"
+#include "target/target.h"
 
 namespace tessel::cli {
 
@@ -19,13 +20,28 @@ std::string helpLine(const std::string& option, const std::string& text) {
 }  // namespace
 
 std::string targetOption(const Args& args) {
-  const std::string target = args.get("target", "cpu");
-  if (target == "cuda")
+  target::Target t;
+  try {
+    t = target::parseTarget(args.get("target", "cpu"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--target: ") + e.what());
+  }
+  if (!t.isCpu())
     throw UsageError(
         "--target cuda is not available yet: this build generates CPU code only "
         "(the CUDA backend is not implemented); use --target cpu");
-  if (target != "cpu") throw UsageError("unknown --target " + target + " (available: cpu)");
-  return target;
+  if (!t.runsOnHost())
+    throw UsageError("--target " + t.str() + ": this machine's CPU cannot run " + t.arch +
+                     " code, so its kernels could not be measured here");
+  return t.str();
+}
+
+std::string targetHelp() {
+  return helpLine("--target T", "what to tune for (default cpu: this machine, -march=native,") +
+         helpLine("", "every core); a target string: cpu [-arch=A] [-threads=N],") +
+         helpLine("", "A: native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4; N: 0 (every") +
+         helpLine("", "core) to 1024; e.g. --target \"cpu -arch=x86-64-v2 -threads=1\"") +
+         helpLine("", "(cuda -arch=sm_XX parses; its backend is not implemented yet)");
 }
 
 std::string searchOption(const Args& args) {

@@ -12,8 +12,12 @@
 
 namespace tessel::cli {
 
-// --target: cpu; cuda is a usage error until its backend exists.
+// --target: a CPU target string (target/target.h) this machine can run,
+// returned canonical ("cpu" for this machine); cuda is a usage error until its
+// backend exists.
 std::string targetOption(const Args& args);
+// Its help lines.
+std::string targetHelp();
 // --search and --cost-model, checked against the registries.
 std::string searchOption(const Args& args);
 std::string costModelOption(const Args& args);

@@ -111,6 +111,8 @@ std::string cppPrelude() {
 
 CppOptions::CppOptions() : isa(nativeVectorIsa()) {}
 
+CppOptions::CppOptions(const target::Target& target) : isa(vectorIsa(target)) {}
+
 std::string emitCppKernel(const lower::LoweredFunc& f, const std::string& symbol, const CppOptions& options) {
   std::ostringstream os;
   os << "extern \"C\" int " << symbol << "(float* const* args) {\n";

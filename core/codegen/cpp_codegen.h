@@ -15,7 +15,8 @@ namespace tessel::codegen {
 // Includes and helpers, once per translation unit.
 std::string cppPrelude();
 struct CppOptions {
-  CppOptions();               // this machine's vectors, register tiles on
+  CppOptions();                                       // this machine's vectors, register tiles on
+  explicit CppOptions(const target::Target& target);  // the target's vectors
   bool registerTiles = true;  // off: every loop as the plain emitter writes it (for comparisons)
   // Constant inputs read in the layout the loops walk (lower/layout_rewrite.h);
   // off: in their own layout (for comparisons, and the reference program).

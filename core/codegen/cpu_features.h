@@ -1,11 +1,13 @@
-// What the CPU that compiles and runs the kernels offers their code: the
-// widest float vector and how many vector registers, read from CPUID, and the
-// compiler flags chosen from them. One place for the flags the measured
-// kernels, the executor's and the exported ones are built with.
+// What the CPU a kernel is built for offers its code: the widest float vector
+// and how many vector registers, and the compiler flags. Both come from the
+// kernel's target (target/target.h, CPUID for this machine's "cpu"), so the
+// measured kernels, the executor's and the exported ones agree.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "target/target.h"
 
 namespace tessel::codegen {
 
@@ -15,14 +17,16 @@ struct VectorIsa {
   int registers = 16;  // vector registers the compiler may allocate
 };
 
-// This machine's (AVX-512F: 16 lanes, 32 registers; AVX2 with FMA: 8 lanes,
-// 16 registers; otherwise SSE: 4 lanes, 16 registers).
+// A CPU target's (AVX-512: 16 lanes, 32 registers; AVX2: 8 lanes, 16
+// registers; SSE: 4 lanes, 16 registers).
+VectorIsa vectorIsa(const target::Target& target);
+// This machine's: the target "cpu".
 const VectorIsa& nativeVectorIsa();
 
-// -O3 -march=native -fopenmp -std=c++17, plus -mprefer-vector-width=512 on a
-// CPU with AVX-512: GCC otherwise keeps the auto-vectorised loops of some
-// AVX-512 CPUs (Intel's among them) at 256 bits.
-std::vector<std::string> kernelCompilerFlags();
+// The target's kernel flags (Target::compilerFlags); without one, this
+// machine's: -O3 -march=native -fopenmp -std=c++17 (+ -mprefer-vector-width=512
+// with AVX-512).
+std::vector<std::string> kernelCompilerFlags(const target::Target& target = target::Target::host());
 
 // -O2 -std=c++17 -w: the naive program each kernel is checked against, plainly
 // compiled (no -march, no OpenMP), so that an optimisation the tuned kernels

@@ -16,6 +16,7 @@
 #include "store/tuning_recorder.h"
 #include "support/subprocess.h"
 #include "support/version.h"
+#include "target/target.h"
 #include "task/search_task.h"
 
 namespace tessel::exporter {
@@ -150,6 +151,14 @@ task::SearchTask rebuildTask(const store::TaskRow& row, const KernelExportOption
   return store::operatorTaskOf(row);
 }
 
+// The CPU target a task was tuned for (its kernels' flags and vectors).
+target::Target cpuTargetOf(const store::TaskRow& row) {
+  const target::Target t = target::parseTarget(row.target);
+  if (!t.isCpu())
+    throw std::runtime_error("task " + row.key + " is for " + row.target + ": only cpu kernels have code so far");
+  return t;
+}
+
 }  // namespace
 
 KernelExportPlan planKernelExport(const store::Database& db, const std::vector<store::TaskRow>& tasks,
@@ -157,7 +166,7 @@ KernelExportPlan planKernelExport(const store::Database& db, const std::vector<s
   KernelExportPlan plan;
   for (const store::TaskRow& row : tasks) {
     try {
-      if (row.target != "cpu") throw std::runtime_error("only cpu kernels can be exported so far");
+      cpuTargetOf(row);
       if (db.best(row.id).empty()) throw std::runtime_error("no valid record yet");
       rebuildTask(row, options);
       plan.tasks.push_back(row);
@@ -169,8 +178,7 @@ KernelExportPlan planKernelExport(const store::Database& db, const std::vector<s
 }
 
 std::string bestKernelSource(const store::Database& db, const store::TaskRow& row, const KernelExportOptions& options) {
-  if (row.target != "cpu")
-    throw std::runtime_error("task " + row.key + " is for " + row.target + ": only cpu kernels have code so far");
+  const target::Target t = cpuTargetOf(row);
   std::vector<store::BestRow> best = db.best(row.id);
   if (best.empty()) throw std::runtime_error("task " + row.key + " has no valid record yet");
   const store::RecordRow& rec = best.front().record;
@@ -179,7 +187,7 @@ std::string bestKernelSource(const store::Database& db, const store::TaskRow& ro
   lower::rewriteLayouts(&f);
   return "// " + row.op + " " + shapeText(row.shape) + ", task " + row.key + ", record " + std::to_string(rec.id) +
          ".\n// Schedule: " + rec.steps + "\n" + codegen::cppPrelude() +
-         codegen::emitCppKernelAndPack(f, "tessel_" + lower::cIdent(row.key) + "_args");
+         codegen::emitCppKernelAndPack(f, "tessel_" + lower::cIdent(row.key) + "_args", codegen::CppOptions(t));
 }
 
 ExportResult exportKernels(const store::Database& db, const std::vector<store::TaskRow>& tasks,
@@ -192,8 +200,8 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
   header << "// Kernels tuned by Tessel, exported " << isoNow() << ".\n"
          << "// Each function takes its inputs then its outputs: dense float32 arrays,\n"
          << "// row-major in the shapes given; it returns 0, or 1 if a scratch buffer\n"
-         << "// could not be allocated. Built with -march=native: run them on the CPU\n"
-         << "// they were tuned on (see manifest.json).\n"
+         << "// could not be allocated. Built with their target's flags (-march=native for\n"
+         << "// the target cpu): run them on a CPU of that target (see manifest.json).\n"
          << "#pragma once\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   nlohmann::json manifest;
   manifest["tessel_version"] = support::version();
@@ -201,13 +209,12 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
   manifest["header"] = result.header;
   manifest["kernels"] = nlohmann::json::array();
   std::vector<std::string> sources;
-  std::string target;
-
+  // One library, one set of flags: every task of one target.
+  const target::Target target = cpuTargetOf(tasks.front());
   for (const store::TaskRow& row : tasks) {
-    if (row.target != "cpu")
-      throw std::runtime_error("task " + row.key + " is for " + row.target +
-                               ": only cpu kernels can be exported so far");
-    target = row.target;
+    if (cpuTargetOf(row) != target)
+      throw std::runtime_error("the tasks are for different targets (" + target.str() + ", " + row.target +
+                               "): export one target's at a time (tessel export --target T)");
     std::vector<store::BestRow> best = db.best(row.id);
     if (best.empty()) throw std::runtime_error("task " + row.key + " has no valid record to export");
     const store::RecordRow& rec = best.front().record;
@@ -251,7 +258,7 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
     src << "// " << row.op << " " << shapeText(row.shape) << ", tuned by Tessel (task " << row.key << ", record "
         << rec.id << ").\n// Schedule: " << rec.steps << "\n"
         << codegen::cppPrelude() << "#include \"tessel_kernels.h\"\n\n"
-        << codegen::emitCppKernelAndPack(f, k.function + "_args") << "\n";
+        << codegen::emitCppKernelAndPack(f, k.function + "_args", codegen::CppOptions(target)) << "\n";
     if (f.packed.empty())
       src << "extern \"C\" " << prototype << " {\n"
           << "  float* const args[] = {" << call.str() << "};\n"
@@ -298,13 +305,14 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
         << "set_target_properties(tessel_kernels PROPERTIES CXX_STANDARD 17 POSITION_INDEPENDENT_CODE ON)\n"
         << "# The schedules were tuned for the CPU they ran on: build for it, as Tessel did.\n"
         << "target_compile_options(tessel_kernels PRIVATE";
-  const std::vector<std::string> flags = codegen::kernelCompilerFlags();
+  const std::vector<std::string> flags = codegen::kernelCompilerFlags(target);
   for (const std::string& f : flags)
     if (f != "-fopenmp" && f.rfind("-std=", 0) != 0) cmake << " " << f;  // OpenMP and the standard are set above
   cmake << ")\n";
   writeFile(root / "CMakeLists.txt", cmake.str());
 
-  manifest["target"] = target;
+  manifest["target"] = target.str();
+  manifest["threads"] = target.threads;  // 0: one per core (OMP_NUM_THREADS sets another)
   std::vector<std::string> libraryFlags = flags;
   libraryFlags.insert(libraryFlags.end(), {"-fPIC", "-shared"});
   manifest["compiler_flags"] = libraryFlags;

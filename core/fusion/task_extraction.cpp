@@ -5,6 +5,7 @@
 
 #include "fusion/op_pattern.h"
 #include "graph/op_registry.h"
+#include "target/target.h"
 
 namespace tessel::fusion {
 
@@ -76,7 +77,7 @@ task::SearchTask toSearchTask(const GraphTask& t, const std::string& target) {
   task::SearchTask s;
   s.op = t.name;
   s.shape = t.shape;
-  s.target = target;
+  s.target = target::parseTarget(target).str();  // canonical, as makeOperatorTask's
   s.layout = t.layout;
   s.dag = t.dag;
   s.key = t.key;

@@ -39,6 +39,7 @@ std::vector<GraphTask> extractTasks(const graph::Graph& g, const FusionPlan& pla
 // in order: subgraphs that compute the same thing get the same text.
 te::ComputeDAG canonicalizeNames(const te::ComputeDAG& dag);
 
+// For a target string (throws std::invalid_argument for a bad one).
 task::SearchTask toSearchTask(const GraphTask& t, const std::string& target);
 
 }  // namespace tessel::fusion

@@ -31,6 +31,14 @@ std::string programSource(const te::ComputeDAG& dag, const std::vector<schedule:
   return programCode(dag, steps, symbol, cpp).source;
 }
 
+MeasurerOptions measurerOptionsFor(const target::Target& target) {
+  MeasurerOptions o;
+  o.cpp = codegen::CppOptions(target);
+  o.build.flags = codegen::withoutWarnings(codegen::kernelCompilerFlags(target));
+  o.run.threads = target.threads;
+  return o;
+}
+
 ProgramMeasurer::ProgramMeasurer(const task::SearchTask& task, MeasurerOptions options)
     : task_(task), options_(std::move(options)) {
   if (options_.build.workDir.empty()) {

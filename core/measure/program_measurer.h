@@ -22,6 +22,10 @@ struct MeasurerOptions {
   bool keepFiles = false;
 };
 
+// The defaults for kernels of `target`: its vector width, its compiler flags
+// and its thread count (run.threads). The defaults above are the target "cpu".
+MeasurerOptions measurerOptionsFor(const target::Target& target);
+
 struct ProgramResult {
   MeasureResult result;
   std::string source;  // the kernel's C++ (empty if it could not be instantiated)

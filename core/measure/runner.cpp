@@ -117,6 +117,11 @@ struct Runner::Impl {
     // Pin the measured OpenMP threads (SPEC) unless the user chose otherwise.
     if (!std::getenv("OMP_PROC_BIND")) envStrings.emplace_back("OMP_PROC_BIND=true");
     if (!std::getenv("OMP_PLACES")) envStrings.emplace_back("OMP_PLACES=cores");
+    // A target's thread count wins over an inherited OMP_NUM_THREADS.
+    if (options.threads > 0) {
+      std::erase_if(envStrings, [](const std::string& e) { return e.starts_with("OMP_NUM_THREADS="); });
+      envStrings.push_back("OMP_NUM_THREADS=" + std::to_string(options.threads));
+    }
     std::vector<char*> envp;
     for (auto& s : envStrings)
       envp.push_back(s.data());

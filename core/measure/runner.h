@@ -57,6 +57,9 @@ struct RunOptions {
   // Where the kernel's buffers are at each timed call (evictions not timed).
   CacheState cacheState = CacheState::Warm;
   unsigned seed = 1;
+  // OpenMP threads the kernels run on (the worker's OMP_NUM_THREADS, so every
+  // parallel region of a kernel gets this team); 0: one per core.
+  int threads = 0;
   // Set: the kernel being measured is abandoned (its worker killed) and the
   // rest are not run; their results say "cancelled".
   support::CancelFlag cancel;

@@ -162,7 +162,7 @@ struct GraphExecutor::Impl {
       parallelKernels |= hasParallelLoop(f.body);
       lower::rewriteLayouts(&f);
       packed.push_back(f.packed);
-      cands.push_back({codegen::emitCppKernelAndPack(f, symbol), symbol});
+      cands.push_back({codegen::emitCppKernelAndPack(f, symbol, codegen::CppOptions(options.target)), symbol});
     }
 
     codegen::BuildOptions bo;
@@ -170,6 +170,7 @@ struct GraphExecutor::Impl {
     bo.jobs = std::max(1, options.jobs);
     bo.maxPerUnit = 16;
     bo.timeoutSeconds = 300;
+    bo.flags = codegen::withoutWarnings(codegen::kernelCompilerFlags(options.target));
     std::vector<codegen::BuildOutput> built = codegen::buildCandidates(cands, bo);
     std::map<std::string, void*> libs;
     for (size_t k = 0; k < interfaces.size(); ++k) {
@@ -277,7 +278,8 @@ struct GraphExecutor::Impl {
       constants.insert(name);
     plan = planRun(g, interfaces, constants);
     allocate();
-    team = ThreadTeam(options.threads, options.pinThreads && parallelKernels);
+    team = ThreadTeam(options.threads > 0 ? options.threads : options.target.threads,
+                      options.pinThreads && parallelKernels);
   }
 
   void setInputs(const std::map<std::string, HostTensor>& inputs) {

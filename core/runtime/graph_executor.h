@@ -21,6 +21,7 @@
 #include "graph/graph.h"
 #include "graph/te_lowering.h"
 #include "schedule/steps.h"
+#include "target/target.h"
 
 namespace tessel::runtime {
 
@@ -36,8 +37,11 @@ struct ExecutorOptions {
   // Per group (same index), a schedule to use instead of the naive program.
   std::map<size_t, std::vector<schedule::Step>> schedules;
   graph::LoweringOptions lowering;
-  int jobs = 2;            // parallel compiler processes
-  int threads = 0;         // OpenMP threads of every kernel (0: one per core this process may use)
+  int jobs = 2;  // parallel compiler processes
+  // The CPU target the kernels are built for (flags, vectors) and, where
+  // `threads` is 0, the threads they run on.
+  target::Target target = target::Target::host();
+  int threads = 0;         // OpenMP threads of every kernel (0: the target's; one per core this process may use)
   bool pinThreads = true;  // each thread on its own core, as in the measuring worker
 };
 

@@ -12,18 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "schedule/hardware_params.h"
 #include "schedule/steps.h"
 
 namespace tessel::schedule {
-
-struct HardwareParams {
-  std::string target = "cpu";  // "cpu" or "cuda"
-  int cores = 2;
-  int maxInnermostSplit = 64;
-  int maxVectorLanes = 16;
-  int maxThreadsPerBlock = 1024;
-  int64_t maxSharedMemoryBytes = 48 * 1024;
-};
 
 // A tile split whose lengths copy those of another split: the consumer
 // follows its producer's tiles (lengths = l1..l(level-1), product of the rest).

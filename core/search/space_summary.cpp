@@ -11,6 +11,7 @@
 #include "codegen/cpp_codegen.h"
 #include "lower/loop_nest.h"
 #include "measure/program_measurer.h"
+#include "target/target.h"
 
 namespace tessel::search {
 
@@ -243,6 +244,11 @@ std::string sampleText(const ProgramDecisions& d) {
   return os.str();
 }
 
+// The kernel code of the task's target (its vector width).
+codegen::CppOptions cppOptions(const task::SearchTask& task) {
+  return codegen::CppOptions(target::parseTarget(task.target));
+}
+
 std::vector<Sketch> sketchesOf(const task::SearchTask& task, const schedule::HardwareParams& hw) {
   std::vector<Sketch> sketches = schedule::generateSketches(task.dag, hw);
   if (sketches.empty()) throw std::runtime_error("no sketch for task " + task.key);
@@ -252,11 +258,8 @@ std::vector<Sketch> sketchesOf(const task::SearchTask& task, const schedule::Har
 }  // namespace
 
 schedule::HardwareParams hostHardware(const std::string& target) {
-  schedule::HardwareParams hw;
-  hw.target = target;
-  // As the CLI and the studio's tuning session set it: the sketches depend on it.
-  hw.cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  return hw;
+  // As the tuner takes it (search::tuneOptionsFor): the sketches depend on it.
+  return schedule::hardwareParams(target::parseTarget(target));
 }
 
 double countTileLengths(int64_t extent, size_t n, int64_t maxInnermost) {
@@ -324,7 +327,7 @@ std::string programSource(const task::SearchTask& task, const std::string& decis
   std::vector<schedule::Step> steps = schedule::materialize(sketches[d.sketch], d, hw);
   std::ostringstream os;
   os << "// " << task.key << ", sketch " << d.sketch << "\n"
-     << codegen::cppPrelude() << measure::programSource(task.dag, steps, kernelSymbol(task));
+     << codegen::cppPrelude() << measure::programSource(task.dag, steps, kernelSymbol(task), cppOptions(task));
   return os.str();
 }
 
@@ -336,7 +339,7 @@ std::string storedProgramSource(const task::SearchTask& task, const std::string&
   std::vector<schedule::Step> steps = schedule::deserializeSteps(stepsJson);
   std::ostringstream os;
   os << "// " << task.key << ", stored program\n"
-     << codegen::cppPrelude() << measure::programSource(task.dag, steps, kernelSymbol(task));
+     << codegen::cppPrelude() << measure::programSource(task.dag, steps, kernelSymbol(task), cppOptions(task));
   return os.str();
 }
 

@@ -43,8 +43,9 @@ struct SpaceSummary {
   std::vector<std::string> sampleDecisions;
 };
 
-// The hardware parameters the tuner uses for a target on this host (the
-// sketches, and so what decisions mean, depend on them).
+// The hardware parameters the tuner uses for a target string on this host
+// (the sketches, and so what decisions mean, depend on them); throws
+// std::invalid_argument for a bad target.
 schedule::HardwareParams hostHardware(const std::string& target);
 
 // Number of values of `n` tile lengths whose product divides `extent`, the

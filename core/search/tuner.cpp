@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <stdexcept>
+
+#include "target/target.h"
 
 namespace tessel::search {
 
@@ -14,8 +17,31 @@ struct TaskTuner::State {
   bool exhausted = false;
 };
 
+TuneOptions tuneOptionsFor(const target::Target& target) {
+  TuneOptions o;
+  o.hardware = schedule::hardwareParams(target);
+  o.measurer = measure::measurerOptionsFor(target);
+  return o;
+}
+
+namespace {
+
+// Kernels built or run other than the task's target says would be recorded
+// under its target all the same.
+void checkTarget(const task::SearchTask& task, const TuneOptions& o) {
+  const target::Target t = target::parseTarget(task.target);
+  if (o.hardware.target != t.kindName() ||
+      o.measurer.build.flags != codegen::withoutWarnings(codegen::kernelCompilerFlags(t)) ||
+      o.measurer.run.threads != t.threads)
+    throw std::invalid_argument("the tuning options are not those of the task's target '" + task.target +
+                                "' (start from search::tuneOptionsFor)");
+}
+
+}  // namespace
+
 TaskTuner::TaskTuner(const task::SearchTask& task, TuneOptions options)
     : task_(task), o_(std::move(options)), s_(new State) {
+  checkTarget(task_, o_);
   start_ = std::chrono::steady_clock::now();
   if (o_.cancel) o_.evolution.cancel = o_.measurer.run.cancel = o_.measurer.build.cancel = o_.cancel;
   s_->policy = o_.sharedCostModel

@@ -11,6 +11,7 @@
 
 #include "measure/program_measurer.h"
 #include "search/search_policy.h"
+#include "target/target.h"
 
 namespace tessel::search {
 
@@ -49,6 +50,12 @@ struct TuneOptions {
   // short) and its batch is discarded, neither recorded nor learned from.
   support::CancelFlag cancel;
 };
+
+// The options for tuning tasks of `target`: its hardware parameters (threads
+// as cores), and its kernels' vector width, compiler flags and thread count.
+// The plain defaults are those of the target "cpu"; a task of another target
+// must be tuned with these (TaskTuner throws std::invalid_argument otherwise).
+TuneOptions tuneOptionsFor(const target::Target& target);
 
 struct TuneResult {
   int trials = 0, validTrials = 0;

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "target/target.h"
+
 namespace tessel::store {
 
 task::SearchTask operatorTaskOf(const TaskRow& row) {
@@ -22,7 +24,7 @@ TaskRow taskRowOf(const task::SearchTask& task) {
   TaskRow t;
   t.key = task.key;
   t.target = task.target;
-  t.device = task.target == "cpu" ? hostDevice() : "";
+  t.device = target::parseTarget(task.target).isCpu() ? hostDevice() : "";  // every CPU target runs here
   t.op = task.op;
   t.shape = task.shape;
   t.layout = task.layout;

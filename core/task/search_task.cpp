@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "support/hash.h"
+#include "target/target.h"
 #include "te/operators.h"
 
 namespace tessel::task {
@@ -18,18 +19,21 @@ std::string workloadKey(const std::string& op, const std::vector<int64_t>& shape
   return key + buf;
 }
 
+std::string recordKey(const std::string& workloadKey, const std::string& target) {
+  return target == "cpu" ? workloadKey : workloadKey + "@" + target;
+}
+
 std::string defaultLayout(const std::string& target) {
-  return target == "cuda" ? "nchw" : "nhwc";
+  return target::parseTarget(target).isCpu() ? "nhwc" : "nchw";
 }
 
 SearchTask makeOperatorTask(const std::string& op, const std::vector<int64_t>& shape, const std::string& target,
                             const std::string& layout) {
-  if (target != "cpu" && target != "cuda")
-    throw std::invalid_argument("unknown target '" + target + "' (known: cpu, cuda)");
+  const target::Target parsed = target::parseTarget(target);
   SearchTask t;
   t.op = op;
   t.shape = shape;
-  t.target = target;
+  t.target = parsed.str();
   te::Layout l = te::parseLayout(layout.empty() ? defaultLayout(target) : layout);
   if (te::hasImageLayout(op)) t.layout = te::layoutName(l);
   t.dag = te::makeOperator(op, shape, l);

@@ -10,6 +10,7 @@
 
 #include "frontend/model_loader.h"
 #include "fusion/task_extraction.h"
+#include "task/search_task.h"
 
 namespace tessel::tuning {
 
@@ -41,15 +42,17 @@ DatasetRecord fromJson(const nlohmann::json& j) {
 
 }  // namespace
 
-std::vector<DatasetRecord> datasetFromDatabase(const store::Database& db, const std::vector<std::string>& models) {
+std::vector<DatasetRecord> datasetFromDatabase(const store::Database& db, const std::vector<std::string>& models,
+                                               const std::string& target) {
   const std::vector<std::string> names = models.empty() ? db.modelNames() : models;
   std::vector<DatasetRecord> out;
   for (const std::string& model : names) {
     const auto tasks = db.modelTasks(model);
     if (tasks.empty()) throw std::runtime_error("the database has no model named '" + model + "'");
     for (const auto& [task, weight] : tasks)
-      for (const store::RecordRow& r : db.records(task.id))
-        out.push_back({model, task.key, weight, task.target, r.steps, r.ok() ? r.medianCost() : INFINITY});
+      if (target.empty() || task.target == target)
+        for (const store::RecordRow& r : db.records(task.id))
+          out.push_back({model, task.key, weight, task.target, r.steps, r.ok() ? r.medianCost() : INFINITY});
   }
   return out;
 }
@@ -116,11 +119,11 @@ DatasetTasks featuresOf(const std::vector<DatasetRecord>& records, cost::Feature
       tasks.emplace(key, std::move(st));
     }
   }
-  // Records grouped by (model, task), in the order they first appear.
+  // Records grouped by (model, task on its target), in the order they first appear.
   std::map<std::pair<std::string, std::string>, size_t> index;
   std::vector<std::vector<const DatasetRecord*>> groups;
   for (const DatasetRecord& r : records) {
-    auto [it, fresh] = index.emplace(std::make_pair(r.model, r.task), groups.size());
+    auto [it, fresh] = index.emplace(std::make_pair(r.model, task::recordKey(r.task, r.target)), groups.size());
     if (fresh) groups.emplace_back();
     groups[it->second].push_back(&r);
   }
@@ -143,7 +146,7 @@ DatasetTasks featuresOf(const std::vector<DatasetRecord>& records, cost::Feature
       }
     }
     std::vector<cost::ProgramFeatureSet> sets = cost::extractFeatureSets(t->second.dag, programs, kinds);
-    cost::TaskRecords tr{first.task, {}, {}};
+    cost::TaskRecords tr{task::recordKey(first.task, first.target), {}, {}};
     for (size_t i = 0; i < sets.size(); ++i) {
       if (!sets[i].valid) {
         ++out.skipped;

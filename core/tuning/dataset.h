@@ -25,15 +25,18 @@ struct DatasetRecord {
   double cost = std::numeric_limits<double>::infinity();  // median seconds; +inf: failed
 };
 
-// Every record of the named models (all the database's models when empty).
-std::vector<DatasetRecord> datasetFromDatabase(const store::Database& db, const std::vector<std::string>& models);
+// Every record of the named models (all the database's models when empty),
+// of every target, or of the one a canonical target string names.
+std::vector<DatasetRecord> datasetFromDatabase(const store::Database& db, const std::vector<std::string>& models,
+                                               const std::string& target = "");
 // Writes or reads JSON lines; a name ending in ".gz" is gzip-compressed.
 // std::runtime_error naming the file and line for what cannot be read.
 void writeDataset(const std::string& path, const std::vector<DatasetRecord>& records);
 std::vector<DatasetRecord> readDataset(const std::string& path);
 
 // A dataset as the cost models read it: per task, its programs' features
-// (the kinds given) and costs, and the task's model and weight.
+// (the kinds given) and costs, and the task's model and weight. A task is a
+// workload on one target (its TaskRecords::taskKey is task::recordKey).
 struct DatasetTasks {
   std::vector<cost::TaskRecords> tasks;
   std::vector<std::string> model;  // per task

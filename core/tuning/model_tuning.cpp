@@ -10,6 +10,7 @@
 #include "cost/cost_model_registry.h"
 #include "search/search_registry.h"
 #include "store/tuning_recorder.h"
+#include "target/target.h"
 
 namespace tessel::tuning {
 
@@ -62,6 +63,14 @@ void ModelTuning::openSession(const std::string& path, int64_t resume) {
   }
   const int64_t modelId = db->ensureModel(name, name);
   if (resume == kLastSession) session = db->lastSession(0, modelId);
+  // A session's records are of its target's tasks: it goes on for that target only.
+  if (session) {
+    const nlohmann::json stored = nlohmann::json::parse(session->config, nullptr, false);
+    const std::string target = stored.is_object() ? stored.value("target", std::string("cpu")) : "cpu";
+    if (const std::string asked = target::parseTarget(config_.target).str(); target != asked)
+      throw std::invalid_argument("session " + std::to_string(session->id) + " of " + name + " tuned for target '" +
+                                  target + "', not '" + asked + "': resume it with --target \"" + target + "\"");
+  }
   if (!session) checkBudget();
 
   for (const search::ModelTask& t : tasks_)

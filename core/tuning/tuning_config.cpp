@@ -6,11 +6,13 @@
 
 #include "cost/cost_model_registry.h"
 #include "search/search_registry.h"
+#include "target/target.h"
 
 namespace tessel::tuning {
 
 TuningConfig TuningConfig::resolved() const {
   TuningConfig c = *this;
+  c.target = target::parseTarget(c.target).str();  // stored canonical, as the tasks' targets are
   if (c.search.empty()) c.search = search::defaultSearch();
   if (c.costModel.empty()) c.costModel = cost::defaultCostModel();
   return c;
@@ -39,13 +41,12 @@ nlohmann::json TuningConfig::toJson(size_t tasks) const {
 search::TuneOptions TuningConfig::taskOptions() const {
   const TuningConfig c = resolved();
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  search::TuneOptions t;
+  search::TuneOptions t = search::tuneOptionsFor(target::parseTarget(c.target));
   t.batchSize = c.batch;
   t.search = c.search;
   t.costModel = c.costModel;
   t.seed = c.seed;
   t.evolution.population = c.population;
-  t.hardware.cores = cores;
   t.measurer.run.workerPath = c.workerPath;
   t.measurer.run.timeoutSeconds = c.timeoutSeconds;
   t.measurer.run.seed = unsigned(c.seed);

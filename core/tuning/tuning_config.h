@@ -31,12 +31,12 @@ struct TuningConfig {
   std::string command = "tune";  // who started it: "tune" (CLI) or "studio"
   std::string model;             // zoo name, .onnx or .pt file
   std::string inputShapes;       // a TorchScript model's input shapes ("1,3,224,224;...")
-  std::string target = "cpu";
-  std::string fusion = "dp";    // dp | rule | none
-  int trials = kDefaultTrials;  // of the whole model, a resumed session's included
-  std::string search;           // empty: search::defaultSearch()
-  std::string costModel;        // empty: cost::defaultCostModel()
-  std::string costModelFile;    // a trained model to start from (cost/cost_model_file.h); names costModel
+  std::string target = "cpu";    // a target string (target/target.h)
+  std::string fusion = "dp";     // dp | rule | none
+  int trials = kDefaultTrials;   // of the whole model, a resumed session's included
+  std::string search;            // empty: search::defaultSearch()
+  std::string costModel;         // empty: cost::defaultCostModel()
+  std::string costModelFile;     // a trained model to start from (cost/cost_model_file.h); names costModel
   uint64_t seed = 1;
   int batch = kDefaultBatch;  // programs per round
   int population = kDefaultPopulation;
@@ -46,12 +46,14 @@ struct TuningConfig {
   // Where tessel-worker is; not stored (a property of the installation).
   std::string workerPath;
 
-  // The empty fields filled with their defaults.
+  // The empty fields filled with their defaults, the target canonical
+  // (std::invalid_argument for a bad one).
   TuningConfig resolved() const;
   // What the session keeps: every field but workerPath, plus the task count.
   nlohmann::json toJson(size_t tasks) const;
   // One task's tuner options (batch, search, cost model by name, seed,
-  // population, cores, measurement and build); trials are the caller's.
+  // population, the target's hardware, measurement and build); trials are
+  // the caller's. Throws std::invalid_argument for a bad target.
   search::TuneOptions taskOptions() const;
 };
 

@@ -20,6 +20,7 @@
 #include "cost/learned/learned_models.h"
 #include "graph/zoo.h"
 #include "runtime/numpy_files.h"
+#include "target/target.h"
 
 namespace {
 
@@ -132,7 +133,12 @@ class TestCli : public QObject {
     QTest::newRow("unknown search") << QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--search", "genetic"}
                                     << "--search genetic";
     QTest::newRow("unknown target") << QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--target", "tpu"}
-                                    << "unknown --target tpu (available: cpu)";
+                                    << "--target: unknown target kind 'tpu' (known: cpu, cuda)";
+    QTest::newRow("bad target arch") << QStringList{"tune-op", "matmul",   "--shape",
+                                                    "8,8,8",   "--target", "cpu -arch=haswell"}
+                                     << "unknown cpu arch 'haswell' (known: native, x86-64, x86-64-v2";
+    QTest::newRow("bad target threads") << QStringList{"tune", "tiny_cnn", "--target", "cpu -threads=0x2", "--no-db"}
+                                        << "-threads=0x2 is not a number from 0 (every core) to 1024";
     QTest::newRow("unknown command") << QStringList{"tune-ops"} << "unknown command 'tune-ops'";
     QTest::newRow("unknown layout") << QStringList{"tune-op",           "conv2d",   "--shape",
                                                    "1,4,8,8,4,3,3,1,1", "--layout", "nchwc"}
@@ -220,8 +226,12 @@ class TestCli : public QObject {
   // Until the CUDA backend exists, --target cuda is a usage error (exit 2)
   // that says what is missing, for every command that takes a target.
   void cudaTargetIsAUsageError() {
-    for (const QStringList& args : {QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--target", "cuda"},
-                                    QStringList{"tune", "tiny_cnn", "--target", "cuda", "--no-db"}}) {
+    for (const QStringList& args :
+         {QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--target", "cuda"},
+          QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--target", "cuda -arch=sm_90"},
+          QStringList{"tune", "tiny_cnn", "--target", "cuda", "--no-db"},
+          QStringList{"dataset", "collect", "--models", "tiny_cnn", "--db", scratch().filePath("cuda.db"), "--target",
+                      "cuda -arch=sm_90"}}) {
       Run r = runCli(args);
       QCOMPARE(r.code, 2);
       QVERIFY2(r.err.contains("--target cuda is not available yet") && r.err.contains("CUDA backend"),
@@ -335,6 +345,56 @@ class TestCli : public QObject {
     for (const char* op : {"matmul", "conv2d", "softmax", "layernorm", "batch_matmul"})
       QVERIFY(r.out.contains(op));
     QCOMPARE(runCli({"--help"}).code, 0);
+  }
+
+  // A target string: the task is tuned for it (its flags, its one thread) and
+  // its records are stored under it, apart from the same op tuned for "cpu"
+  // in the same database; the kernels are checked against the naive program.
+  void tuneOpForATargetString() {
+    const QString db = scratch().filePath("targets.db");
+    auto tune = [&](const QString& target) {
+      Run r = runCli({"tune-op", "matmul", "--shape", "64,64,64", "--trials", "8", "--target", target, "--db", db,
+                      "--json", "--quiet"},
+                     300000);
+      if (r.code != 0) qWarning("%s", qPrintable(r.err));
+      return QJsonDocument::fromJson(r.out.toUtf8()).object();
+    };
+    const QJsonObject one = tune("cpu -threads=1 -arch=x86-64-v2");
+    const QString canonical = "cpu -arch=x86-64-v2 -threads=1";
+    QCOMPARE(one["target"].toString(), canonical);
+    QCOMPARE(one["trials"].toInt(), 8);
+    QVERIFY(one["valid_trials"].toInt() >= 1);
+    QVERIFY(one["correct"].toBool());
+    for (const QString& error : one["errors"].toObject().keys())
+      QVERIFY2(!error.contains("wrong"), qPrintable(error));  // every kernel computed what the naive one does
+    const QJsonObject plain = tune("cpu");
+    QCOMPARE(plain["target"].toString(), QString("cpu"));
+    QCOMPARE(plain["workload_key"].toString(), one["workload_key"].toString());
+
+    // Two tasks of one workload key, each with its own 8 records.
+    QCOMPARE(query(db, "SELECT count(*) FROM tasks"), QString("2"));
+    auto recordsOf = [&](const QString& target) {
+      return query(db, qPrintable("SELECT count(*) FROM records JOIN tasks ON tasks.id = records.task_id JOIN targets "
+                                  "ON targets.id = tasks.target_id WHERE targets.name = '" +
+                                  target + "'"));
+    };
+    QCOMPARE(recordsOf(canonical), QString("8"));
+    QCOMPARE(recordsOf("cpu"), QString("8"));
+    QVERIFY(
+        query(db, qPrintable("SELECT config FROM sessions WHERE id = " + QString::number(one["session"].toInteger())))
+            .contains(canonical));
+
+    // A bad or unrunnable target is a usage error naming it.
+    Run bad = runCli({"tune-op", "matmul", "--shape", "8,8,8", "--target", "cpu -threads=2000", "--no-db"});
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains("-threads=2000 is not a number from 0 (every core) to 1024"), qPrintable(bad.err));
+    if (!tessel::target::parseTarget("cpu -arch=x86-64-v4").runsOnHost()) {
+      Run v4 = runCli({"tune-op", "matmul", "--shape", "8,8,8", "--target", "cpu -arch=x86-64-v4", "--no-db"});
+      QCOMPARE(v4.code, 2);
+      QVERIFY2(v4.err.contains("cannot run x86-64-v4 code"), qPrintable(v4.err));
+    }
+    Run help = runCli({"tune-op", "--help"});
+    QVERIFY(help.out.contains("cpu -arch=x86-64-v2 -threads=1"));
   }
 
   void tuneOpPrintsTheContractsJson() {

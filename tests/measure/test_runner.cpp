@@ -130,6 +130,25 @@ extern "C" int copy_then_scribble(float* const* a) {
 }
 )";
 
+// Built with -fopenmp: every output element is the size of the team the
+// kernel's parallel region got; the references say what it should be.
+const char* kTeamSource = R"(
+#include <omp.h>
+extern "C" int team_size(float* const* a) {
+  int n = 0;
+#pragma omp parallel
+  {
+#pragma omp single
+    n = omp_get_num_threads();
+  }
+  for (int i = 0; i < 1000; ++i) a[1][i] = float(n);
+  return 0;
+}
+extern "C" int one(float* const* a) { for (int i = 0; i < 1000; ++i) a[1][i] = 1.0f; return 0; }
+extern "C" int two(float* const* a) { for (int i = 0; i < 1000; ++i) a[1][i] = 2.0f; return 0; }
+extern "C" int three(float* const* a) { for (int i = 0; i < 1000; ++i) a[1][i] = 3.0f; return 0; }
+)";
+
 }  // namespace
 
 class TestRunner : public QObject {
@@ -159,6 +178,7 @@ class TestRunner : public QObject {
   void cancelAbandonsHangingKernelAndCompiler();
   void cacheFlushEvicts();
   void packedInputs();
+  void threadsOfTheTarget();
 
  private:
   QString lib(const char* name) const { return dir_.filePath(QString::fromLatin1(name) + ".so"); }
@@ -634,6 +654,48 @@ void TestRunner::packedInputs() {
       QByteArray::fromStdString(results[2].message).contains("packing function wrote out of bounds of packed input 0"),
       results[2].message.c_str());
   QVERIFY2(results[3].ok(), results[3].message.c_str());
+}
+
+// RunOptions::threads (a target's -threads) is the team every parallel region
+// of the kernel gets in the worker, whatever OMP_NUM_THREADS the tuner
+// inherited; 0 leaves the worker as it was.
+void TestRunner::threadsOfTheTarget() {
+  const QString src = dir_.filePath("team.cpp");
+  QFile f(src);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write(kTeamSource);
+  f.close();
+  QProcess cxx;
+  cxx.setProcessChannelMode(QProcess::MergedChannels);
+  cxx.start(QStringLiteral(TESSEL_TEST_CXX), {"-O2", "-shared", "-fPIC", "-fopenmp", "-o", lib("team"), src});
+  QVERIFY2(cxx.waitForFinished(60000) && cxx.exitCode() == 0, cxx.readAll().constData());
+
+  auto teamOf = [&](int threads, const char* expected) {
+    RunOptions o = fastOptions();
+    o.threads = threads;
+    RunTask task;
+    task.key = std::string("team_") + expected;  // the worker keeps one reference output per key
+    task.bufferSizes = {kN, kN};
+    task.numInputs = 1;
+    task.reference = kernel("team", expected);
+    Runner runner(o);
+    return runner.run(task, {kernel("team", "team_size")})[0];
+  };
+  const QByteArray inherited = qgetenv("OMP_NUM_THREADS");
+  const bool hadInherited = qEnvironmentVariableIsSet("OMP_NUM_THREADS");
+  qputenv("OMP_NUM_THREADS", "3");
+  const MeasureResult one = teamOf(1, "one");
+  const MeasureResult notTwo = teamOf(1, "two");
+  const MeasureResult two = teamOf(2, "two");
+  const MeasureResult asInherited = teamOf(0, "three");
+  if (hadInherited)
+    qputenv("OMP_NUM_THREADS", inherited);
+  else
+    qunsetenv("OMP_NUM_THREADS");
+  QVERIFY2(one.ok(), one.message.c_str());
+  QCOMPARE(notTwo.error, ErrorCode::WrongAnswer);  // the check can fail: one thread is not two
+  QVERIFY2(two.ok(), two.message.c_str());
+  QVERIFY2(asInherited.ok(), asInherited.message.c_str());
 }
 
 #include "test_runner.moc"

@@ -7,6 +7,7 @@
 #include <QtTest>
 #include <cmath>
 #include <fstream>
+#include <set>
 
 #include "cost/cost_model_registry.h"
 #include "tuning/dataset.h"
@@ -87,6 +88,42 @@ class TestDataset : public QObject {
     const auto [heldOut, rest] = tuning::splitByModel(records, {"tiny_cnn"});
     QCOMPARE(heldOut.size(), records.size());
     QVERIFY(rest.empty());
+  }
+
+  // One model collected for two targets into one database: the records stay
+  // two sets of tasks (never merged by workload key), export can take one
+  // target's, and the cost models see each workload-on-a-target as a task.
+  void twoTargetsStayTwoTasks() {
+    QTemporaryDir dir;
+    const std::string db = dir.filePath("two.db").toStdString();
+    const std::string one = "cpu -arch=x86-64-v2 -threads=1";
+    tuning::DatasetConfig plain = smallCollection(2), single = smallCollection(2);
+    single.tuning.target = one;
+    const int64_t plainRecords = tuning::collectDataset(plain, db).records;
+    const tuning::DatasetSummary s = tuning::collectDataset(single, db);
+    QCOMPARE(s.tasks, size_t(5));
+    QVERIFY(s.measured >= 5);  // nothing of the cpu tasks counted as the new target's
+
+    auto store = store::Database::open(db, store::OpenMode::ReadOnly);
+    const auto all = tuning::datasetFromDatabase(*store, {});
+    const auto onlyOne = tuning::datasetFromDatabase(*store, {}, one);
+    const auto onlyCpu = tuning::datasetFromDatabase(*store, {}, "cpu");
+    QCOMPARE(int64_t(onlyCpu.size()), plainRecords);
+    QCOMPARE(int64_t(onlyOne.size()), int64_t(s.measured));
+    QCOMPARE(all.size(), onlyCpu.size() + onlyOne.size());
+    for (const auto& r : onlyOne)
+      QCOMPARE(r.target, one);
+
+    const tuning::DatasetTasks data = tuning::featuresOf(all, cost::kStoreRows);
+    QCOMPARE(data.tasks.size(), size_t(10));
+    std::set<std::string> keys;
+    size_t ofOne = 0;
+    for (const cost::TaskRecords& t : data.tasks) {
+      keys.insert(t.taskKey);
+      ofOne += t.taskKey.ends_with("@" + one);
+    }
+    QCOMPARE(keys.size(), size_t(10));
+    QCOMPARE(ofOne, size_t(5));
   }
 
   void badFilesAreNamed() {

@@ -76,6 +76,18 @@ class TestModelTuning : public QObject {
     QCOMPARE(config["tasks"].get<int>(), 5);
     QCOMPARE(config["cache_flush"].get<std::string>(), std::string("off"));
 
+    // It holds the records of cpu's tasks: it goes on for that target only.
+    tuning::TuningConfig other = smallConfig(16);
+    other.target = "cpu -threads=1";
+    tuning::ModelTuning elsewhere(other);
+    try {
+      elsewhere.openSession(db, tuning::kLastSession);
+      QFAIL("a cpu session was resumed for cpu -threads=1");
+    } catch (const std::invalid_argument& e) {
+      QVERIFY2(QString(e.what()).contains("tuned for target 'cpu', not 'cpu -threads=1'"), e.what());
+    }
+    QCOMPARE(config["target"].get<std::string>(), std::string("cpu"));
+
     // The last session goes on to 16 trials: 6 more, counted on top of the 10.
     tuning::ModelTuning more(smallConfig(16));
     more.openSession(db, tuning::kLastSession);

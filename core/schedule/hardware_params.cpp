@@ -1,0 +1,20 @@
+#include "schedule/hardware_params.h"
+
+#include <algorithm>
+
+namespace tessel::schedule {
+
+HardwareParams hardwareParams(const target::Target& target) {
+  HardwareParams hw;
+  hw.target = target.kindName();
+  if (target.isCpu()) {
+    hw.cores = target.effectiveThreads();
+    hw.maxVectorLanes = std::max(hw.maxVectorLanes, target.vectorLanes);
+  } else {
+    hw.maxThreadsPerBlock = target.maxThreadsPerBlock;
+    hw.maxSharedMemoryBytes = target.sharedMemoryPerBlock;
+  }
+  return hw;
+}
+
+}  // namespace tessel::schedule

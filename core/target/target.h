@@ -1,0 +1,63 @@
+// What a tuning compiles and measures for: a typed target, parsed from and
+// printed as a TVM-like target string ("cpu", "cpu -arch=x86-64-v2 -threads=1",
+// "cuda -arch=sm_90"). The canonical string is what tasks, workload records and
+// the database carry, so "cpu" (this machine: -march=native, every core) must
+// stay exactly "cpu". The lowest folder of the pipeline: no other core/ part.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tessel::target {
+
+struct Target {
+  enum class Kind { Cpu, Cuda };
+  Kind kind = Kind::Cpu;
+  // CPU: native (this machine's CPU, read from CPUID), x86-64, x86-64-v2,
+  // x86-64-v3, x86-64-v4 (GCC's -march levels). CUDA: native or sm_XX.
+  std::string arch = "native";
+  int threads = 0;  // CPU threads a kernel runs on; 0: one per core of this machine
+
+  // Limits the schedules are fitted to (derived from kind and arch).
+  int vectorLanes = 4;           // float32 lanes of the widest vector (CPU)
+  int vectorRegisters = 16;      // vector registers the compiler may allocate (CPU)
+  int maxThreadsPerBlock = 0;    // CUDA: threads per block
+  int sharedMemoryPerBlock = 0;  // CUDA: bytes of shared memory per block (without opt-in)
+  int registersPerThread = 0;    // CUDA: 32-bit registers per thread
+  int warpSize = 0;              // CUDA: threads per warp
+
+  // This machine's CPU: the target "cpu".
+  static Target host();
+
+  // The canonical string: defaults left out, options in a fixed order, so that
+  // parseTarget(t.str()) == t and equal targets print alike.
+  std::string str() const;
+  // "cpu" or "cuda".
+  std::string kindName() const;
+  bool isCpu() const { return kind == Kind::Cpu; }
+  // The vector instruction set of a CPU target: "avx512", "avx2" or "sse".
+  std::string vectorIsaName() const;
+  // Whether this machine can run the target's kernels (a CPU target whose
+  // arch this CPU has; never a CUDA target, whose backend does not exist yet).
+  bool runsOnHost() const;
+  // The threads a CPU kernel runs on: `threads`, or one per core of this machine.
+  int effectiveThreads() const;
+
+  // The system compiler's flags for its kernels. CPU: -O3 -march=<arch>
+  // -fopenmp -std=c++17, plus -mprefer-vector-width=512 with AVX-512 (GCC
+  // otherwise keeps some AVX-512 CPUs' auto-vectorised loops at 256 bits).
+  // CUDA: nvcc's -O3 -arch=<arch> (no CUDA code generation yet).
+  std::vector<std::string> compilerFlags() const;
+
+  bool operator==(const Target&) const = default;
+};
+
+// Parses a target string: a kind (cpu, cuda) then -option=value words, each at
+// most once: -arch (both kinds) and -threads (cpu: 0 = every core, 1..1024).
+// Throws std::invalid_argument naming the bad part and what is allowed.
+Target parseTarget(const std::string& text);
+
+// The CPU arch names parseTarget accepts, in order.
+const std::vector<std::string>& cpuArchs();
+
+}  // namespace tessel::target
