@@ -7,7 +7,9 @@
 #
 # usage: tests/bench/transfer_table.sh FIRST.jsonl.gz SECOND.jsonl.gz HELD_OUT [EPOCHS] [FINE_EPOCHS]
 # The held-out models are left out of the pre-training too. MODELS="mlp"
-# runs a subset (default: mlp gat atformer). Run it on a quiet machine.
+# runs a subset (default: mlp gat atformer); KEEP=DIR keeps the pre-trained
+# models there and reuses them on the next run (to try other fine-tuning
+# epochs without pre-training again). Run it on a quiet machine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${TESSEL_BUILD_DIR:-$root/build}/bin
@@ -19,6 +21,8 @@ fine=${5:-30}
 models=${MODELS:-mlp gat atformer}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+keep=${KEEP:-$work}
+mkdir -p "$keep"
 row() {  # row LABEL TRAIN_SECONDS EVAL-ARGS... (TRAIN_SECONDS "": eval trains and times it)
   local label=$1 seconds=$2
   shift 2
@@ -38,9 +42,10 @@ echo "|---|---|---|---|---|---|"
 row "random" "" --model random
 row "xgb, from scratch" "" --model xgb
 for m in $models; do
-  train "$m" "$first" "$epochs" "$work/$m.pre" >/dev/null
-  row "$m, pre-trained on the first target only" 0 --model "$work/$m.pre"
-  seconds=$(train "$work/$m.pre" "$second" "$fine" "$work/$m.fine")
+  pre=$keep/$(basename "$first")-$m-$epochs.pre
+  [[ -f $pre ]] || train "$m" "$first" "$epochs" "$pre" >/dev/null
+  row "$m, pre-trained on the first target only" 0 --model "$pre"
+  seconds=$(train "$pre" "$second" "$fine" "$work/$m.fine")
   row "$m, pre-trained + fine-tuned" "$seconds" --model "$work/$m.fine"
   row "$m, from scratch" "" --model "$m" --epochs "$fine"
 done
