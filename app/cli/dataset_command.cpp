@@ -7,7 +7,6 @@
 #include "args.h"
 #include "commands.h"
 #include "interrupt.h"
-#include "target/target.h"
 #include "tuning/dataset.h"
 #include "tuning/dataset_collection.h"
 #include "tuning_options.h"
@@ -66,12 +65,7 @@ int collect(const Args& args) {
 int exportSet(const Args& args) {
   if (!args.has("db")) throw UsageError("export needs --db FILE");
   if (!args.has("out")) throw UsageError("export needs --out FILE.jsonl[.gz]");
-  std::string target;  // empty: every target's records
-  try {
-    if (args.has("target")) target = target::parseTarget(args.get("target")).str();
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--target: ") + e.what());
-  }
+  const std::string target = targetFilter(args);  // empty: every target's records
   auto db = store::Database::open(args.get("db"), store::OpenMode::ReadOnly);
   const auto records = tuning::datasetFromDatabase(*db, parseList(args.get("models")), target);
   tuning::writeDataset(args.get("out"), records);

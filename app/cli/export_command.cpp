@@ -9,7 +9,7 @@
 #include "export/kernel_export.h"
 #include "store/database.h"
 #include "stored_model.h"
-#include "target/target.h"
+#include "tuning_options.h"
 
 namespace tessel::cli {
 
@@ -64,12 +64,7 @@ int exportCommand(const std::vector<std::string>& argv) {
   if (format != "kernels" && format != "csv" && format != "jsonl")
     throw UsageError("unknown --format " + format + " (available: kernels, csv, jsonl)");
 
-  std::string target;  // canonical; empty: every target's tasks
-  try {
-    if (args.has("target")) target = target::parseTarget(args.get("target")).str();
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--target: ") + e.what());
-  }
+  const std::string target = targetFilter(args);  // empty: every target's tasks
   auto db = store::Database::open(args.get("db", store::defaultDatabasePath()), store::OpenMode::ReadOnly);
   std::vector<store::TaskRow> tasks;
   if (args.has("task")) {

@@ -10,8 +10,8 @@
 #include "fusion/task_extraction.h"
 #include "graph/graph.h"
 #include "model_loader.h"
-#include "target/target.h"
 #include "task/search_task.h"
+#include "tuning_options.h"
 
 namespace tessel::cli {
 
@@ -99,12 +99,8 @@ int inspectCommand(const std::vector<std::string>& argv) {
     std::fputs(kHelp, stdout);
     return 0;
   }
-  std::string target;  // canonical: cuda's tasks can be inspected, not tuned
-  try {
-    target = target::parseTarget(args.get("target", "cpu")).str();
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--target: ") + e.what());
-  }
+  // Any kind: cuda's tasks can be inspected, not tuned.
+  const std::string target = parseTargetOption(args.get("target", "cpu")).str();
   PreparedModel m = prepareModel(args, target);
   const graph::Graph& g = m.graph;
   const fusion::FusionPlan& plan = m.plan;

@@ -180,8 +180,7 @@ int tuneCommand(const std::vector<std::string>& argv) {
           stderr,
           " in session %lld of %s (marked stopped)\ncontinue with: tessel tune %s%s --resume --db %s --trials %d\n",
           (long long)tuning.sessionId(), tuning.databasePath().c_str(), config.model.c_str(),
-          config.target == "cpu" ? "" : (" --target \"" + config.target + "\"").c_str(), tuning.databasePath().c_str(),
-          config.trials);
+          targetArgument(config.target).c_str(), tuning.databasePath().c_str(), config.trials);
     else
       std::fprintf(stderr, " (--no-db: nothing stored)\n");
   }

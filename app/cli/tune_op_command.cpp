@@ -200,7 +200,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
                    " in session %lld of %s (marked stopped)\ncontinue with: tessel tune-op %s --shape %s%s --resume "
                    "--db %s --trials %d\n",
                    (long long)recorder->sessionId(), db->path().c_str(), op.c_str(), args.get("shape").c_str(),
-                   target == "cpu" ? "" : (" --target \"" + target + "\"").c_str(), db->path().c_str(), o.trials);
+                   targetArgument(target).c_str(), db->path().c_str(), o.trials);
     else
       std::fprintf(stderr, " (--no-db: nothing stored)\n");
     return interrupt.exitCode();

@@ -19,13 +19,24 @@ std::string helpLine(const std::string& option, const std::string& text) {
 
 }  // namespace
 
-std::string targetOption(const Args& args) {
-  target::Target t;
+target::Target parseTargetOption(const std::string& text) {
   try {
-    t = target::parseTarget(args.get("target", "cpu"));
+    return target::parseTarget(text);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--target: ") + e.what());
   }
+}
+
+std::string targetFilter(const Args& args) {
+  return args.has("target") ? parseTargetOption(args.get("target")).str() : "";
+}
+
+std::string targetArgument(const std::string& target) {
+  return target == "cpu" ? "" : " --target \"" + target + "\"";
+}
+
+std::string targetOption(const Args& args) {
+  const target::Target t = parseTargetOption(args.get("target", "cpu"));
   if (!t.isCpu())
     throw UsageError(
         "--target cuda is not available yet: this build generates CPU code only "

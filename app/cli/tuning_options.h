@@ -9,6 +9,7 @@
 #include "args.h"
 #include "cost/cost_model.h"
 #include "measure/cache_state.h"
+#include "target/target.h"
 
 namespace tessel::cli {
 
@@ -18,6 +19,12 @@ namespace tessel::cli {
 std::string targetOption(const Args& args);
 // Its help lines.
 std::string targetHelp();
+// A target string of any kind, parsed; a bad one is a usage error.
+target::Target parseTargetOption(const std::string& text);
+// --target as a filter (export, dataset export): canonical, or empty when not given.
+std::string targetFilter(const Args& args);
+// What a resume hint adds to a command line for a canonical target: nothing for "cpu".
+std::string targetArgument(const std::string& target);
 // --search and --cost-model, checked against the registries.
 std::string searchOption(const Args& args);
 std::string costModelOption(const Args& args);
