@@ -1,6 +1,7 @@
-// The build-and-measure pipeline for one task: programs (step lists) are
-// replayed, lowered, emitted, compiled in batches and measured in workers
-// against the task's naive program.
+// The build-and-measure pipeline for one task: its target's builder turns
+// programs (step lists) into kernels, its runner measures them against the
+// task's naive program (measure/backend.h). The tuner drives this and knows no
+// backend.
 #pragma once
 
 #include <memory>
@@ -9,6 +10,8 @@
 
 #include "codegen/cpp_builder.h"
 #include "codegen/cpp_codegen.h"
+#include "measure/backend.h"
+#include "measure/cpp_program_builder.h"
 #include "measure/runner.h"
 #include "schedule/steps.h"
 #include "task/search_task.h"
@@ -28,43 +31,31 @@ MeasurerOptions measurerOptionsFor(const target::Target& target);
 
 struct ProgramResult {
   MeasureResult result;
-  std::string source;  // the kernel's C++ (empty if it could not be instantiated)
+  std::string source;  // the kernel's code (empty if it could not be instantiated)
 };
 
 class ProgramMeasurer {
  public:
-  ProgramMeasurer(const task::SearchTask& task, MeasurerOptions options);
+  // The backend of the task's target (makeBuilder, makeRunner).
+  ProgramMeasurer(const task::SearchTask& task, const MeasurerOptions& options);
+  // These builder and runner.
+  ProgramMeasurer(const task::SearchTask& task, std::unique_ptr<ProgramBuilder> builder,
+                  std::unique_ptr<ProgramRunner> runner);
   ~ProgramMeasurer();
   ProgramMeasurer(const ProgramMeasurer&) = delete;
   ProgramMeasurer& operator=(const ProgramMeasurer&) = delete;
 
   std::vector<ProgramResult> measure(const std::vector<std::vector<schedule::Step>>& programs);
+  // One program's code, as measure() builds it.
+  std::string source(const std::vector<schedule::Step>& program) const { return builder_->source(program); }
   // Tolerance of the correctness check for this task.
   double tolerance() const { return runTask_.tolerance; }
-  const std::string& workDir() const { return options_.build.workDir; }
+  std::string workDir() const { return builder_->workDir(); }
 
  private:
-  void buildReference();
-  const task::SearchTask& task_;
-  MeasurerOptions options_;
-  bool ownsWorkDir_ = false;
+  std::unique_ptr<ProgramBuilder> builder_;
+  std::unique_ptr<ProgramRunner> runner_;
   RunTask runTask_;
-  std::unique_ptr<Runner> runner_;
-  int batch_ = 0;
 };
-
-// One program as C++: its kernel, and the packing function of the constant
-// inputs it reads in a layout of its own (lower/layout_rewrite.h).
-struct ProgramCode {
-  std::string source;
-  std::string packSymbol;            // empty: every input is passed plain
-  std::vector<int64_t> packedSizes;  // per input, 0: plain
-};
-// Throws schedule::ScheduleError.
-ProgramCode programCode(const te::ComputeDAG& dag, const std::vector<schedule::Step>& steps, const std::string& symbol,
-                        const codegen::CppOptions& cpp = codegen::CppOptions());
-// Its source only.
-std::string programSource(const te::ComputeDAG& dag, const std::vector<schedule::Step>& steps,
-                          const std::string& symbol, const codegen::CppOptions& cpp = codegen::CppOptions());
 
 }  // namespace tessel::measure

@@ -22,31 +22,12 @@
 #include <string>
 #include <vector>
 
+#include "measure/backend.h"
 #include "measure/cache_state.h"
 #include "measure/measure_types.h"
 #include "support/cancellation.h"
 
 namespace tessel::measure {
-
-struct KernelRef {
-  std::string library;  // path of a shared library
-  std::string symbol;
-  // Constant inputs the kernel reads packed (lower/layout_rewrite.h): the
-  // library's packing function, called once on the plain inputs before the
-  // kernel is checked and timed (not timed itself), and the packed size of
-  // each input (0: passed plain). Empty: no input is packed.
-  std::string packSymbol;
-  std::vector<int64_t> packedSizes;
-};
-
-struct RunTask {
-  std::string key;                   // the worker caches the reference output per key
-  std::vector<int64_t> bufferSizes;  // elements of each argument, inputs then outputs
-  size_t numInputs = 0;
-  std::vector<size_t> constantInputs;  // inputs known before a model runs (weights)
-  KernelRef reference;                 // the naive program of the task
-  double tolerance = 1e-4;             // |out - ref| <= tolerance * (1 + |ref|)
-};
 
 struct RunOptions {
   std::string workerPath;      // the tessel-worker executable
@@ -65,15 +46,16 @@ struct RunOptions {
   support::CancelFlag cancel;
 };
 
-class Runner {
+// The CPU's runner (measure/backend.h).
+class Runner final : public ProgramRunner {
  public:
   explicit Runner(RunOptions options);
-  ~Runner();
+  ~Runner() override;
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
   // Measures the kernels one after another (never two at once: they own the cores).
-  std::vector<MeasureResult> run(const RunTask& task, const std::vector<KernelRef>& kernels);
+  std::vector<MeasureResult> run(const RunTask& task, const std::vector<KernelRef>& kernels) override;
   // Workers started so far (1 + replacements after crashes and hangs).
   int workersStarted() const;
 

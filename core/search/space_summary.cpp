@@ -10,7 +10,7 @@
 
 #include "codegen/cpp_codegen.h"
 #include "lower/loop_nest.h"
-#include "measure/program_measurer.h"
+#include "measure/cpp_program_builder.h"
 #include "target/target.h"
 
 namespace tessel::search {

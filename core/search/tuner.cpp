@@ -154,8 +154,7 @@ const TuneResult& TaskTuner::finish() {
   TuneResult& r = r_;
   r.bestSeconds = r.validTrials ? s_->best : 0;
   // The best may be from the resumed session's earlier records.
-  if (r.bestSource.empty() && !r.bestSteps.empty())
-    r.bestSource = measure::programSource(task_.dag, r.bestSteps, "tessel_b0_0");
+  if (r.bestSource.empty() && !r.bestSteps.empty()) r.bestSource = s_->measurer->source(r.bestSteps);
   if (s_->guided) {
     r.costModelName = s_->guided->model().name();
     // A shared model is saved once, by whoever shares it.

@@ -1,0 +1,109 @@
+// Qt Test suite of the build-and-measure seam (measure/backend.h): the
+// measurer drives its target's builder and runner, hands the runner only what
+// was built, and keeps every result in its program's place. Real kernels,
+// the real compiler and real worker processes.
+#include <QTest>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "measure/backend.h"
+#include "measure/program_measurer.h"
+#include "target/target.h"
+#include "task/search_task.h"
+
+#ifndef TESSEL_WORKER_PATH
+#error "TESSEL_WORKER_PATH must name the tessel-worker executable"
+#endif
+
+using namespace tessel;
+
+namespace {
+
+// The CPU's own runner, noting the kernels it is given.
+class NotingRunner final : public measure::ProgramRunner {
+ public:
+  explicit NotingRunner(measure::RunOptions o) : runner_(std::move(o)) {}
+  std::vector<measure::MeasureResult> run(const measure::RunTask& task,
+                                          const std::vector<measure::KernelRef>& kernels) override {
+    for (const measure::KernelRef& k : kernels)
+      symbols.push_back(k.symbol);
+    referenceSymbol = task.reference.symbol;
+    return runner_.run(task, kernels);
+  }
+  std::vector<std::string> symbols;
+  std::string referenceSymbol;
+
+ private:
+  measure::Runner runner_;
+};
+
+measure::MeasurerOptions hostOptions() {
+  measure::MeasurerOptions o = measure::measurerOptionsFor(target::parseTarget("cpu"));
+  o.run.workerPath = TESSEL_WORKER_PATH;
+  o.run.repeats = 1;
+  o.run.minRepeatSeconds = 0.001;
+  return o;
+}
+
+// Splits the matmul's first loop in two: a real schedule that replays.
+std::vector<schedule::Step> splitFirstLoop(const task::SearchTask& task) {
+  const int stage = int(task.dag.ops().size()) - 1;  // placeholders A and B come first
+  return {schedule::SplitStep{stage, 0, {8}}};
+}
+
+}  // namespace
+
+class TestProgramMeasurer : public QObject {
+  Q_OBJECT
+
+ private slots:
+  // The measurer passes the runner the built kernels only; a program that
+  // does not replay is an instantiation error in its own place.
+  void onlyBuiltKernelsAreRun() {
+    const task::SearchTask task = task::makeOperatorTask("matmul", {32, 32, 32}, "cpu");
+    const measure::MeasurerOptions o = hostOptions();
+    auto runner = std::make_unique<NotingRunner>(o.run);
+    NotingRunner* noted = runner.get();
+    measure::ProgramMeasurer m(task, measure::makeBuilder(task, o), std::move(runner));
+    const std::vector<schedule::Step> broken = {schedule::SplitStep{99, 0, {4}}};
+    const auto results = m.measure({{}, broken, splitFirstLoop(task)});
+    QCOMPARE(results.size(), size_t(3));
+    QVERIFY2(results[0].result.ok(), results[0].result.message.c_str());
+    QCOMPARE(results[1].result.error, measure::ErrorCode::Instantiation);
+    QVERIFY(results[1].source.empty());
+    QVERIFY2(results[2].result.ok(), results[2].result.message.c_str());
+    QVERIFY(!results[2].result.costs.empty());
+    // Two kernels of the first batch reached the runner, checked against the naive program.
+    QCOMPARE(noted->symbols, (std::vector<std::string>{"tessel_b1_0", "tessel_b1_2"}));
+    QCOMPARE(noted->referenceSymbol, std::string("tessel_reference"));
+  }
+
+  // source() is the code measure() builds, but for the kernel's name.
+  void sourceIsWhatIsBuilt() {
+    const task::SearchTask task = task::makeOperatorTask("matmul", {32, 32, 32}, "cpu");
+    measure::ProgramMeasurer m(task, hostOptions());
+    const auto program = splitFirstLoop(task);
+    const auto results = m.measure({program});
+    QVERIFY2(results[0].result.ok(), results[0].result.message.c_str());
+    std::string built = results[0].source;
+    for (size_t at = built.find("tessel_b1_0"); at != std::string::npos; at = built.find("tessel_b1_0"))
+      built.replace(at, 11, "tessel_b0_0");
+    QCOMPARE(m.source(program), built);
+  }
+
+  // A target without a backend is refused when the measurer is made, by name.
+  void cudaHasNoBackendYet() {
+    const task::SearchTask task = task::makeOperatorTask("matmul", {32, 32, 32}, "cuda -arch=sm_90");
+    try {
+      measure::ProgramMeasurer m(task, hostOptions());
+      QFAIL("a cuda task got a measurer");
+    } catch (const std::invalid_argument& e) {
+      QVERIFY2(std::string(e.what()).find("cuda -arch=sm_90") != std::string::npos, e.what());
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestProgramMeasurer)
+#include "test_program_measurer.moc"
