@@ -17,19 +17,24 @@ double bestCost(const std::vector<double>& costs) {
 
 }  // namespace
 
+double pickedCost(const EvalTask& t, size_t k) {
+  std::vector<size_t> order(t.costs.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  const size_t n = std::min(k, order.size());
+  std::partial_sort(order.begin(), order.begin() + long(n), order.end(),
+                    [&](size_t a, size_t c) { return t.scores[a] > t.scores[c]; });
+  double picked = INFINITY;
+  for (size_t i = 0; i < n; ++i)
+    picked = std::min(picked, t.costs[order[i]]);
+  return picked;
+}
+
 double topKScore(const std::vector<EvalTask>& tasks, size_t k) {
   double found = 0, best = 0;
   for (const EvalTask& t : tasks) {
     const double b = bestCost(t.costs);
     if (!std::isfinite(b)) continue;
-    std::vector<size_t> order(t.costs.size());
-    std::iota(order.begin(), order.end(), size_t(0));
-    const size_t n = std::min(k, order.size());
-    std::partial_sort(order.begin(), order.begin() + long(n), order.end(),
-                      [&](size_t a, size_t c) { return t.scores[a] > t.scores[c]; });
-    double picked = INFINITY;
-    for (size_t i = 0; i < n; ++i)
-      picked = std::min(picked, t.costs[order[i]]);
+    const double picked = pickedCost(t, k);
     best += t.weight * b;
     found += std::isfinite(picked) ? t.weight * picked : t.weight * b * 1e3;  // all picks failed: far off
   }

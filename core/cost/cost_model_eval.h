@@ -33,5 +33,8 @@ struct EvalMetrics {
 EvalMetrics evaluateRanking(const std::vector<EvalTask>& tasks);
 // The top-k score alone.
 double topKScore(const std::vector<EvalTask>& tasks, size_t k);
+// The best cost among the k programs of the task the model ranks first
+// (+inf when they all failed).
+double pickedCost(const EvalTask& task, size_t k);
 
 }  // namespace tessel::cost

@@ -320,6 +320,19 @@ class TestCli : public QObject {
     QCOMPARE(vj["tasks"].toInt(), 5);
     QVERIFY(vj["top1"].toDouble() > 0 && vj["top1"].toDouble() <= 1);
     QVERIFY(vj["per_model"].toObject().contains("tiny_cnn"));
+    // The per-task picks add up to the top-1 score (a failed pick counts 1000x the best).
+    const QJsonArray perTask = vj["per_task"].toArray();
+    QCOMPARE(perTask.size(), 5);
+    double bestSum = 0, pickedSum = 0;
+    for (const QJsonValue& p : perTask) {
+      const QJsonObject o = p.toObject();
+      const double w = o["weight"].toDouble(), best = o["best_seconds"].toDouble();
+      const double picked = o["top1_seconds"].isNull() ? 1e3 * best : o["top1_seconds"].toDouble();
+      QVERIFY(best > 0 && picked >= best);
+      bestSum += w * best;
+      pickedSum += w * picked;
+    }
+    QVERIFY(std::abs(bestSum / pickedSum - vj["top1"].toDouble()) < 1e-9);
     const QString tuned = dir.filePath("tuned.db");
     Run tune = runCli({"tune-op", "matmul", "--shape", "16,16,16", "--trials", "4", "--batch", "2", "--json",
                        "--cost-model-file", model, "--db", tuned});
