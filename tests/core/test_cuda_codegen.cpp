@@ -275,6 +275,25 @@ class TestCudaCodegen : public QObject {
                              .arg(QString::fromStdString(programs[i].source))));
   }
 
+  // Hand-written GPU schedules with uneven splits (test_schedules.cpp's
+  // everyStepMatchesNaive): guards on blockIdx/threadIdx loops, shared caches
+  // filled by one thread, a cross-thread reduction with a partial last step.
+  void handWrittenGpuSchedulesRunCorrectly() {
+    Sampled s{te::makeOperator("matmul", {30, 20, 17}), {}};
+    s.programs = {
+        {SplitStep{2, 0, {2, 5}}, SplitStep{2, 3, {2, 5}}, ReorderStep{2, {0, 3, 1, 4, 2, 5, 6}}, FuseStep{2, {0, 1}},
+         AnnotationStep{2, 0, Annotation::BlockX}, AnnotationStep{2, 1, Annotation::VThread},
+         AnnotationStep{2, 3, Annotation::ThreadX}, CacheReadStep{0, Scope::Shared, {2}},
+         CacheReadStep{2, Scope::Shared, {3}}, ComputeAtStep{1, 4, 0}, ComputeAtStep{3, 4, 0}},
+        {SplitStep{2, 2, {8}}, AnnotationStep{2, 3, Annotation::ThreadX}, AnnotationStep{2, 0, Annotation::BlockX}},
+    };
+    std::vector<codegen::CudaProgram> programs = emitAll(s);
+    QVERIFY(programs[1].kernels.back().crossThreadReduction);
+    std::vector<std::string> res = runAndCompare(s, programs, concatenated(programs));
+    for (size_t i = 0; i < res.size(); ++i)
+      QVERIFY2(res[i].empty(), (res[i] + "\n" + programs[i].source).c_str());
+  }
+
   // The barriers the generator places are what makes the shared-memory
   // programs right: without them the emulation computes wrong numbers.
   void barriersAreNeeded() {
