@@ -3,6 +3,7 @@
 #include <QtTest>
 #include <algorithm>
 
+#include "gpu_samples.h"
 #include "kernel_harness.h"
 #include "schedule/sketch.h"
 #include "te/operators.h"
@@ -329,40 +330,14 @@ class TestSchedules : public QObject {
   // GPU sketches (SSSRRSRS tiling, shared-memory caches, cross-thread
   // reduction, thread bindings) lower to loop nests that compute the right
   // numbers when run serially on the host.
-  void gpuSketchesLowerCorrectly_data() {
-    QTest::addColumn<QString>("op");
-    QTest::addColumn<QString>("shape");
-    QTest::newRow("matmul") << "matmul"
-                            << "64,48,40";
-    QTest::newRow("dense") << "dense"
-                           << "16,32,24";
-    QTest::newRow("conv2d_bias_relu") << "conv2d_bias_relu"
-                                      << "1,8,10,10,8,3,3,1,1";
-    QTest::newRow("softmax") << "softmax"
-                             << "4,200";
-    QTest::newRow("relu") << "relu"
-                          << "3,100";
-  }
+  void gpuSketchesLowerCorrectly_data() { testing::addGpuSampleRows(); }
 
   void gpuSketchesLowerCorrectly() {
     QFETCH(QString, op);
     QFETCH(QString, shape);
-    std::vector<int64_t> dims;
-    for (const QString& s : shape.split(','))
-      dims.push_back(s.toLongLong());
-    te::ComputeDAG dag = te::makeOperator(op.toStdString(), dims);
-    HardwareParams hw;
-    hw.target = "cuda";
-    std::vector<Sketch> sketches = generateSketches(dag, hw);
-    QVERIFY(!sketches.empty());
-    std::mt19937_64 rng(11);
-    std::vector<std::vector<Step>> programs;
-    for (int i = 0; programs.size() < 8 && i < 400; ++i) {
-      try {
-        programs.push_back(annotateSketch(sketches[size_t(i) % sketches.size()], hw, rng));
-      } catch (const ScheduleError&) {
-      }
-    }
+    testing::GpuSample sample = testing::sampleGpuPrograms(op, shape);
+    const te::ComputeDAG& dag = sample.dag;
+    const std::vector<std::vector<Step>>& programs = sample.programs;
     QVERIFY(programs.size() >= 8);
     bool threads = false, shared = false;
     for (const auto& p : programs) {
