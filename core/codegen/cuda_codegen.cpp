@@ -513,7 +513,13 @@ std::string dim3(const CudaDim& d) {
 std::string cudaPrelude() {
   return R"(#ifndef TESSEL_CUDA_PRELUDE
 #define TESSEL_CUDA_PRELUDE
+// NVRTC has the math functions built in and no system headers.
+#ifndef __CUDACC_RTC__
 #include <math.h>
+#else
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fffffff)
+#endif
 
 // How the host function launches a kernel; the host emulation
 // (cuda_emulation.h) defines its own.

@@ -2,10 +2,15 @@
 // sources compiled to CUBIN by the toolkit's NVRTC, no GPU needed; their
 // resources read back from ptxas, and the target's limits applied.
 #include <QTest>
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "codegen/cuda_codegen.h"
 #include "codegen/nvrtc_compiler.h"
+#include "gpu_samples.h"
+#include "lower/loop_nest.h"
+#include "schedule/state.h"
 #include "target/target.h"
 
 using namespace tessel;
@@ -101,6 +106,38 @@ class TestNvrtc : public QObject {
     QCOMPARE(out[0].kernels.size(), size_t(2));
     for (const auto& k : out[0].kernels)
       QCOMPARE(k.sharedBytes, k.name == "first" ? int64_t(256) : int64_t(2048));
+  }
+
+  // The kernels the CUDA generator emits compile with NVRTC (device code
+  // only: the prelude and the __global__ functions, not the host launcher),
+  // each with the shared memory the generator counted.
+  void generatedKernelsCompile_data() { testing::addGpuSampleRows(); }
+  void generatedKernelsCompile() {
+    QFETCH(QString, op);
+    QFETCH(QString, shape);
+    const testing::GpuSample sample = testing::sampleGpuPrograms(op, shape);
+    QVERIFY(!sample.programs.empty());
+    std::vector<std::string> sources;
+    std::vector<codegen::CudaProgram> programs;
+    for (size_t i = 0; i < sample.programs.size(); ++i) {
+      const lower::LoweredFunc f = lower::lowerState(schedule::replay(sample.dag, sample.programs[i]));
+      programs.push_back(codegen::emitCudaProgram(f, "p" + std::to_string(i)));
+      std::string src = codegen::cudaPrelude();
+      for (const codegen::CudaKernel& k : programs.back().kernels)
+        src += k.source;
+      sources.push_back(src);
+    }
+    const auto out = codegen::compileCuda(sources, {});
+    for (size_t i = 0; i < out.size(); ++i) {
+      QVERIFY2(out[i].error == support::ErrorCode::None, out[i].message.c_str());
+      QCOMPARE(out[i].kernels.size(), programs[i].kernels.size());
+      for (const codegen::CudaKernel& k : programs[i].kernels) {
+        const auto found = std::find_if(out[i].kernels.begin(), out[i].kernels.end(),
+                                        [&](const codegen::CudaKernelResources& r) { return r.name == k.name; });
+        QVERIFY2(found != out[i].kernels.end(), k.name.c_str());
+        QCOMPARE(found->sharedBytes, k.sharedBytes);
+      }
+    }
   }
 
   // Over a limit of the target: a reason naming the kernel and the limit; within them: none.
