@@ -191,7 +191,8 @@ class KernelEmitter {
       sharedBytes_ += kWarp * 4;
     }
     if (block_.count() > kMaxBlockThreads)
-      throw CudaCodegenError("a block of " + std::to_string(block_.count()) + " threads");
+      throw CudaCodegenError("a block of " + std::to_string(block_.count()) + " threads, over the " +
+                             std::to_string(kMaxBlockThreads) + " a CUDA block may have");
     facts(root);
     for (const auto& [name, index] : buffers)
       if (used.count(name) && !perThread_.count(name) && !shared_.count(name)) params_.push_back(index);

@@ -4,7 +4,8 @@
 // ProgramRunner). ProgramMeasurer drives one of each; makeBuilder and
 // makeRunner pick them by the task's target kind, so the tuner never knows
 // which backend it drives. The CPU's: C++ through the host compiler
-// (CppProgramBuilder) and isolated worker processes (Runner).
+// (CppProgramBuilder) and isolated worker processes (Runner). CUDA's: CUDA C
+// through NVRTC (CudaProgramBuilder); its GPU runner is not there yet.
 #pragma once
 
 #include <memory>

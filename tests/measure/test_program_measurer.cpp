@@ -1,14 +1,21 @@
 // Qt Test suite of the build-and-measure seam (measure/backend.h): the
 // measurer drives its target's builder and runner, hands the runner only what
-// was built, and keeps every result in its program's place. Real kernels,
-// the real compiler and real worker processes.
+// was built, and keeps every result in its program's place; CUDA programs
+// build without a GPU. Real kernels, the real compilers (NVRTC too) and real
+// worker processes.
 #include <QTest>
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "../core/gpu_samples.h"
+#include "codegen/nvrtc_compiler.h"
 #include "measure/backend.h"
+#include "measure/cuda_driver.h"
+#include "measure/cuda_program_builder.h"
 #include "measure/program_measurer.h"
 #include "target/target.h"
 #include "task/search_task.h"
@@ -93,15 +100,56 @@ class TestProgramMeasurer : public QObject {
     QCOMPARE(m.source(program), built);
   }
 
-  // A target without a backend is refused when the measurer is made, by name.
-  void cudaHasNoBackendYet() {
+  // CUDA programs build without a GPU: CUDA C, NVRTC, a CUBIN and its launch
+  // manifest per program; one that cannot be a kernel is an error result.
+  void cudaProgramsBuildWithoutAGpu() {
+    std::string why;
+    if (!codegen::nvrtcAvailable(&why)) QSKIP(why.c_str());  // no CUDA toolkit on this machine
+    const task::SearchTask task = task::makeOperatorTask("matmul", {64, 48, 40}, "cuda -arch=sm_90");
+    measure::MeasurerOptions o = hostOptions();
+    std::unique_ptr<measure::ProgramBuilder> builder = measure::makeBuilder(task, o);
+    const testing::GpuSample sample = testing::sampleGpuPrograms("matmul", "64,48,40");
+    std::vector<std::vector<schedule::Step>> programs = sample.programs;
+    // 64 x 48 = 3072 threads in one block: over every GPU's 1024.
+    programs.push_back({schedule::FuseStep{2, {0, 1}}, schedule::AnnotationStep{2, 0, schedule::Annotation::ThreadX}});
+    const auto built = builder->build(programs);
+    QCOMPARE(built.size(), programs.size());
+    for (size_t i = 0; i + 1 < built.size(); ++i) {
+      QVERIFY2(built[i].error == measure::ErrorCode::None, built[i].message.c_str());
+      std::ifstream in(built[i].kernel.library);
+      const nlohmann::json manifest = nlohmann::json::parse(in);
+      QCOMPARE(manifest["format"].get<std::string>(), std::string(measure::kCudaManifestFormat));
+      QCOMPARE(manifest["arch"].get<std::string>(), std::string("sm_90"));
+      QVERIFY(!manifest["kernels"].empty());
+      for (const auto& k : manifest["kernels"])
+        QVERIFY(k["registers"].get<int>() > 0 && k["block"][0].get<int64_t>() <= 1024);
+      const std::string cubin = builder->workDir() + "/" + manifest["cubin"].get<std::string>();
+      std::ifstream bin(cubin, std::ios::binary);
+      QCOMPARE(bin.get(), 0x7f);  // an ELF file
+      QVERIFY(built[i].source.find("__global__") != std::string::npos);
+    }
+    QVERIFY(built.back().error != measure::ErrorCode::None);
+    QVERIFY2(built.back().message.find("1024") != std::string::npos, built.back().message.c_str());
+    // The reference is the naive program built for the host.
+    const measure::KernelRef ref = builder->buildReference();
+    QVERIFY(ref.library.ends_with(".so"));
+  }
+
+  // Measuring for a GPU where there is no driver: an error that says so, when
+  // the measurer is made (never a crash).
+  void cudaWithoutADriverSaysSo() {
+    if (measure::cuda::unavailableReason().empty()) QSKIP("this machine has an NVIDIA driver");
     const task::SearchTask task = task::makeOperatorTask("matmul", {32, 32, 32}, "cuda -arch=sm_90");
     try {
       measure::ProgramMeasurer m(task, hostOptions());
-      QFAIL("a cuda task got a measurer");
-    } catch (const std::invalid_argument& e) {
+      QFAIL("a cuda task got a measurer without a driver");
+    } catch (const std::runtime_error& e) {
+      QVERIFY2(std::string(e.what()).find("NVIDIA driver") != std::string::npos, e.what());
       QVERIFY2(std::string(e.what()).find("cuda -arch=sm_90") != std::string::npos, e.what());
     }
+    // "native" cannot be resolved without a GPU either.
+    const task::SearchTask native = task::makeOperatorTask("matmul", {32, 32, 32}, "cuda");
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, measure::makeBuilder(native, hostOptions()));
   }
 };
 
