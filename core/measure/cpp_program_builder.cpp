@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include "lower/layout_rewrite.h"
-#include "support/subprocess.h"
 
 namespace tessel::measure {
 
@@ -29,15 +28,8 @@ std::string programSource(const te::ComputeDAG& dag, const std::vector<schedule:
 
 CppProgramBuilder::CppProgramBuilder(const task::SearchTask& task, codegen::CppOptions cpp, codegen::BuildOptions build,
                                      bool keepFiles)
-    : task_(task), cpp_(std::move(cpp)), build_(std::move(build)) {
-  if (build_.workDir.empty()) {
-    build_.workDir = support::makeTempDir("tessel-build");
-    ownsWorkDir_ = !keepFiles;
-  }
-}
-
-CppProgramBuilder::~CppProgramBuilder() {
-  if (ownsWorkDir_) support::removeTree(build_.workDir);
+    : task_(task), cpp_(std::move(cpp)), dir_(build.workDir, "tessel-build", keepFiles), build_(std::move(build)) {
+  build_.workDir = dir_.path();
 }
 
 KernelRef CppProgramBuilder::buildReference() {

@@ -9,6 +9,7 @@
 #include "codegen/cpp_builder.h"
 #include "codegen/cpp_codegen.h"
 #include "measure/backend.h"
+#include "support/scratch_dir.h"
 #include "task/search_task.h"
 
 namespace tessel::measure {
@@ -18,20 +19,19 @@ class CppProgramBuilder final : public ProgramBuilder {
   // Makes a work folder (removed at the end unless keepFiles) when
   // build.workDir is empty.
   CppProgramBuilder(const task::SearchTask& task, codegen::CppOptions cpp, codegen::BuildOptions build, bool keepFiles);
-  ~CppProgramBuilder() override;
   CppProgramBuilder(const CppProgramBuilder&) = delete;
   CppProgramBuilder& operator=(const CppProgramBuilder&) = delete;
 
   KernelRef buildReference() override;
   std::vector<BuiltProgram> build(const std::vector<std::vector<schedule::Step>>& programs) override;
   std::string source(const std::vector<schedule::Step>& program) const override;
-  std::string workDir() const override { return build_.workDir; }
+  std::string workDir() const override { return dir_.path(); }
 
  private:
   const task::SearchTask& task_;
   codegen::CppOptions cpp_;
+  support::ScratchDir dir_;  // before build_: build_.workDir is its path
   codegen::BuildOptions build_;
-  bool ownsWorkDir_ = false;
   int batch_ = 0;  // batches built: symbols are unique across the task's batches
 };
 

@@ -9,7 +9,6 @@
 #include "codegen/nvrtc_compiler.h"
 #include "lower/loop_nest.h"
 #include "measure/cpp_program_builder.h"
-#include "support/subprocess.h"
 
 namespace tessel::measure {
 
@@ -42,16 +41,9 @@ codegen::CudaProgram cudaProgramOf(const task::SearchTask& task, const std::vect
 
 CudaProgramBuilder::CudaProgramBuilder(const task::SearchTask& task, const target::Target& target,
                                        codegen::BuildOptions build, bool keepFiles)
-    : task_(task), target_(target), build_(std::move(build)) {
+    : task_(task), target_(target), dir_(build.workDir, "tessel-cuda", keepFiles), build_(std::move(build)) {
   if (target_.isCpu()) throw std::invalid_argument("CudaProgramBuilder needs a cuda target, not " + target_.str());
-  if (build_.workDir.empty()) {
-    build_.workDir = support::makeTempDir("tessel-cuda");
-    ownsWorkDir_ = !keepFiles;
-  }
-}
-
-CudaProgramBuilder::~CudaProgramBuilder() {
-  if (ownsWorkDir_) support::removeTree(build_.workDir);
+  build_.workDir = dir_.path();
 }
 
 KernelRef CudaProgramBuilder::buildReference() {

@@ -15,6 +15,7 @@
 
 #include "codegen/cpp_builder.h"
 #include "measure/backend.h"
+#include "support/scratch_dir.h"
 #include "target/target.h"
 #include "task/search_task.h"
 
@@ -26,20 +27,19 @@ class CudaProgramBuilder final : public ProgramBuilder {
   // when empty); build.jobs: sources compiled at once; build.cancel honoured.
   CudaProgramBuilder(const task::SearchTask& task, const target::Target& target, codegen::BuildOptions build,
                      bool keepFiles);
-  ~CudaProgramBuilder() override;
   CudaProgramBuilder(const CudaProgramBuilder&) = delete;
   CudaProgramBuilder& operator=(const CudaProgramBuilder&) = delete;
 
   KernelRef buildReference() override;
   std::vector<BuiltProgram> build(const std::vector<std::vector<schedule::Step>>& programs) override;
   std::string source(const std::vector<schedule::Step>& program) const override;
-  std::string workDir() const override { return build_.workDir; }
+  std::string workDir() const override { return dir_.path(); }
 
  private:
   const task::SearchTask& task_;
   target::Target target_;
+  support::ScratchDir dir_;  // before build_: build_.workDir is its path
   codegen::BuildOptions build_;
-  bool ownsWorkDir_ = false;
   int batch_ = 0;
 };
 
