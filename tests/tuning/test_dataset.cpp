@@ -90,6 +90,34 @@ class TestDataset : public QObject {
     QVERIFY(rest.empty());
   }
 
+  // The committed set (tests/data/cost-dataset-cpu.jsonl.gz, docs/cost-models.md):
+  // large enough, six models, and its programs still replay on the tasks the
+  // zoo and the fusion give today (a change to either would silently make the
+  // set describe other programs).
+  void committedSetStillReplays() {
+    const std::vector<tuning::DatasetRecord> records =
+        tuning::readDataset(std::string(TESSEL_DATA_DIR) + "/cost-dataset-cpu.jsonl.gz");
+    QVERIFY2(records.size() >= 20000, qPrintable(QString::number(records.size())));
+    std::set<std::string> models;
+    size_t valid = 0;
+    for (const tuning::DatasetRecord& r : records) {
+      models.insert(r.model);
+      valid += std::isfinite(r.cost) ? 1 : 0;
+      QCOMPARE(r.target, std::string("cpu"));
+    }
+    QVERIFY2(models.size() >= 6, qPrintable(QString::number(models.size())));
+    QVERIFY(valid > records.size() * 9 / 10);
+    // bert_tiny's records (the smallest model) replay, each on its task.
+    const auto [tiny, rest] = tuning::splitByModel(records, {"bert_tiny"});
+    QVERIFY(tiny.size() > 1000);
+    const tuning::DatasetTasks data = tuning::featuresOf(tiny, cost::kStoreRows);
+    QCOMPARE(data.skipped, size_t(0));
+    size_t programs = 0;
+    for (const cost::TaskRecords& t : data.tasks)
+      programs += t.programs.size();
+    QCOMPARE(programs, tiny.size());
+  }
+
   // One model collected for two targets into one database: the records stay
   // two sets of tasks (never merged by workload key), export can take one
   // target's, and the cost models see each workload-on-a-target as a task.
