@@ -713,7 +713,7 @@ class TestCli : public QObject {
     QVERIFY2(unnamed.err.contains("no array for '" + QString::fromStdString(g.inputs[0].name) + "'") &&
                  unnamed.err.contains("'not_an_input'"),
              qPrintable(unnamed.err));
-    tessel::runtime::HostTensor flat{{x.data.size()}, x.data};
+    tessel::runtime::HostTensor flat{{int64_t(x.data.size())}, x.data};
     tessel::runtime::writeNpz(scratch().filePath("flat.npz").toStdString(), {{"arr_0", flat}});
     Run shape = runCli({"run", "tiny_cnn", "--inputs", scratch().filePath("flat.npz")});
     QCOMPARE(shape.code, 1);
