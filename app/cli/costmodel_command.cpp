@@ -1,6 +1,5 @@
 // tessel costmodel train|eval: learned cost models on a dataset (from
 // `tessel dataset export`), with TenSet's metrics on held-out models.
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -109,8 +108,7 @@ int evalCommand(const Args& args) {
   // Per task: where the top-1 score is lost (the model's first pick against the best).
   nlohmann::json perTask = nlohmann::json::array();
   for (const cost::EvalTask& t : scored) {
-    if (t.costs.empty()) continue;
-    const double best = *std::min_element(t.costs.begin(), t.costs.end());
+    const double best = cost::bestCost(t.costs);
     if (!std::isfinite(best)) continue;
     const double picked = cost::pickedCost(t, 1);
     perTask.push_back({{"model", t.model},

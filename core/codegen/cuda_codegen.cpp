@@ -573,10 +573,13 @@ CudaProgram emitCudaProgram(const lower::LoweredFunc& f, const std::string& name
     KernelEmitter e(group, index);
     p.kernels.push_back(e.emit(name + "_k" + std::to_string(p.kernels.size()), p.buffers));
   }
-  std::ostringstream os;
-  os << cudaPrelude() << "\n";
+  std::ostringstream device;
+  device << cudaPrelude() << "\n";
   for (const CudaKernel& k : p.kernels)
-    os << k.source << "\n";
+    device << k.source << "\n";
+  p.deviceSource = device.str();
+  std::ostringstream os;
+  os << p.deviceSource;
   os << "// Launches the kernels in order; buffers: the arguments, then the temps (cuda_codegen.h).\n";
   os << "extern \"C\" int " << name << "(float* const* buffers) {\n";
   for (const CudaKernel& k : p.kernels) {

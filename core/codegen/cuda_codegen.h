@@ -55,6 +55,7 @@ struct CudaProgram {
   std::vector<lower::Buffer> buffers;  // f.args then f.temps: the host function's `buffers`
   std::vector<CudaKernel> kernels;     // in launch order
   std::string source;                  // one translation unit: prelude, kernels, host function
+  std::string deviceSource;            // the prelude and the kernels alone: what NVRTC compiles
 };
 
 // Helpers every kernel uses (float min/max, the block reduction) and the

@@ -6,16 +6,12 @@
 
 namespace tessel::cost {
 
-namespace {
-
 double bestCost(const std::vector<double>& costs) {
   double best = INFINITY;
   for (double c : costs)
     best = std::min(best, c);
   return best;
 }
-
-}  // namespace
 
 double pickedCost(const EvalTask& t, size_t k) {
   std::vector<size_t> order(t.costs.size());

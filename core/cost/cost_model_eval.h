@@ -33,6 +33,8 @@ struct EvalMetrics {
 EvalMetrics evaluateRanking(const std::vector<EvalTask>& tasks);
 // The top-k score alone.
 double topKScore(const std::vector<EvalTask>& tasks, size_t k);
+// The lowest of the costs (+inf when none is finite or there is none).
+double bestCost(const std::vector<double>& costs);
 // The best cost among the k programs of the task the model ranks first
 // (+inf when they all failed).
 double pickedCost(const EvalTask& task, size_t k);

@@ -24,14 +24,6 @@ void writeBytes(const std::string& path, const std::string& bytes) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-// What NVRTC compiles: the device code alone (the host launcher is for nvcc).
-std::string deviceSource(const codegen::CudaProgram& p) {
-  std::string src = codegen::cudaPrelude();
-  for (const codegen::CudaKernel& k : p.kernels)
-    src += "\n" + k.source;
-  return src;
-}
-
 codegen::CudaProgram cudaProgramOf(const task::SearchTask& task, const std::vector<schedule::Step>& steps,
                                    const std::string& name) {
   return codegen::emitCudaProgram(lower::lowerState(schedule::replay(task.dag, steps)), name);
@@ -64,7 +56,7 @@ std::vector<BuiltProgram> CudaProgramBuilder::build(const std::vector<std::vecto
     try {
       emitted.push_back(cudaProgramOf(task_, programs[i], name));
       results[i].source = emitted.back().source;
-      sources.push_back(deviceSource(emitted.back()));
+      sources.push_back(emitted.back().deviceSource);
       owner.push_back(i);
     } catch (const std::exception& e) {
       results[i].error = ErrorCode::Instantiation;

@@ -123,10 +123,7 @@ class TestNvrtc : public QObject {
     for (size_t i = 0; i < sample.programs.size(); ++i) {
       const lower::LoweredFunc f = lower::lowerState(schedule::replay(sample.dag, sample.programs[i]));
       programs.push_back(codegen::emitCudaProgram(f, "p" + std::to_string(i)));
-      std::string src = codegen::cudaPrelude();
-      for (const codegen::CudaKernel& k : programs.back().kernels)
-        src += k.source;
-      sources.push_back(src);
+      sources.push_back(programs.back().deviceSource);
     }
     const auto out = codegen::compileCuda(sources, {});
     for (size_t i = 0; i < out.size(); ++i) {
