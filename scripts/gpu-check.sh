@@ -6,7 +6,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TESSEL_BUILD_DIR:-$root/build}
-[ -x "$build/bin/test_cuda_driver" ] || "$root/scripts/build.sh"
+[ -x "$build/bin/test_cuda_runner" ] || "$root/scripts/build.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
 TESSEL_REQUIRE_GPU=1 "$build/bin/test_cuda_driver"
 "$build/bin/test_nvrtc"
+TESSEL_REQUIRE_GPU=1 "$build/bin/test_cuda_runner"

@@ -39,8 +39,9 @@ std::unique_ptr<ProgramRunner> makeRunner(const task::SearchTask& task, const Me
   // Measuring on a GPU needs its driver first of all.
   if (const std::string why = cuda::unavailableReason(); !why.empty())
     throw std::runtime_error("cannot measure for target '" + t.str() + "': " + why);
-  throw std::invalid_argument("cannot measure for target '" + t.str() +
-                              "': the GPU runner is not implemented yet (CUDA programs are generated and compiled)");
+  RunOptions run = options.run;
+  run.device = "cuda";
+  return std::make_unique<Runner>(std::move(run));
 }
 
 }  // namespace tessel::measure

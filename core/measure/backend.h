@@ -5,7 +5,8 @@
 // makeRunner pick them by the task's target kind, so the tuner never knows
 // which backend it drives. The CPU's: C++ through the host compiler
 // (CppProgramBuilder) and isolated worker processes (Runner). CUDA's: CUDA C
-// through NVRTC (CudaProgramBuilder); its GPU runner is not there yet.
+// through NVRTC (CudaProgramBuilder), measured by the same worker processes on
+// the GPU (cuda_worker.h).
 #pragma once
 
 #include <memory>
@@ -55,8 +56,9 @@ class ProgramRunner {
   virtual std::vector<MeasureResult> run(const RunTask& task, const std::vector<KernelRef>& kernels) = 0;
 };
 
-// The builder and runner of the task's target. std::invalid_argument for a
-// target without a backend in this build, naming it.
+// The builder and runner of the task's target. makeRunner throws
+// std::runtime_error for a CUDA target on a machine without a working NVIDIA
+// driver, naming why.
 std::unique_ptr<ProgramBuilder> makeBuilder(const task::SearchTask& task, const MeasurerOptions& options);
 std::unique_ptr<ProgramRunner> makeRunner(const task::SearchTask& task, const MeasurerOptions& options);
 

@@ -52,6 +52,7 @@ const Loaded& loaded() {
     bind(d.memcpyHtoD, {"cuMemcpyHtoD_v2"});
     bind(d.memcpyDtoH, {"cuMemcpyDtoH_v2"});
     bind(d.memsetD8, {"cuMemsetD8_v2"});
+    bind(d.memsetD32, {"cuMemsetD32_v2"});
     bind(d.launchKernel, {"cuLaunchKernel"});
     bind(d.eventCreate, {"cuEventCreate"});
     bind(d.eventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"});

@@ -2,21 +2,17 @@
 
 #include <algorithm>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "codegen/cuda_codegen.h"
 #include "codegen/nvrtc_compiler.h"
 #include "lower/loop_nest.h"
 #include "measure/cpp_program_builder.h"
+#include "measure/cuda_manifest.h"
 
 namespace tessel::measure {
 
 namespace {
-
-nlohmann::json dims(const codegen::CudaDim& d) {
-  return nlohmann::json::array({d.x, d.y, d.z});
-}
 
 void writeBytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -77,7 +73,9 @@ std::vector<BuiltProgram> CudaProgramBuilder::build(const std::vector<std::vecto
       r.message = built[c].message;
       continue;
     }
-    nlohmann::json kernels = nlohmann::json::array();
+    CudaManifest manifest;
+    manifest.arch = target_.arch;
+    manifest.cubin = p.name + ".cubin";
     for (const codegen::CudaKernel& k : p.kernels) {
       const auto res = std::find_if(built[c].kernels.begin(), built[c].kernels.end(),
                                     [&](const codegen::CudaKernelResources& x) { return x.name == k.name; });
@@ -88,26 +86,20 @@ std::vector<BuiltProgram> CudaProgramBuilder::build(const std::vector<std::vecto
         r.message = "over the target's limits: " + why;
         break;
       }
-      kernels.push_back({{"name", k.name},
-                         {"grid", dims(k.grid)},
-                         {"block", dims(k.block)},
-                         {"shared_bytes", k.sharedBytes},
-                         {"params", k.params},
-                         {"registers", used.registers},
-                         {"spill_bytes", used.spillStoreBytes + used.spillLoadBytes}});
+      manifest.kernels.push_back({k.name,
+                                  {k.grid.x, k.grid.y, k.grid.z},
+                                  {k.block.x, k.block.y, k.block.z},
+                                  k.sharedBytes,
+                                  k.params,
+                                  used.registers,
+                                  used.spillStoreBytes + used.spillLoadBytes});
     }
     if (r.error != ErrorCode::None) continue;
-    nlohmann::json buffers = nlohmann::json::array();
     for (const lower::Buffer& b : p.buffers)
-      buffers.push_back({{"name", b.name}, {"size", b.size}});
+      manifest.buffers.push_back({b.name, b.size});
     const std::string base = build_.workDir + "/" + p.name;
     writeBytes(base + ".cubin", built[c].cubin);
-    const nlohmann::json manifest = {{"format", kCudaManifestFormat},
-                                     {"arch", target_.arch},
-                                     {"cubin", p.name + ".cubin"},
-                                     {"buffers", buffers},
-                                     {"kernels", kernels}};
-    writeBytes(base + ".json", manifest.dump(1));
+    writeCudaManifest(base + ".json", manifest);
     r.kernel = {base + ".json", p.name, "", {}};
   }
   return results;

@@ -3,8 +3,7 @@
 // (codegen/nvrtc_compiler.h), many at once. A kernel over the target's limits
 // (threads, shared memory, registers) is a compile error (code 3) before
 // anything runs. Each built program is a folder entry of two files: its
-// CUBIN and a launch manifest (JSON: the kernels in launch order with their
-// grid, block and parameters, the buffers to allocate) that the GPU runner
+// CUBIN and a launch manifest (measure/cuda_manifest.h) that the GPU runner
 // reads; KernelRef::library is the manifest's path. The reference is the
 // task's naive program built for the host CPU: a GPU's outputs are checked
 // against the CPU's.
@@ -42,8 +41,5 @@ class CudaProgramBuilder final : public ProgramBuilder {
   codegen::BuildOptions build_;
   int batch_ = 0;
 };
-
-// The manifest format's first field, checked by whoever reads one.
-inline constexpr const char* kCudaManifestFormat = "tessel-cuda-program 1";
 
 }  // namespace tessel::measure

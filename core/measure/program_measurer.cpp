@@ -15,23 +15,27 @@ MeasurerOptions measurerOptionsFor(const target::Target& target) {
   return o;
 }
 
+RunTask makeRunTask(const task::SearchTask& task, ProgramBuilder& builder) {
+  // The buffers of the naive program are every program's arguments.
+  const lower::LoweredFunc f = lower::lowerState(schedule::State(task.dag));
+  RunTask rt;
+  rt.key = task.key;
+  for (const lower::Buffer& b : f.args)
+    rt.bufferSizes.push_back(b.size);
+  rt.numInputs = f.numInputs;
+  for (size_t i = 0; i < f.numInputs; ++i)
+    if (f.args[i].layoutFree) rt.constantInputs.push_back(i);
+  rt.tolerance = support::kernelTolerance(task.dag.maxReductionLength());
+  rt.reference = builder.buildReference();
+  return rt;
+}
+
 ProgramMeasurer::ProgramMeasurer(const task::SearchTask& task, const MeasurerOptions& options)
     : ProgramMeasurer(task, makeBuilder(task, options), makeRunner(task, options)) {}
 
 ProgramMeasurer::ProgramMeasurer(const task::SearchTask& task, std::unique_ptr<ProgramBuilder> builder,
                                  std::unique_ptr<ProgramRunner> runner)
-    : builder_(std::move(builder)), runner_(std::move(runner)) {
-  // The buffers of the naive program are every program's arguments.
-  const lower::LoweredFunc f = lower::lowerState(schedule::State(task.dag));
-  runTask_.key = task.key;
-  for (const lower::Buffer& b : f.args)
-    runTask_.bufferSizes.push_back(b.size);
-  runTask_.numInputs = f.numInputs;
-  for (size_t i = 0; i < f.numInputs; ++i)
-    if (f.args[i].layoutFree) runTask_.constantInputs.push_back(i);
-  runTask_.tolerance = support::kernelTolerance(task.dag.maxReductionLength());
-  runTask_.reference = builder_->buildReference();
-}
+    : builder_(std::move(builder)), runner_(std::move(runner)), runTask_(makeRunTask(task, *builder_)) {}
 
 ProgramMeasurer::~ProgramMeasurer() {
   runner_.reset();  // its workers go before the builder removes their libraries

@@ -34,6 +34,10 @@ struct ProgramResult {
   std::string source;  // the kernel's code (empty if it could not be instantiated)
 };
 
+// What the task's programs are measured against: its buffers (the naive
+// program's arguments), its tolerance and its reference built by `builder`.
+RunTask makeRunTask(const task::SearchTask& task, ProgramBuilder& builder);
+
 class ProgramMeasurer {
  public:
   // The backend of the task's target (makeBuilder, makeRunner).

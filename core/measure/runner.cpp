@@ -227,6 +227,7 @@ struct Runner::Impl {
     };
 
     protocol::Request req;
+    req.device = options.device;
     req.library = kernel.library;
     req.symbol = kernel.symbol;
     req.packSymbol = kernel.packSymbol;
@@ -293,6 +294,8 @@ struct Runner::Impl {
       killWorker();
       return finish(ErrorCode::Unknown, "worker protocol error: " + error);
     }
+    // Its GPU context is lost: the next kernel gets a new worker, not the blame.
+    if (response.workerExits) reapWorker(kExitGrace);
     result.costs = std::move(response.costs);
     result.maxAbsError = response.maxAbsError;
     return finish(response.error, std::move(response.message));

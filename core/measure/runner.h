@@ -1,4 +1,5 @@
-// Measures compiled kernels in isolated `tessel-worker` processes.
+// Measures compiled kernels in isolated `tessel-worker` processes, on the CPU
+// or (RunOptions::device) on the GPU.
 //
 // Kernel ABI (CPU): extern "C" int symbol(float* const* args), where args are
 // the task's input buffers then its output buffers (float32, sizes from
@@ -30,7 +31,10 @@
 namespace tessel::measure {
 
 struct RunOptions {
-  std::string workerPath;      // the tessel-worker executable
+  std::string workerPath;  // the tessel-worker executable
+  // Where the kernels run: "cpu" (KernelRef::library is a shared library) or
+  // "cuda" (a CUDA program's manifest, measured on the GPU: cuda_worker.h).
+  std::string device = "cpu";
   double timeoutSeconds = 10;  // per kernel, checking and timing included
   int warmup = 1;
   int repeats = 3;
@@ -46,7 +50,8 @@ struct RunOptions {
   support::CancelFlag cancel;
 };
 
-// The CPU's runner (measure/backend.h).
+// The runner of both backends (measure/backend.h): the worker process does
+// the device's part.
 class Runner final : public ProgramRunner {
  public:
   explicit Runner(RunOptions options);

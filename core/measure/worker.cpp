@@ -1,8 +1,5 @@
 #include "measure/worker.h"
 
-#include <dlfcn.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,15 +7,18 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <map>
 #include <memory>
 #include <new>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "measure/cache_flush.h"
+#include "measure/cuda_worker.h"
+#include "measure/library_cache.h"
+#include "measure/output_check.h"
 #include "measure/worker_protocol.h"
 #include "support/hash.h"
 
@@ -30,9 +30,6 @@ using Clock = std::chrono::steady_clock;
 using KernelFn = int (*)(float* const*);
 using PackFn = int (*)(float* const* plain, float* const* packed);
 
-// Libraries kept open at once; older ones are closed (a long tuning session
-// loads thousands).
-constexpr size_t kMaxOpenLibraries = 256;
 // Guard zone on each side of every buffer, in floats (keeps 64-byte alignment).
 constexpr size_t kGuardFloats = 64;
 constexpr std::align_val_t kBufferAlign{64};
@@ -43,95 +40,6 @@ constexpr int64_t kMaxNumber = int64_t(1) << 30;
 constexpr int64_t kMaxFlushedNumber = 4096;
 // Any single buffer above this is a corrupt request, not a real tensor.
 constexpr int64_t kMaxBufferElements = int64_t(1) << 36;
-
-std::string formatFloat(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
-class LibraryCache {
- public:
-  LibraryCache() = default;
-  LibraryCache(const LibraryCache&) = delete;
-  LibraryCache& operator=(const LibraryCache&) = delete;
-  ~LibraryCache() {
-    for (auto& [path, lib] : libs_)
-      dlclose(lib.handle);
-  }
-
-  // The function `symbol` of the library at `path`, or nullptr with the reason.
-  KernelFn resolve(const std::string& path, const std::string& symbol, std::string& error) {
-    return reinterpret_cast<KernelFn>(resolveSymbol(path, symbol, error));
-  }
-  void* resolveSymbol(const std::string& path, const std::string& symbol, std::string& error) {
-    void* handle = open(path, error);
-    if (!handle) return nullptr;
-    dlerror();
-    void* fn = dlsym(handle, symbol.c_str());
-    if (!fn) {
-      const char* why = dlerror();
-      error = "symbol '" + symbol + "' not found in '" + path + "'" + (why ? std::string(": ") + why : std::string());
-      return nullptr;
-    }
-    return fn;
-  }
-
- private:
-  struct Lib {
-    void* handle = nullptr;
-    dev_t dev = 0;
-    ino_t ino = 0;
-    int64_t mtimeNs = 0;
-    uint64_t lastUse = 0;
-  };
-
-  void* open(const std::string& path, std::string& error) {
-    struct stat st {};
-    const bool haveStat = ::stat(path.c_str(), &st) == 0;
-    const int64_t mtimeNs = haveStat ? int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec : 0;
-    auto it = libs_.find(path);
-    if (it != libs_.end()) {
-      Lib& lib = it->second;
-      // A file rebuilt at the same path must be reloaded, not served stale.
-      if (haveStat && lib.dev == st.st_dev && lib.ino == st.st_ino && lib.mtimeNs == mtimeNs) {
-        lib.lastUse = ++clock_;
-        return lib.handle;
-      }
-      dlclose(lib.handle);
-      libs_.erase(it);
-    }
-    if (libs_.size() >= kMaxOpenLibraries) evictOldest();
-    dlerror();
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      const char* why = dlerror();
-      error = "cannot load kernel library '" + path + "': " + (why ? why : "unknown dlopen error");
-      return nullptr;
-    }
-    Lib lib;
-    lib.handle = handle;
-    if (haveStat) {
-      lib.dev = st.st_dev;
-      lib.ino = st.st_ino;
-      lib.mtimeNs = mtimeNs;
-    }
-    lib.lastUse = ++clock_;
-    libs_[path] = lib;
-    return handle;
-  }
-
-  void evictOldest() {
-    auto oldest = std::min_element(libs_.begin(), libs_.end(),
-                                   [](const auto& a, const auto& b) { return a.second.lastUse < b.second.lastUse; });
-    if (oldest == libs_.end()) return;
-    dlclose(oldest->second.handle);
-    libs_.erase(oldest);
-  }
-
-  std::map<std::string, Lib> libs_;
-  uint64_t clock_ = 0;
-};
 
 // A float buffer with canary-filled guard zones before and after it.
 class GuardedBuffer {
@@ -216,7 +124,7 @@ class Worker {
     const size_t numArgs = task_.buffers.size();
 
     if (!req.referenceLibrary.empty() && !task_.haveReference) {
-      KernelFn ref = libs_.resolve(req.referenceLibrary, req.referenceSymbol, error);
+      auto ref = reinterpret_cast<KernelFn>(libs_.resolveSymbol(req.referenceLibrary, req.referenceSymbol, error));
       if (!ref) return fail(res, ErrorCode::Runtime, "reference: " + error);
       resetBuffers(req.numInputs);
       const int rc = ref(task_.args.data());
@@ -234,7 +142,11 @@ class Worker {
       task_.haveReference = true;
     }
 
-    KernelFn kernel = libs_.resolve(req.library, req.symbol, error);
+    if (req.device == "cuda") {
+      res = gpu_.measure(req, task_.inputs, task_.haveReference ? &task_.referenceOutputs : nullptr);
+      return;
+    }
+    auto kernel = reinterpret_cast<KernelFn>(libs_.resolveSymbol(req.library, req.symbol, error));
     if (!kernel) return fail(res, ErrorCode::Runtime, error);
 
     // Correctness first: a wrong kernel's time must never count.
@@ -400,46 +312,14 @@ class Worker {
 
   // Compares the outputs with the reference (or only checks they are finite).
   bool compare(const protocol::Request& req, protocol::Response& res) {
-    double maxAbs = 0;
-    size_t mismatches = 0, total = 0;
-    std::string first;
-    for (size_t a = req.numInputs; a < task_.buffers.size(); ++a) {
-      const size_t o = a - req.numInputs;
-      const float* out = task_.buffers[a]->data();
-      const size_t n = task_.buffers[a]->size();
-      const float* ref = task_.haveReference ? task_.referenceOutputs[o].data() : nullptr;
-      total += n;
-      for (size_t i = 0; i < n; ++i) {
-        const double v = out[i];
-        bool bad;
-        if (!ref) {
-          bad = !std::isfinite(v);
-          if (bad) maxAbs = std::numeric_limits<double>::infinity();
-        } else if (!std::isfinite(ref[i])) {
-          // A non-finite reference (e.g. log of a negative input) must be matched in kind.
-          bad = !(std::isnan(ref[i]) ? std::isnan(v) : v == double(ref[i]));
-          if (bad) maxAbs = std::numeric_limits<double>::infinity();
-        } else if (!std::isfinite(v)) {
-          bad = true;
-          maxAbs = std::numeric_limits<double>::infinity();
-        } else {
-          const double r = ref[i];
-          const double err = std::fabs(v - r);
-          maxAbs = std::max(maxAbs, err);
-          bad = err > req.tolerance * (1.0 + std::fabs(r));
-        }
-        if (bad && mismatches++ == 0) {
-          first = "output " + std::to_string(o) + " element " + std::to_string(i) + ": got " + formatFloat(v) +
-                  (ref ? ", expected " + formatFloat(ref[i]) : std::string(" (not finite)"));
-        }
-      }
-    }
-    res.maxAbsError = maxAbs;
-    if (mismatches == 0) return true;
-    fail(res, ErrorCode::WrongAnswer,
-         first + "; " + std::to_string(mismatches) + " of " + std::to_string(total) +
-             " elements differ, max abs error " + formatFloat(maxAbs) + " (tolerance " + formatFloat(req.tolerance) +
-             " * (1 + |ref|))");
+    std::vector<std::span<const float>> outputs;
+    for (size_t a = req.numInputs; a < task_.buffers.size(); ++a)
+      outputs.emplace_back(task_.buffers[a]->data(), task_.buffers[a]->size());
+    const OutputCheck check =
+        checkOutputs(outputs, task_.haveReference ? &task_.referenceOutputs : nullptr, req.tolerance);
+    res.maxAbsError = check.maxAbsError;
+    if (check.ok) return true;
+    fail(res, ErrorCode::WrongAnswer, check.message);
     return false;
   }
 
@@ -456,6 +336,7 @@ class Worker {
   }
 
   LibraryCache libs_;
+  CudaWorker gpu_;  // the GPU half, for requests whose device is cuda
   TaskData task_;
   std::vector<std::unique_ptr<GuardedBuffer>> packed_;  // per input of the current kernel; null: plain
   std::vector<float*> kernelArgs_;
@@ -486,6 +367,7 @@ int runWorker(int inFd, int outFd) {
       std::fprintf(stderr, "tessel-worker: cannot send a response: %s\n", error.c_str());
       return 1;
     }
+    if (response.workerExits) return 2;
   }
 }
 

@@ -8,6 +8,9 @@
 // Buffers are 64-byte aligned and surrounded by guard zones, so a kernel that
 // writes just out of bounds is reported instead of silently corrupting memory.
 //
+// A request whose device is cuda goes to the GPU half (cuda_worker.h) with the
+// same inputs and reference outputs, computed here on the CPU.
+//
 // A kernel that crashes or hangs takes the process with it: the Runner sees the
 // pipe close (or its deadline pass) and starts another worker.
 #pragma once
@@ -15,7 +18,8 @@
 namespace tessel::measure {
 
 // Serves requests read from inFd, writing responses to outFd, until inFd
-// reaches end of file (returns 0) or the protocol breaks (returns 1).
+// reaches end of file (returns 0), the protocol breaks (returns 1) or a
+// response says the worker exits (returns 2: its GPU context is lost).
 int runWorker(int inFd, int outFd);
 
 }  // namespace tessel::measure

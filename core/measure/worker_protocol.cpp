@@ -212,6 +212,7 @@ IoStatus readMessage(int fd, nlohmann::json& message, std::optional<Clock::time_
 
 json toJson(const Request& r) {
   return json{{"type", "measure"},
+              {"device", r.device},
               {"library", r.library},
               {"symbol", r.symbol},
               {"packSymbol", r.packSymbol},
@@ -237,7 +238,8 @@ json toJson(const Response& r) {
   return json{{"error", int(r.error)},
               {"message", r.message},
               {"costs", std::move(costs)},
-              {"maxAbsError", encodeDouble(r.maxAbsError)}};
+              {"maxAbsError", encodeDouble(r.maxAbsError)},
+              {"workerExits", r.workerExits}};
 }
 
 bool fromJson(const json& j, Request& r, std::string* error) {
@@ -249,6 +251,13 @@ bool fromJson(const json& j, Request& r, std::string* error) {
   if (!getField(j, "type", type, error)) return false;
   if (type != "measure") {
     setError(error, "unknown request type '" + type + "'");
+    return false;
+  }
+  // Optional: a request without a device is the CPU's.
+  r.device = "cpu";
+  if (j.contains("device") && !getField(j, "device", r.device, error)) return false;
+  if (r.device != "cpu" && r.device != "cuda") {
+    setError(error, "field 'device' must be cpu or cuda, not '" + r.device + "'");
     return false;
   }
   // Optional fields: without them every input is passed plain.
@@ -287,6 +296,7 @@ bool fromJson(const json& j, Response& r, std::string* error) {
     return false;
   }
   r.error = ErrorCode(code);
+  if (j.contains("workerExits") && !getField(j, "workerExits", r.workerExits, error)) return false;
   auto it = j.find("costs");
   if (it == j.end() || !it->is_array()) {
     setError(error, "missing field 'costs'");

@@ -45,6 +45,9 @@ IoStatus readMessage(int fd, nlohmann::json& message,
 // One kernel to check and time (see runner.h for the meaning of the fields).
 // An empty referenceLibrary skips the comparison (outputs must still be finite).
 struct Request {
+  // Where the kernel runs: "cpu" (library is a shared library, symbol its
+  // entry) or "cuda" (library is a CUDA program's manifest, cuda_manifest.h).
+  std::string device = "cpu";
   std::string library;
   std::string symbol;
   std::string packSymbol;            // empty: no input is packed
@@ -68,6 +71,9 @@ struct Response {
   std::string message;
   std::vector<double> costs;  // seconds per kernel call, one per repeat
   double maxAbsError = 0;     // +inf when an output was not finite
+  // The worker exits after this response (its GPU context is lost): the
+  // runner starts another for the next kernel instead of blaming that one.
+  bool workerExits = false;
 };
 
 nlohmann::json toJson(const Request& request);

@@ -247,7 +247,9 @@ void TestRunner::protocolRoundTrip() {
   req.packedSizes = {0, 6};
   req.cacheState = CacheState::Model;
   req.constantInputs = {1};
+  req.device = "cuda";
   protocol::Response res;
+  res.workerExits = true;
   res.error = ErrorCode::WrongAnswer;
   res.message = "bad \xff bytes";  // invalid UTF-8 must not break the encoder
   res.costs = {1e-6, 2e-6};
@@ -281,6 +283,15 @@ void TestRunner::protocolRoundTrip() {
   QCOMPARE(req2.packedSizes, req.packedSizes);
   QCOMPARE(req2.cacheState, req.cacheState);
   QCOMPARE(req2.constantInputs, req.constantInputs);
+  QCOMPARE(req2.device, std::string("cuda"));
+  // A device the worker does not know is refused by name; none is the CPU.
+  nlohmann::json other = j;
+  other["device"] = "tpu";
+  QVERIFY(!protocol::fromJson(other, req2, &error));
+  QVERIFY2(QByteArray::fromStdString(error).contains("'device' must be cpu or cuda, not 'tpu'"), error.c_str());
+  other.erase("device");
+  QVERIFY(protocol::fromJson(other, req2, &error));
+  QCOMPARE(req2.device, std::string("cpu"));
   // A cache state the worker does not know is refused by name.
   nlohmann::json odd = j;
   odd["cacheFlush"] = "lukewarm";
@@ -294,6 +305,7 @@ void TestRunner::protocolRoundTrip() {
   QCOMPARE(res2.error, ErrorCode::WrongAnswer);
   QCOMPARE(res2.costs, res.costs);
   QVERIFY(std::isinf(res2.maxAbsError));
+  QVERIFY(res2.workerExits);
   ::close(fds[0]);
   ::close(fds[1]);
 }
