@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # The checks that need an NVIDIA GPU, for a machine that has one: the driver
-# answers, and a kernel compiled by NVRTC runs on it and computes the right
-# numbers. There a missing driver fails instead of skipping
-# (TESSEL_REQUIRE_GPU). Builds first if the build folder has no tests.
+# answers, a kernel compiled by NVRTC runs on it and computes the right
+# numbers, generated CUDA programs are measured by the worker (and a kernel
+# that loses its context, hangs or writes out of bounds is an error record),
+# and the GPU baselines (cuBLAS, cuDNN) match a CPU reference and give times.
+# There a missing driver fails instead of skipping (TESSEL_REQUIRE_GPU).
+# Builds first if the build folder lacks the tests.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TESSEL_BUILD_DIR:-$root/build}
-[ -x "$build/bin/test_cuda_runner" ] || "$root/scripts/build.sh"
+[ -x "$build/bin/test_cuda_runner" ] && [ -x "$build/bin/test_cuda_baselines" ] || "$root/scripts/build.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
-TESSEL_REQUIRE_GPU=1 "$build/bin/test_cuda_driver"
+export TESSEL_REQUIRE_GPU=1
+"$build/bin/test_cuda_driver"
 "$build/bin/test_nvrtc"
-TESSEL_REQUIRE_GPU=1 "$build/bin/test_cuda_runner"
+"$build/bin/test_cuda_runner"
+"$build/bin/test_cuda_baselines"

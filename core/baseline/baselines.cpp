@@ -316,4 +316,12 @@ BaselineResult measureBaselines(const std::string& op, const std::vector<int64_t
   return result;
 }
 
+namespace detail {
+
+OpSpec specOf(const std::string& op, const std::vector<int64_t>& shape) {
+  return parseOp(op, shape);
+}
+
+}  // namespace detail
+
 }  // namespace tessel::baseline

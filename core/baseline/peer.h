@@ -40,6 +40,11 @@ struct OpSpec {
 
 int64_t numElements(const std::vector<int64_t>& shape);
 
+// The spec of `op` at `shape` (te::makeOperator checks them: throws
+// std::invalid_argument as measureBaselines does). For the GPU peers
+// (cuda_baselines.cpp), which share the CPU peers' decoding.
+OpSpec specOf(const std::string& op, const std::vector<int64_t>& shape);
+
 // Raised by a peer for an op it does not implement: a note, not an error.
 class NotApplicable : public std::runtime_error {
  public:
