@@ -34,7 +34,7 @@ std::string usage() {
       "usage: tessel COMMAND [options]\n"
       "\n"
       "Auto-tunes the tensor programs of deep-learning models for x86 CPUs\n"
-      "(NVIDIA GPUs: the CUDA backend is not implemented yet).\n"
+      "and NVIDIA GPUs (--target cuda).\n"
       "\n"
       "commands:\n";
   for (const Command& c : commands()) {

@@ -79,7 +79,7 @@ int exportSet(const Args& args) {
 }  // namespace
 
 OptionSpec datasetOptions() {
-  return {{"models", "programs-per-task", "random-percent", "db", "out", "target", "fusion", "seed", "batch",
+  return {{"models", "programs-per-task", "random-percent", "db", "out", "target", "arch", "fusion", "seed", "batch",
            "population", "timeout", "jobs", "cache-flush"},
           {"json", "quiet", "help"}};
 }
@@ -103,7 +103,8 @@ std::string datasetHelp() {
          "  --db FILE           the tuning database holding the dataset\n"
          "  --out FILE          export: where to write\n"
          "  --target T          collect: what to measure for, a target string (default cpu:\n"
-         "                      this machine), e.g. \"cpu -arch=x86-64-v2 -threads=1\";\n"
+         "                      this machine), e.g. \"cpu -arch=x86-64-v2 -threads=1\" or\n"
+         "                      cuda (this machine's GPU); --arch A sets its -arch;\n"
          "                      export: only that target's records (default: every target's;\n"
          "                      the same workload on two targets stays two tasks)\n"
          "  --fusion dp|rule|none  operator fusion (default dp)\n"

@@ -29,6 +29,7 @@ const char* kHelp =
     "                         programming (default), never worse on its estimate; none\n"
     "  --target T             a target string (cpu, cuda, \"cpu -arch=x86-64-v2\", ...): decides\n"
     "                         the tasks' layout (default cpu: NHWC convolutions)\n"
+    "  --arch A               the target's arch, as -arch=A in --target\n"
     "  --dot FILE             the graph as Graphviz DOT, partitions as clusters\n"
     "  --input-shapes A,B;C,D  the shapes of the model's inputs: needed for a\n"
     "               TorchScript model, and to size an ONNX model's symbolic dimensions\n"
@@ -86,7 +87,7 @@ void writeDot(const std::string& path, const graph::Graph& g, const fusion::Fusi
 }  // namespace
 
 OptionSpec inspectOptions() {
-  return {{"fusion", "target", "dot", "input-shapes"}, {"json", "help"}};
+  return {{"fusion", "target", "arch", "dot", "input-shapes"}, {"json", "help"}};
 }
 
 std::string inspectHelp() {
@@ -100,7 +101,7 @@ int inspectCommand(const std::vector<std::string>& argv) {
     return 0;
   }
   // Any kind: cuda's tasks can be inspected, not tuned.
-  const std::string target = parseTargetOption(args.get("target", "cpu")).str();
+  const std::string target = targetOfArgs(args).str();
   PreparedModel m = prepareModel(args, target);
   const graph::Graph& g = m.graph;
   const fusion::FusionPlan& plan = m.plan;

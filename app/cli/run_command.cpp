@@ -46,6 +46,7 @@ const char* kHelp =
     "  --fusion rule|dp|none  the fusion the model was tuned with (default dp)\n"
     "  --target T   the CPU target the model was tuned for (default cpu: this machine);\n"
     "               its kernels are built and run as it says, e.g. \"cpu -threads=1\"\n"
+    "  --arch A     the target's arch, as -arch=A in --target\n"
     "  --inputs F   the inputs, from NumPy: an .npz (np.savez) with an array per\n"
     "               input, by the input's name or in order; an .npy for one input\n"
     "               (default: seeded random values in [-1, 1))\n"
@@ -205,7 +206,7 @@ nlohmann::json profileTable(const runtime::GraphExecutor& executor, const std::v
 }  // namespace
 
 OptionSpec runOptions() {
-  return {{"db", "fusion", "repeats", "target", "input-shapes", "inputs", "expect", "save-outputs"},
+  return {{"db", "fusion", "repeats", "target", "arch", "input-shapes", "inputs", "expect", "save-outputs"},
           {"json", "help", "profile"}};
 }
 
@@ -219,7 +220,7 @@ int runCommand(const std::vector<std::string>& argv) {
     std::fputs(kHelp, stdout);
     return 0;
   }
-  const std::string target = targetOption(args);
+  const std::string target = targetOption(args, false);
   const int repeats = int(args.getInt("repeats", 10, 1, 10000));
   const bool json = args.has("json"), profile = args.has("profile");
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));

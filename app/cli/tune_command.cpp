@@ -92,8 +92,8 @@ tuning::TuningConfig configOf(const Args& args) {
 }  // namespace
 
 OptionSpec tuneOptions() {
-  return {{"trials", "target", "fusion", "search", "cost-model", "cost-model-file", "batch", "population", "seed",
-           "timeout", "db", "jobs", "input-shapes", "cache-flush"},
+  return {{"trials", "target", "arch", "fusion", "search", "cost-model", "cost-model-file", "batch", "population",
+           "seed", "timeout", "db", "jobs", "input-shapes", "cache-flush"},
           {"json", "help", "resume", "no-db", "quiet"}};
 }
 

@@ -2,12 +2,16 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "args.h"
 #include "baseline/baselines.h"
+#include "baseline/cuda_baselines.h"
 #include "commands.h"
 #include "interrupt.h"
 #include "measure/cache_state.h"
@@ -48,6 +52,7 @@ std::string help() {
          "                      programs are never measured again\n"
          "  --no-db             keep nothing\n"
          "  --compare           also time oneDNN, OpenBLAS and LibTorch on the op, in this process\n"
+         "                      (cuBLAS and cuDNN for a cuda target)\n"
          "  --show-code         print the best program's C++\n"
          "  --json              print one JSON object on stdout (progress stays on stderr)\n"
          "  --quiet             no progress on stderr\n"
@@ -76,14 +81,45 @@ std::string siblingExecutable(const std::string& name) {
 }
 
 OptionSpec tuneOpOptions() {
-  return {{"shape", "target", "layout", "trials", "search", "cost-model", "cost-model-file", "seed", "batch", "timeout",
-           "jobs", "db", "population", "cache-flush"},
+  return {{"shape", "target", "arch", "layout", "trials", "search", "cost-model", "cost-model-file", "seed", "batch",
+           "timeout", "jobs", "db", "population", "cache-flush"},
           {"json", "help", "compare", "show-code", "resume", "no-db", "quiet"}};
 }
 
 std::string tuneOpHelp() {
   return help();
 }
+
+namespace {
+
+// The peers' times as the report shows them, whichever backend's they are.
+struct PeerReport {
+  struct Row {
+    std::string name;  // as printed: "oneDNN"
+    std::string key;   // as in notes and JSON: "onednn"
+    std::optional<double> seconds;
+  };
+  std::vector<Row> rows;
+  std::map<std::string, std::string> notes, disturbed;
+};
+
+// The target's peers on the op, timed with the rule of Tessel's worker: the
+// same cache state, and on the CPU the target's pinned OpenMP threads.
+PeerReport measurePeers(const std::string& op, const std::vector<int64_t>& shape, const target::Target& target,
+                        measure::CacheState cacheState) {
+  if (!target.isCpu()) {
+    baseline::CudaBaselineResult g = baseline::measureCudaBaselines(op, shape, cacheState);
+    return {{{"cuBLAS", "cublas", g.cublasSeconds}, {"cuDNN", "cudnn", g.cudnnSeconds}}, g.notes, g.disturbed};
+  }
+  baseline::BaselineResult b = baseline::measureBaselines(op, shape, target.effectiveThreads(), cacheState);
+  return {{{"oneDNN", "onednn", b.onednnSeconds},
+           {"OpenBLAS", "openblas", b.openblasSeconds},
+           {"LibTorch", "libtorch", b.libtorchSeconds}},
+          b.notes,
+          b.disturbed};
+}
+
+}  // namespace
 
 int tuneOpCommand(const std::vector<std::string>& argv) {
   Args args(argv, tuneOpOptions());
@@ -209,10 +245,8 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   if (recorder) recorder->finish(r);
 
   // The peers run after the tuning, in this process, with the worker's timing rule.
-  std::optional<baseline::BaselineResult> peers;
-  // Timed as Tessel's kernels were: the same cache flush, pinned OpenMP threads.
-  if (args.has("compare"))
-    peers = baseline::measureBaselines(op, shape, parsedTarget.effectiveThreads(), o.measurer.run.cacheState);
+  std::optional<PeerReport> peers;
+  if (args.has("compare")) peers = measurePeers(op, shape, parsedTarget, o.measurer.run.cacheState);
   // A busy machine during the tuning shows in the best program's repeats too.
   std::map<std::string, std::string> disturbed;
   if (peers) disturbed = peers->disturbed;
@@ -258,9 +292,8 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
     j["best_steps"] = nlohmann::json::parse(schedule::serializeSteps(r.bestSteps));
     if (peers) {
       nlohmann::json b = nlohmann::json::object();
-      if (peers->onednnSeconds) b["onednn_ms"] = *peers->onednnSeconds * 1e3;
-      if (peers->openblasSeconds) b["openblas_ms"] = *peers->openblasSeconds * 1e3;
-      if (peers->libtorchSeconds) b["libtorch_ms"] = *peers->libtorchSeconds * 1e3;
+      for (const PeerReport::Row& row : peers->rows)
+        if (row.seconds) b[row.key + "_ms"] = *row.seconds * 1e3;
       if (!peers->notes.empty()) b["notes"] = peers->notes;
       j["baselines"] = b;
       j["cache_flush"] = measure::cacheStateName(o.measurer.run.cacheState);
@@ -282,16 +315,14 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
       std::printf("best: %.4f ms, %.2f GFLOP/s (checked against the naive program)\n", bestMs, gflops);
       std::printf("steps: %s\n", schedule::serializeSteps(r.bestSteps).c_str());
       if (peers) {
-        auto show = [&](const char* name, const std::optional<double>& t, const std::string& peer) {
-          if (t)
-            std::printf("  %-9s %.4f ms, %.2f GFLOP/s (tessel's speed / %s's: %.2f)\n", name, *t * 1e3,
-                        task.flops / *t / 1e9, name, *t / r.bestSeconds);
+        for (const PeerReport::Row& row : peers->rows) {
+          const char* name = row.name.c_str();
+          if (row.seconds)
+            std::printf("  %-9s %.4f ms, %.2f GFLOP/s (tessel's speed / %s's: %.2f)\n", name, *row.seconds * 1e3,
+                        task.flops / *row.seconds / 1e9, name, *row.seconds / r.bestSeconds);
           else
-            std::printf("  %-9s -- %s\n", name, peers->notes.count(peer) ? peers->notes.at(peer).c_str() : "");
-        };
-        show("oneDNN", peers->onednnSeconds, "onednn");
-        show("OpenBLAS", peers->openblasSeconds, "openblas");
-        show("LibTorch", peers->libtorchSeconds, "libtorch");
+            std::printf("  %-9s -- %s\n", name, peers->notes.count(row.key) ? peers->notes.at(row.key).c_str() : "");
+        }
         for (const auto& [who, why] : disturbed)
           std::printf("  disturbed (%s): %s; the ratios are not speed-ups: compare again on a quiet machine\n",
                       who.c_str(), why.c_str());

@@ -2,6 +2,7 @@
 
 #include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
+#include "measure/cuda_driver.h"
 #include "search/search_registry.h"
 #include "target/target.h"
 
@@ -27,20 +28,37 @@ target::Target parseTargetOption(const std::string& text) {
   }
 }
 
+target::Target targetOfArgs(const Args& args) {
+  std::string text = args.get("target", "cpu");
+  if (args.has("arch")) {
+    if (text.find("-arch") != std::string::npos)
+      throw UsageError("--arch " + args.get("arch") + " and --target \"" + text + "\" both name the arch: give one");
+    text += " -arch=" + args.get("arch");
+  }
+  return parseTargetOption(text);
+}
+
 std::string targetFilter(const Args& args) {
-  return args.has("target") ? parseTargetOption(args.get("target")).str() : "";
+  return args.has("target") || args.has("arch") ? targetOfArgs(args).str() : "";
 }
 
 std::string targetArgument(const std::string& target) {
   return target == "cpu" ? "" : " --target \"" + target + "\"";
 }
 
-std::string targetOption(const Args& args) {
-  const target::Target t = parseTargetOption(args.get("target", "cpu"));
-  if (!t.isCpu())
-    throw UsageError(
-        "--target cuda is not available yet: this build generates CPU code only "
-        "(the CUDA backend is not implemented); use --target cpu");
+std::string targetOption(const Args& args, bool gpuAllowed) {
+  target::Target t = targetOfArgs(args);
+  if (!t.isCpu()) {
+    if (!gpuAllowed)
+      throw UsageError("--target " + t.str() + ": this command runs on the CPU only (a cuda target is for tune, " +
+                       "tune-op and dataset collect)");
+    // Its kernels are measured on this machine's GPU: checked before anything is written.
+    if (const std::string why = measure::cuda::unavailableReason(); !why.empty())
+      throw std::runtime_error("--target " + t.str() + ": " + why);
+    // Records name the GPU's arch, not "this machine's".
+    if (t.arch == "native") t = target::parseTarget("cuda -arch=" + measure::cuda::gpus().at(0).arch());
+    return t.str();
+  }
   if (!t.runsOnHost())
     throw UsageError("--target " + t.str() + ": this machine's CPU cannot run " + t.arch +
                      " code, so its kernels could not be measured here");
@@ -51,8 +69,10 @@ std::string targetHelp() {
   return helpLine("--target T", "what to tune for (default cpu: this machine, -march=native,") +
          helpLine("", "every core); a target string: cpu [-arch=A] [-threads=N],") +
          helpLine("", "A: native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4; N: 0 (every") +
-         helpLine("", "core) to 1024; e.g. --target \"cpu -arch=x86-64-v2 -threads=1\"") +
-         helpLine("", "(cuda -arch=sm_XX parses; its backend is not implemented yet)");
+         helpLine("", "core) to 1024; e.g. --target \"cpu -arch=x86-64-v2 -threads=1\";") +
+         helpLine("", "or cuda [-arch=sm_XX]: this machine's first NVIDIA GPU (its") +
+         helpLine("", "driver needed), compiled for sm_XX (default: that GPU's)") +
+         helpLine("--arch A", "the target's arch, as -arch=A in --target (--target cuda --arch sm_90)");
 }
 
 std::string searchOption(const Args& args) {

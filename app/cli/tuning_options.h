@@ -13,10 +13,14 @@
 
 namespace tessel::cli {
 
-// --target: a CPU target string (target/target.h) this machine can run,
-// returned canonical ("cpu" for this machine); cuda is a usage error until its
-// backend exists.
-std::string targetOption(const Args& args);
+// --target and --arch: a target string (target/target.h) this machine can
+// measure, returned canonical ("cpu" for this machine's CPU; a cuda target
+// with its GPU's arch resolved). A CPU arch this CPU lacks is a usage error;
+// a cuda target without a working NVIDIA driver is an error naming why
+// (std::runtime_error), and a usage error where !gpuAllowed.
+std::string targetOption(const Args& args, bool gpuAllowed = true);
+// --target with --arch folded in, parsed but not checked against the machine.
+target::Target targetOfArgs(const Args& args);
 // Its help lines.
 std::string targetHelp();
 // A target string of any kind, parsed; a bad one is a usage error.

@@ -1,7 +1,5 @@
 // The GPU peers' device plumbing (see cuda_peer.h): session, memory, events,
 // cache states.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <climits>
 #include <stdexcept>
@@ -12,28 +10,6 @@
 namespace tessel::baseline::detail::gpu {
 
 namespace {
-
-// Two driver entry points that measure/cuda_driver.h does not bind, looked
-// up in the driver it loaded.
-struct DriverExtras {
-  cuda::Result (*memcpyDtoD)(cuda::DevicePtr, cuda::DevicePtr, size_t) = nullptr;  // cuMemcpyDtoD_v2
-  cuda::Result (*ctxGetCurrent)(cuda::Context*) = nullptr;                         // cuCtxGetCurrent
-};
-
-const DriverExtras& extras() {
-  static const DriverExtras e = [] {
-    DriverExtras out;
-    cuda::driver();  // throws when there is none; else libcuda.so.1 is loaded
-    if (void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) {
-      out.memcpyDtoD = reinterpret_cast<decltype(out.memcpyDtoD)>(dlsym(handle, "cuMemcpyDtoD_v2"));
-      out.ctxGetCurrent = reinterpret_cast<decltype(out.ctxGetCurrent)>(dlsym(handle, "cuCtxGetCurrent"));
-    }
-    return out;
-  }();
-  if (!e.memcpyDtoD || !e.ctxGetCurrent)
-    throw std::runtime_error("the NVIDIA driver lacks cuMemcpyDtoD_v2 or cuCtxGetCurrent (too old?)");
-  return e;
-}
 
 // GPU 0 and its primary context, retained for the process (see GpuSession).
 struct Primary {
@@ -68,7 +44,7 @@ int fitInt(int64_t value, const char* library) {
 GpuSession::GpuSession() {
   const cuda::Driver& d = cuda::driver();  // throws "no NVIDIA driver: ..."
   const cuda::Context context = primary().context;
-  d.check(extras().ctxGetCurrent(&previous_), "cuCtxGetCurrent");
+  d.check(cuda::driver().ctxGetCurrent(&previous_), "cuCtxGetCurrent");
   d.check(d.ctxSetCurrent(context), "cuCtxSetCurrent");
 }
 
@@ -127,7 +103,7 @@ std::vector<float> DeviceBuffer::download() const {
 
 void DeviceBuffer::copyFrom(const DeviceBuffer& source) const {
   if (bytes_ == 0) return;
-  cuda::driver().check(extras().memcpyDtoD(ptr_, source.ptr_, std::min(bytes_, source.bytes_)), "cuMemcpyDtoD");
+  cuda::driver().check(cuda::driver().memcpyDtoD(ptr_, source.ptr_, std::min(bytes_, source.bytes_)), "cuMemcpyDtoD");
 }
 
 EventTimer::EventTimer() {

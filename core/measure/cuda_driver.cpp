@@ -43,6 +43,7 @@ const Loaded& loaded() {
     bind(d.primaryCtxRetain, {"cuDevicePrimaryCtxRetain"});
     bind(d.primaryCtxRelease, {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"});
     bind(d.ctxSetCurrent, {"cuCtxSetCurrent"});
+    bind(d.ctxGetCurrent, {"cuCtxGetCurrent"});
     bind(d.ctxSynchronize, {"cuCtxSynchronize"});
     bind(d.moduleLoadData, {"cuModuleLoadData"});
     bind(d.moduleUnload, {"cuModuleUnload"});
@@ -51,6 +52,7 @@ const Loaded& loaded() {
     bind(d.memFree, {"cuMemFree_v2"});
     bind(d.memcpyHtoD, {"cuMemcpyHtoD_v2"});
     bind(d.memcpyDtoH, {"cuMemcpyDtoH_v2"});
+    bind(d.memcpyDtoD, {"cuMemcpyDtoD_v2"});
     bind(d.memsetD8, {"cuMemsetD8_v2"});
     bind(d.memsetD32, {"cuMemsetD32_v2"});
     bind(d.launchKernel, {"cuLaunchKernel"});

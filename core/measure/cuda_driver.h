@@ -43,6 +43,7 @@ struct Driver {
   Result (*primaryCtxRetain)(Context*, Device);
   Result (*primaryCtxRelease)(Device);
   Result (*ctxSetCurrent)(Context);
+  Result (*ctxGetCurrent)(Context*);
   Result (*ctxSynchronize)();
   Result (*moduleLoadData)(Module*, const void*);
   Result (*moduleUnload)(Module);
@@ -51,6 +52,7 @@ struct Driver {
   Result (*memFree)(DevicePtr);
   Result (*memcpyHtoD)(DevicePtr, const void*, size_t);
   Result (*memcpyDtoH)(void*, DevicePtr, size_t);
+  Result (*memcpyDtoD)(DevicePtr, DevicePtr, size_t);
   Result (*memsetD8)(DevicePtr, unsigned char, size_t);
   Result (*memsetD32)(DevicePtr, unsigned, size_t);
   Result (*launchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Stream, void**,

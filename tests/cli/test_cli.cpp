@@ -19,6 +19,7 @@
 #include "cost/cost_model_registry.h"
 #include "cost/learned/learned_models.h"
 #include "graph/zoo.h"
+#include "measure/cuda_driver.h"
 #include "runtime/numpy_files.h"
 #include "target/target.h"
 
@@ -223,20 +224,33 @@ class TestCli : public QObject {
     QCOMPARE(quiet.err, QString());
   }
 
-  // Until the CUDA backend exists, --target cuda is a usage error (exit 2)
-  // that says what is missing, for every command that takes a target.
-  void cudaTargetIsAUsageError() {
+  // Without an NVIDIA driver, --target cuda is an error that names what is
+  // missing (exit 1), given before anything is written, for every command
+  // that tunes; --arch joins --target; run executes on the CPU only.
+  void cudaTargetWithoutAGpuSaysWhy() {
+    if (tessel::measure::cuda::unavailableReason().empty())
+      QSKIP("checks the answer where there is no NVIDIA driver; this machine has one");
+    const QString db = scratch().filePath("cuda.db");
     for (const QStringList& args :
-         {QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--target", "cuda"},
-          QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--target", "cuda -arch=sm_90"},
-          QStringList{"tune", "tiny_cnn", "--target", "cuda", "--no-db"},
-          QStringList{"dataset", "collect", "--models", "tiny_cnn", "--db", scratch().filePath("cuda.db"), "--target",
-                      "cuda -arch=sm_90"}}) {
+         {QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--target", "cuda", "--db", db},
+          QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--target", "cuda", "--arch", "sm_90", "--db", db},
+          QStringList{"tune", "tiny_cnn", "--target", "cuda -arch=sm_80", "--db", db},
+          QStringList{"dataset", "collect", "--models", "tiny_cnn", "--db", db, "--target", "cuda -arch=sm_90"}}) {
       Run r = runCli(args);
-      QCOMPARE(r.code, 2);
-      QVERIFY2(r.err.contains("--target cuda is not available yet") && r.err.contains("CUDA backend"),
-               qPrintable(r.err));
+      QCOMPARE(r.code, 1);
+      QVERIFY2(r.err.contains("--target cuda") && r.err.contains("no NVIDIA driver"), qPrintable(r.err));
+      QVERIFY2(!QFile::exists(db), qPrintable(args.join(' ')));
     }
+    Run twice = runCli({"tune-op", "matmul", "--shape", "8,8,8", "--target", "cuda -arch=sm_90", "--arch", "sm_80"});
+    QCOMPARE(twice.code, 2);
+    QVERIFY2(twice.err.contains("both name the arch"), qPrintable(twice.err));
+    Run run = runCli({"run", "tiny_cnn", "--target", "cuda", "--arch", "sm_90"});
+    QCOMPARE(run.code, 2);
+    QVERIFY2(run.err.contains("runs on the CPU only"), qPrintable(run.err));
+    // inspect needs no GPU: a cuda target decides the tasks' layout (NCHW).
+    Run inspect = runCli({"inspect", "tiny_cnn", "--target", "cuda", "--arch", "sm_90", "--json"});
+    QCOMPARE(inspect.code, 0);
+    QVERIFY2(inspect.out.contains("\"target\":\"cuda -arch=sm_90\""), qPrintable(inspect.out.left(400)));
   }
 
   // Every command's --help names every option the command accepts, and
