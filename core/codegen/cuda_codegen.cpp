@@ -6,6 +6,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "codegen/cuda_vectorize.h"
+
 namespace tessel::codegen {
 
 using lower::ForKind;
@@ -414,6 +416,7 @@ class KernelEmitter {
         line(c, "// parallel (serial in a GPU thread)");
         break;
       case ForKind::Vectorized:
+        if (vectorized(*s, c)) return;
         line(c, "// vectorize (serial in a GPU thread)");
         break;
       default:
@@ -428,14 +431,15 @@ class KernelEmitter {
 
   void alloc(const StmtNode& s, const Ctx& c) {
     bool wasBarrier = lastBarrier_;  // a declaration is no statement between barriers
-    line(c, std::string(s.scope == schedule::Scope::Shared ? "__shared__ " : "") + "float " + s.buffer + "[" +
-                std::to_string(s.size) + "];");
+    // Aligned for float4 access (cuda_vectorize.h).
+    line(c, std::string(s.scope == schedule::Scope::Shared ? "__shared__ " : "") + "__align__(16) float " + s.buffer +
+                "[" + std::to_string(s.size) + "];");
     lastBarrier_ = wasBarrier;
     allocThreadVars_[s.buffer] = c.threadVars.size();
   }
 
-  void store(const StmtNode& s, Ctx c) {
-    if (auto r = replaced_.find(&s); r != replaced_.end()) return line(c, r->second);
+  // The conditions under which this thread performs a store.
+  std::vector<std::string> storeGuards(const StmtNode& s, const Ctx& c) {
     std::vector<std::string> g = c.guards;
     if (perThread_.count(s.buffer)) {
       // Each thread has its own copy: one written through another thread's
@@ -450,8 +454,32 @@ class KernelEmitter {
       for (int a = 0; a < 3; ++a)
         if (dims[a] > 1 && !c.bound[a]) g.push_back(std::string("threadIdx.") + char('x' + a) + " == 0");
     }
+    return g;
+  }
+
+  void store(const StmtNode& s, Ctx c) {
+    if (auto r = replaced_.find(&s); r != replaced_.end()) return line(c, r->second);
+    const std::vector<std::string> g = storeGuards(s, c);
     std::string text = s.buffer + "[" + cuda(s.index) + "] = " + cuda(s.value) + ";";
     line(c, g.empty() ? text : "if (" + joinGuards(g) + ") " + text);
+  }
+
+  // A vectorize loop over one store, as float2/float4 accesses where they
+  // are aligned; false (nothing written) when none is.
+  bool vectorized(const StmtNode& loop, Ctx c) {
+    if (loop.body.size() != 1 || loop.body[0]->kind != StmtNode::Store || replaced_.count(loop.body[0].get()))
+      return false;
+    const StmtNode& s = *loop.body[0];
+    const auto lines = vectorizeStore(s, loop.loopVar, loop.extent, cuda);
+    if (!lines) return false;
+    const std::vector<std::string> g = storeGuards(s, c);
+    line(c, g.empty() ? "{  // vectorized" : "if (" + joinGuards(g) + ") {  // vectorized");
+    ++c.depth;
+    for (const std::string& l : *lines)
+      line(c, l);
+    --c.depth;
+    line(c, "}");
+    return true;
   }
 
   void reduction(const Stmt& s, const Reduction& r, Ctx c) {
@@ -527,6 +555,16 @@ std::string cudaPrelude() {
 #ifndef TESSEL_LAUNCH
 #define TESSEL_LAUNCH(kernel, grid, block, ...) kernel<<<grid, block>>>(__VA_ARGS__)
 #define TESSEL_LAUNCH_STATUS() int(cudaGetLastError())
+#endif
+
+// Vector loads and stores at a multiple of the vector's size
+// (cuda_vectorize.h); the host emulation defines checked ones.
+#ifndef TESSEL_VECTOR_ACCESS
+#define TESSEL_VECTOR_ACCESS
+template <class V>
+static __device__ __forceinline__ V tessel_load(const float* p) { return *reinterpret_cast<const V*>(p); }
+template <class V>
+static __device__ __forceinline__ void tessel_store(float* p, V v) { *reinterpret_cast<V*>(p) = v; }
 #endif
 
 // Float min and max with NaN propagating, as the C++ kernels compute them.

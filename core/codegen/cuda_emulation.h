@@ -40,6 +40,14 @@
 #define __shared__ static
 #define __forceinline__ inline __attribute__((always_inline))
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+
+struct alignas(8) float2 {
+  float x, y;
+};
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
 
 struct uint3 {
   unsigned x, y, z;
@@ -223,6 +231,26 @@ T __shfl_xor_sync(unsigned, T v, int mask, int = 32) {
 template <class T>
 T __shfl_sync(unsigned, T v, int srcLane, int = 32) {
   return tessel_emu::shuffle(v, [&](long) { return long(srcLane); });
+}
+
+// Vector accesses as the GPU makes them, with the GPU's rule checked: the
+// address a multiple of the vector's size (a misaligned one fails the launch).
+#define TESSEL_VECTOR_ACCESS
+template <class V>
+inline bool tessel_aligned(const float* p) {
+  if (reinterpret_cast<uintptr_t>(p) % sizeof(V) == 0) return true;
+  tessel_emu::fail("a misaligned " + std::to_string(sizeof(V)) + "-byte vector access");
+  return false;
+}
+template <class V>
+inline V tessel_load(const float* p) {
+  V v{};
+  if (tessel_aligned<V>(p)) std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class V>
+inline void tessel_store(float* p, V v) {
+  if (tessel_aligned<V>(p)) std::memcpy(p, &v, sizeof v);
 }
 
 #define TESSEL_LAUNCH(kernel, grid, block, ...) ::tessel_emu::launch(kernel, grid, block, __VA_ARGS__)

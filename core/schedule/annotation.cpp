@@ -247,7 +247,19 @@ void bindGpu(const Sketch& sk, State& s, std::vector<Step>& steps, const Hardwar
       root = s.stage(root).attachStage;
     int64_t threads = threadsOf(s.stage(root));
     fuseRange(s, steps, int(i), 0, int(st.iters.size()));
-    apply(s, steps, SplitStep{int(i), 0, {threads}});
+    // Each thread fetches 1, 2 or 4 consecutive elements (float2/float4
+    // loads where aligned: codegen/cuda_vectorize.h), as Ansor's rule does.
+    const int64_t extent = s.stages[i].iters[0].extent;
+    std::vector<int64_t> lanes = {1};
+    for (int64_t w : {2, 4})
+      if (extent % (threads * w) == 0) lanes.push_back(w);
+    const int64_t w = lanes.size() > 1 ? d.pick("vector:" + st.op.name, lanes) : 1;
+    if (w == 1) {
+      apply(s, steps, SplitStep{int(i), 0, {threads}});
+    } else {
+      apply(s, steps, SplitStep{int(i), 0, {threads, w}});
+      apply(s, steps, AnnotationStep{int(i), 2, Annotation::Vectorize});
+    }
     apply(s, steps, AnnotationStep{int(i), 1, Annotation::ThreadX});
   }
   (void)hw;

@@ -10,8 +10,11 @@
 #include <regex>
 
 #include "codegen/cuda_codegen.h"
+#include "codegen/cuda_vectorize.h"
+#include "codegen/nvrtc_compiler.h"
 #include "gpu_samples.h"
 #include "kernel_harness.h"
+#include "lower/index_analysis.h"
 
 using namespace tessel;
 using namespace tessel::schedule;
@@ -175,6 +178,21 @@ extern "C" __global__ void divergent(float* out) {
   if (threadIdx.x == 0) __syncthreads();
   out[threadIdx.x] = 1.0f;
 }
+// Vector accesses: aligned ones copy, a misaligned one fails the launch.
+extern "C" __global__ void copy4(float* in, float* out) {
+  tessel_store(&out[4 * threadIdx.x], tessel_load<float4>(&in[4 * threadIdx.x]));
+}
+extern "C" __global__ void copy4_misaligned(float* in, float* out) {
+  tessel_store(&out[4 * threadIdx.x], tessel_load<float4>(&in[4 * threadIdx.x + 1]));
+}
+extern "C" int run_copy4(float* const* b) {
+  TESSEL_LAUNCH(copy4, dim3(1), dim3(8), b[0], b[1]);
+  return TESSEL_LAUNCH_STATUS();
+}
+extern "C" int run_copy4_misaligned(float* const* b) {
+  TESSEL_LAUNCH(copy4_misaligned, dim3(1), dim3(8), b[0], b[1]);
+  return TESSEL_LAUNCH_STATUS();
+}
 extern "C" int run_rotate(float* const* b) {
   TESSEL_LAUNCH(rotate, dim3(3), dim3(64), b[0]);
   return TESSEL_LAUNCH_STATUS();
@@ -245,6 +263,78 @@ class TestCudaCodegen : public QObject {
     QCOMPARE(QString::fromStdString(lib_->run("run_block_max", m)), QString());
     for (int t = 0; t < 160; ++t)
       QCOMPARE(m[1][size_t(t)], 159.0f);
+  }
+
+  // The emulation holds vector accesses to the GPU's alignment rule.
+  void emulationChecksVectorAlignment() {
+    std::vector<std::vector<float>> b = {std::vector<float>(40), std::vector<float>(32, NAN)};
+    for (int i = 0; i < 40; ++i)
+      b[0][size_t(i)] = float(i);
+    QCOMPARE(QString::fromStdString(lib_->run("run_copy4", b)), QString());
+    for (int i = 0; i < 32; ++i)
+      QCOMPARE(b[1][size_t(i)], float(i));
+    QVERIFY(lib_->run("run_copy4_misaligned", b).find("misaligned 16-byte vector access") != std::string::npos);
+  }
+
+  // An index is a vector's when it is v + (a multiple of the lanes), also
+  // once divisions and remainders by a multiple of the lanes let v out.
+  void vectorBasesAreAlignedOnly() {
+    using te::var;
+    const te::Expr v = var("v"), t = var("t"), o = var("o");
+    auto base = [&](const te::Expr& e, int64_t lanes) {
+      const auto b = codegen::alignedVectorBase(e, "v", lanes);
+      return b ? te::toString(*b) : std::string("none");
+    };
+    QCOMPARE(base(o * 512 + t * 4 + v, 4), te::toString(lower::simplifyIndex(o * 512 + t * 4)));
+    QCOMPARE(base(t * 4 + v + 1, 4), std::string("none"));  // one past a boundary
+    QCOMPARE(base(t * 3 + v, 4), std::string("none"));      // strides of 3
+    QCOMPARE(base(t * 4 + v * 2, 4), std::string("none"));  // not contiguous
+    QCOMPARE(base(t * 4 + v, 2), te::toString(lower::simplifyIndex(t * 4)));
+    QCOMPARE(base(t * 8, 4), std::string("none"));  // the same element for every lane
+    // A fused fetch index taken apart into rows of 16 (stride 64 in memory).
+    const te::Expr fused = t * 4 + v;
+    const std::string split = base((fused / 16) * 64 + fused % 16, 4);
+    QVERIFY2(split != "none", split.c_str());
+    QVERIFY2(split.find('v') == std::string::npos, split.c_str());
+    QCOMPARE(base((fused / 6) * 64 + fused % 6, 4), std::string("none"));  // rows of 6 break a vector
+  }
+
+  // Cooperative fetches of 2 and 4 elements per thread become float2/float4
+  // accesses, and those programs compute the naive program's numbers.
+  void cooperativeFetchesUseVectors() {
+    Sampled s{te::makeOperator("matmul", {128, 128, 64}), {}};
+    schedule::HardwareParams hw;
+    hw.target = "cuda";
+    const std::vector<Sketch> sketches = generateSketches(s.dag, hw);
+    std::mt19937_64 rng(5);
+    int float4s = 0, float2s = 0;
+    for (int i = 0; (s.programs.size() < 6 || !float4s || !float2s) && i < 2000; ++i) {
+      try {
+        const std::vector<Step> p = annotateSketch(sketches[size_t(i) % sketches.size()], hw, rng);
+        const codegen::CudaProgram c = codegen::emitCudaProgram(lower::lowerState(replay(s.dag, p)), "probe");
+        // Within 48 KiB of static shared memory: a larger one is a compile error (and skipped by the tuner).
+        if (std::any_of(c.kernels.begin(), c.kernels.end(),
+                        [](const codegen::CudaKernel& k) { return k.sharedBytes > 48 * 1024; }))
+          continue;
+        const bool f4 = c.source.find("tessel_load<float4>") != std::string::npos;
+        const bool f2 = c.source.find("tessel_load<float2>") != std::string::npos;
+        if ((f4 && float4s < 4) || (f2 && float2s < 4)) s.programs.push_back(p), float4s += f4, float2s += f2;
+      } catch (const ScheduleError&) {
+      }
+    }
+    QVERIFY2(float4s > 0 && float2s > 0, "no program of 2000 fetches with both float4 and float2 vectors");
+    const std::vector<codegen::CudaProgram> programs = emitAll(s);
+    const std::vector<std::string> res = runAndCompare(s, programs, concatenated(programs));
+    for (size_t i = 0; i < res.size(); ++i)
+      QVERIFY2(res[i].empty(), (res[i] + "\n" + programs[i].source).c_str());
+    // The device compiler takes them too.
+    std::string why;
+    if (!codegen::nvrtcAvailable(&why)) QSKIP(("the host emulation passed; NVRTC is not installed: " + why).c_str());
+    std::vector<std::string> sources;
+    for (const codegen::CudaProgram& p : programs)
+      sources.push_back(p.deviceSource);
+    for (const codegen::CudaCompileOutput& out : codegen::compileCuda(sources, {}))
+      QVERIFY2(out.error == support::ErrorCode::None, out.message.c_str());
   }
 
   // Every sampled GPU program, emulated, computes what the naive program does.
