@@ -35,24 +35,9 @@ Expr withoutIntMinMax(const Expr& e) {
   std::vector<Expr> a;
   for (const Expr& x : e->args)
     a.push_back(withoutIntMinMax(x));
-  switch (e->kind) {
-    case ExprKind::Load:
-      return te::load(e->name, a);
-    case ExprKind::Select:
-      return te::select(a[0], a[1], a[2]);
-    case ExprKind::Cast:
-      return te::cast(e->dtype, a[0]);
-    case ExprKind::Call:
-      return te::call(e->fn, a);
-    case ExprKind::Not:
-      return te::logicalNot(a[0]);
-    case ExprKind::Min:
-    case ExprKind::Max:
-      if (!te::isFloat(e)) return te::select(e->kind == ExprKind::Min ? a[0] < a[1] : a[0] > a[1], a[0], a[1]);
-      [[fallthrough]];
-    default:
-      return te::binary(e->kind, a[0], a[1]);
-  }
+  if ((e->kind == ExprKind::Min || e->kind == ExprKind::Max) && !te::isFloat(e))
+    return te::select(e->kind == ExprKind::Min ? a[0] < a[1] : a[0] > a[1], a[0], a[1]);
+  return te::withOperands(e, std::move(a));
 }
 
 std::string cuda(const Expr& e) {

@@ -65,20 +65,7 @@ Expr withoutLaneInDivMod(const Expr& e, const std::string& v, int64_t lanes) {
   std::vector<Expr> args;
   for (const Expr& a : e->args)
     args.push_back(withoutLaneInDivMod(a, v, lanes));
-  switch (e->kind) {
-    case ExprKind::Load:
-      return te::load(e->name, args);
-    case ExprKind::Select:
-      return te::select(args[0], args[1], args[2]);
-    case ExprKind::Cast:
-      return te::cast(e->dtype, args[0]);
-    case ExprKind::Call:
-      return te::call(e->fn, args);
-    case ExprKind::Not:
-      return te::logicalNot(args[0]);
-    default:
-      return te::binary(e->kind, args[0], args[1]);
-  }
+  return te::withOperands(e, std::move(args));
 }
 
 // Loads evaluated whatever the values: not under a select's branches or the

@@ -320,7 +320,22 @@ Expr operator||(Expr a, Expr b) {
 }
 
 namespace {
-Expr rebuild(const Expr& e, std::vector<Expr> args) {
+template <class F>
+Expr mutate(const Expr& e, const F& leaf) {
+  if (Expr r = leaf(e)) return r;
+  if (e->args.empty()) return e;
+  std::vector<Expr> args;
+  args.reserve(e->args.size());
+  bool changed = false;
+  for (const Expr& a : e->args) {
+    args.push_back(mutate(a, leaf));
+    changed |= args.back() != a;
+  }
+  return changed ? withOperands(e, std::move(args)) : e;
+}
+}  // namespace
+
+Expr withOperands(const Expr& e, std::vector<Expr> args) {
   switch (e->kind) {
     case ExprKind::Load:
       return load(e->name, std::move(args));
@@ -336,21 +351,6 @@ Expr rebuild(const Expr& e, std::vector<Expr> args) {
       return binary(e->kind, args[0], args[1]);
   }
 }
-
-template <class F>
-Expr mutate(const Expr& e, const F& leaf) {
-  if (Expr r = leaf(e)) return r;
-  if (e->args.empty()) return e;
-  std::vector<Expr> args;
-  args.reserve(e->args.size());
-  bool changed = false;
-  for (const Expr& a : e->args) {
-    args.push_back(mutate(a, leaf));
-    changed |= args.back() != a;
-  }
-  return changed ? rebuild(e, std::move(args)) : e;
-}
-}  // namespace
 
 Expr substitute(const Expr& e, const std::map<std::string, Expr>& vars) {
   return mutate(e, [&](const Expr& x) -> Expr {

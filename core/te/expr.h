@@ -89,6 +89,8 @@ Expr operator||(Expr a, Expr b);
 bool isIntImm(const Expr& e, int64_t* value = nullptr);
 bool isFloat(const Expr& e);
 
+// The node `e` over new operands (as many as it has).
+Expr withOperands(const Expr& e, std::vector<Expr> args);
 // Replaces variables by name. Unlisted variables stay.
 Expr substitute(const Expr& e, const std::map<std::string, Expr>& vars);
 // Replaces each Load of a tensor through `fn(indices)`; other loads stay.
