@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -231,6 +232,17 @@ T __shfl_xor_sync(unsigned, T v, int mask, int = 32) {
 template <class T>
 T __shfl_sync(unsigned, T v, int srcLane, int = 32) {
   return tessel_emu::shuffle(v, [&](long) { return long(srcLane); });
+}
+
+// Device memory is host memory here (an exported entry point allocates its
+// temporaries with these).
+inline int cudaMalloc(void** p, size_t bytes) {
+  *p = std::malloc(bytes);
+  return *p ? 0 : 2;  // cudaErrorMemoryAllocation
+}
+inline int cudaFree(void* p) {
+  std::free(p);
+  return 0;
 }
 
 // Vector accesses as the GPU makes them, with the GPU's rule checked: the

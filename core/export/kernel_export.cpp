@@ -11,6 +11,8 @@
 #include <stdexcept>
 
 #include "codegen/cpp_codegen.h"
+#include "export/cuda_kernel_export.h"
+#include "export/export_common.h"
 #include "lower/layout_rewrite.h"
 #include "schedule/steps.h"
 #include "store/tuning_recorder.h"
@@ -24,47 +26,13 @@ namespace tessel::exporter {
 namespace {
 
 namespace fs = std::filesystem;
-
-void writeFile(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + p.string());
-}
-
-std::string isoNow() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string shapeText(const std::vector<int64_t>& s) {
-  std::string out;
-  for (int64_t v : s) {
-    if (!out.empty()) out += 'x';
-    out += std::to_string(v);
-  }
-  return out.empty() ? "scalar" : out;
-}
-
-struct Argument {
-  std::string name;
-  std::vector<int64_t> shape;
-  bool input = true;
-};
-
-// The kernel's arguments (inputs, then outputs) with their tensor shapes.
-std::vector<Argument> argumentsOf(const te::ComputeDAG& dag, const lower::LoweredFunc& f) {
-  std::vector<Argument> out;
-  for (size_t i = 0; i < f.args.size(); ++i) {
-    Argument a{f.args[i].name, {}, i < f.numInputs};
-    for (const te::Op& op : dag.ops())
-      if (lower::cIdent(op.name) == a.name) a.shape = op.shape;
-    out.push_back(std::move(a));
-  }
-  return out;
-}
+using detail::Argument;
+using detail::argumentsOf;
+using detail::isoNow;
+using detail::number;
+using detail::rebuildTask;
+using detail::shapeText;
+using detail::writeFile;
 
 // The entry points of a kernel that reads some inputs packed: F_pack packs
 // them (once), F_prepacked runs on packed inputs, and F itself, with plain
@@ -131,34 +99,6 @@ std::string csvField(const std::string& s) {
   return q;
 }
 
-std::string number(double v) {
-  if (!std::isfinite(v)) return "";
-  std::ostringstream os;
-  os.precision(9);
-  os << v;
-  return os.str();
-}
-
-// The task as it was tuned: its definition from the options, or rebuilt
-// from its op and shape (throws naming the problem).
-task::SearchTask rebuildTask(const store::TaskRow& row, const KernelExportOptions& options) {
-  if (auto d = options.definitions.find(row.key); d != options.definitions.end()) {
-    task::SearchTask task;
-    task.dag = d->second;
-    task.key = row.key;
-    return task;
-  }
-  return store::operatorTaskOf(row);
-}
-
-// The CPU target a task was tuned for (its kernels' flags and vectors).
-target::Target cpuTargetOf(const store::TaskRow& row) {
-  const target::Target t = target::parseTarget(row.target);
-  if (!t.isCpu())
-    throw std::runtime_error("task " + row.key + " is for " + row.target + ": only cpu kernels have code so far");
-  return t;
-}
-
 }  // namespace
 
 KernelExportPlan planKernelExport(const store::Database& db, const std::vector<store::TaskRow>& tasks,
@@ -166,7 +106,7 @@ KernelExportPlan planKernelExport(const store::Database& db, const std::vector<s
   KernelExportPlan plan;
   for (const store::TaskRow& row : tasks) {
     try {
-      cpuTargetOf(row);
+      target::parseTarget(row.target);
       if (db.best(row.id).empty()) throw std::runtime_error("no valid record yet");
       rebuildTask(row, options);
       plan.tasks.push_back(row);
@@ -178,7 +118,8 @@ KernelExportPlan planKernelExport(const store::Database& db, const std::vector<s
 }
 
 std::string bestKernelSource(const store::Database& db, const store::TaskRow& row, const KernelExportOptions& options) {
-  const target::Target t = cpuTargetOf(row);
+  const target::Target t = target::parseTarget(row.target);
+  if (!t.isCpu()) return bestCudaKernelSource(db, row, options);
   std::vector<store::BestRow> best = db.best(row.id);
   if (best.empty()) throw std::runtime_error("task " + row.key + " has no valid record yet");
   const store::RecordRow& rec = best.front().record;
@@ -193,6 +134,7 @@ std::string bestKernelSource(const store::Database& db, const store::TaskRow& ro
 ExportResult exportKernels(const store::Database& db, const std::vector<store::TaskRow>& tasks,
                            const std::string& outDir, const KernelExportOptions& options) {
   if (tasks.empty()) throw std::runtime_error("nothing to export: no task");
+  if (!target::parseTarget(tasks.front().target).isCpu()) return exportCudaKernels(db, tasks, outDir, options);
   fs::path root(outDir);
   ExportResult result;
   result.header = "include/tessel_kernels.h";
@@ -210,9 +152,9 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
   manifest["kernels"] = nlohmann::json::array();
   std::vector<std::string> sources;
   // One library, one set of flags: every task of one target.
-  const target::Target target = cpuTargetOf(tasks.front());
+  const target::Target target = target::parseTarget(tasks.front().target);
   for (const store::TaskRow& row : tasks) {
-    if (cpuTargetOf(row) != target)
+    if (target::parseTarget(row.target) != target)
       throw std::runtime_error("the tasks are for different targets (" + target.str() + ", " + row.target +
                                "): export one target's at a time (tessel export --target T)");
     std::vector<store::BestRow> best = db.best(row.id);

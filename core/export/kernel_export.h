@@ -1,7 +1,7 @@
-// Export of tuned results (SPEC "Export"): the best kernel of each task as a
-// small C library (sources, a compiled .so, a header with typed entry points,
-// manifest.json and a CMakeLists.txt that builds them), or the records as
-// CSV / JSON lines.
+// Export of tuned results: the best kernel of each task as a small C library
+// (sources, a compiled .so, a header with typed entry points, manifest.json
+// and a CMakeLists.txt that builds them; for a cuda target, CUDA sources
+// built by nvcc: cuda_kernel_export.h), or the records as CSV / JSON lines.
 #pragma once
 
 #include <map>
@@ -35,6 +35,9 @@ struct KernelExportOptions {
   std::map<std::string, te::ComputeDAG> definitions;
   bool compile = true;   // also build lib/libtessel_kernels.so here
   std::string compiler;  // default: $TESSEL_CXX, else c++
+  // CUDA kernels' (cuda_kernel_export.h); default: $TESSEL_NVCC, else
+  // /usr/local/cuda/bin/nvcc, else nvcc from PATH.
+  std::string cudaCompiler;
 };
 
 // Which tasks exportKernels can export: those with a valid record whose
