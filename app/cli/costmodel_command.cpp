@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
+#include "cost/ensemble_model.h"
 #include "tuning/dataset.h"
 
 namespace tessel::cli {
@@ -22,15 +23,20 @@ double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// A model file, or a registry name (a fresh model, to be trained here).
-std::unique_ptr<cost::CostModel> modelOf(const std::string& spec, uint64_t seed, bool* trained) {
+// A model file, or a registry name (a fresh model, to be trained here; with
+// --ensemble K, K of them from seeds seed .. seed + K - 1).
+std::unique_ptr<cost::CostModel> modelOf(const Args& args, uint64_t seed, bool* trained) {
+  const std::string spec = args.get("model");
+  const int members = int(args.getInt("ensemble", 1, 1, 16));
   *trained = cost::isCostModelFile(spec);
+  if (*trained && args.has("ensemble"))
+    throw UsageError("--ensemble makes a new model: it does not apply to the trained file " + spec);
   if (*trained) return cost::loadCostModelFile(spec, seed);
   if (!cost::findCostModel(spec))
     throw UsageError("--model " + spec +
                      " is neither a cost model file nor a cost model (available: " + cost::availableCostModels() + ")");
   try {
-    return cost::makeCostModel(spec, seed);
+    return members > 1 ? cost::makeEnsemble(spec, members, seed) : cost::makeCostModel(spec, seed);
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
@@ -70,7 +76,7 @@ int trainCommand(const Args& args) {
   if (!args.has("out")) throw UsageError("train needs --out FILE");
   const uint64_t seed = uint64_t(args.getInt("seed", 1, 0, 1ll << 62));
   bool trained = false;
-  auto model = modelOf(args.get("model"), seed, &trained);
+  auto model = modelOf(args, seed, &trained);
   const Split split = splitData(args, false);
   double seconds = 0;
   train(*model, split.train, int(args.getInt("epochs", 30, 0, 100000)), args.has("quiet"), &seconds);
@@ -84,7 +90,7 @@ int evalCommand(const Args& args) {
   if (!args.has("model")) throw UsageError("eval needs --model FILE|NAME (try --help)");
   const uint64_t seed = uint64_t(args.getInt("seed", 1, 0, 1ll << 62));
   bool trained = false;
-  auto model = modelOf(args.get("model"), seed, &trained);
+  auto model = modelOf(args, seed, &trained);
   const Split split = splitData(args, true);
   const bool quiet = args.has("quiet") || args.has("json");
   double trainSeconds = 0;
@@ -149,7 +155,7 @@ int evalCommand(const Args& args) {
 }  // namespace
 
 OptionSpec costmodelOptions() {
-  return {{"model", "data", "held-out", "epochs", "out", "seed"}, {"json", "quiet", "help"}};
+  return {{"model", "data", "held-out", "epochs", "out", "seed", "ensemble"}, {"json", "quiet", "help"}};
 }
 
 std::string costmodelHelp() {
@@ -173,6 +179,8 @@ std::string costmodelHelp() {
          "  --epochs N          passes over the training set (default 30; xgb: ignored)\n"
          "  --out FILE          train: where to save the model\n"
          "  --seed S            random seed (default 1)\n"
+         "  --ensemble K        K copies of the model from seeds S .. S+K-1 (2 to 16), their\n"
+         "                      standardised scores averaged (saved as one model file)\n"
          "  --json              eval: one JSON object on stdout (the metrics, per held-out\n"
          "                      model, and per task its best and first-ranked seconds)\n"
          "  --quiet             no progress on stderr\n"

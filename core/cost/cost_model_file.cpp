@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "cost/cost_model_registry.h"
+#include "cost/ensemble_model.h"
 
 namespace tessel::cost {
 
@@ -40,7 +41,8 @@ std::unique_ptr<CostModel> loadCostModelFile(const std::string& path, uint64_t s
   const std::string blob((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::unique_ptr<CostModel> model;
   try {
-    model = makeCostModel(name, seed);
+    const int members = ensembleMembers(blob);
+    model = members ? makeEnsemble(name, members, seed) : makeCostModel(name, seed);
     model->load(blob);
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": " + e.what());

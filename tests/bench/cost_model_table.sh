@@ -4,8 +4,9 @@
 # scores the held-out ones. Prints a Markdown table for docs/benchmarks.md.
 #
 # usage: tests/bench/cost_model_table.sh DATA.jsonl.gz HELD_OUT[,HELD_OUT] [EPOCHS]
-# (MODELS="xgb mlp" runs a subset, SEED=2 another seed, OUT=DIR keeps
-# each model's JSON, per-task picks included; run it on a quiet machine)
+# (MODELS="xgb mlp" runs a subset, SEED=2 another seed, ENSEMBLE=K ensembles
+# of K seeds, OUT=DIR keeps each model's JSON, per-task picks included; run it
+# on a quiet machine)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${TESSEL_BUILD_DIR:-$root/build}/bin
@@ -14,11 +15,13 @@ held=$2
 epochs=${3:-30}
 models=${MODELS:-random xgb mlp gat atformer}
 seed=${SEED:-1}
+ensemble=()
+[ "${ENSEMBLE:-1}" -gt 1 ] && ensemble=(--ensemble "$ENSEMBLE")
 echo "| model | top-1 | top-5 | pairwise accuracy | R² | predictions/s | training s |"
 echo "|---|---|---|---|---|---|---|"
 for m in $models; do
-  "$bin/tessel" costmodel eval --model "$m" --data "$data" --held-out "$held" --epochs "$epochs" --seed "$seed" --json |
-    if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && tee "$OUT/$m-$seed.json"; else cat; fi |
+  "$bin/tessel" costmodel eval --model "$m" --data "$data" --held-out "$held" --epochs "$epochs" --seed "$seed" "${ensemble[@]}" --json |
+    if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && tee "$OUT/$m-$seed${ENSEMBLE:+x$ENSEMBLE}.json"; else cat; fi |
     python3 -c '
 import json, sys
 j = json.load(sys.stdin)

@@ -1,6 +1,8 @@
 // Cost models: the factory, the random baseline and XGBoost (both losses) on
 // synthetic programs whose true cost is a known function of their features.
+#include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QtTest>
 #include <cmath>
 #include <cstdint>
@@ -9,7 +11,9 @@
 #include <stdexcept>
 
 #include "cost/cost_model_eval.h"
+#include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
+#include "cost/ensemble_model.h"
 #include "cost_test_support.h"
 
 using namespace tessel::cost;
@@ -145,6 +149,48 @@ class TestCostModels : public QObject {
       QVERIFY(std::isfinite(scores[i]));
       QVERIFY(scores.back() < scores[i] - 1e6);
     }
+  }
+
+  // An ensemble's score is the mean of its members' scores standardised per
+  // call; invalid programs stay lowest; its bytes load back as an ensemble.
+  void ensembleAveragesStandardisedScores() {
+    const Dataset test = makeData(50, 3);
+    std::vector<ProgramFeatureSet> sets = fromStoreRows(test.programs);
+    sets[7].valid = false;
+    auto ensemble = makeEnsemble("random", 3, 5);
+    QCOMPARE(ensemble->name(), std::string("random"));
+    const std::vector<double> got = ensemble->predictFeatures("task", sets);
+    std::vector<double> want(sets.size(), 0.0);
+    for (uint64_t seed : {5, 6, 7}) {
+      const std::vector<double> s = makeRandomModel(seed)->predictFeatures("task", sets);
+      double mean = 0, sq = 0;
+      for (size_t i = 0; i < s.size(); ++i)
+        if (i != 7) mean += s[i] / 49.0;
+      for (size_t i = 0; i < s.size(); ++i)
+        if (i != 7) sq += (s[i] - mean) * (s[i] - mean) / 49.0;
+      for (size_t i = 0; i < s.size(); ++i)
+        want[i] += (s[i] - mean) / std::sqrt(sq) / 3.0;
+    }
+    for (size_t i = 0; i < sets.size(); ++i)
+      if (i != 7) QVERIFY2(std::fabs(got[i] - want[i]) < 1e-12, qPrintable(QString::number(i)));
+    QCOMPARE(got[7], kInvalidScore);
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, makeEnsemble("random", 1, 5));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, makeEnsemble("no-such-model", 3, 5));
+    QCOMPARE(ensembleMembers("tessel-ensemble 3\n"), 3);
+    QCOMPARE(ensembleMembers("tessel-cost-model 2 mlp\n"), 0);
+    if (!haveXgb()) QSKIP("the save and load of trained members need XGBoost, absent from this build");
+    const Dataset train = makeData(200, 1);
+    auto trained = makeEnsemble("xgb", 2, 5);
+    updateRows(*trained, train.programs, train.costs);
+    const QString file = QDir::temp().filePath("tessel-ensemble-test.tcm");
+    saveCostModelFile(file.toStdString(), *trained);
+    auto loaded = loadCostModelFile(file.toStdString());
+    QFile::remove(file);
+    const std::vector<double> before = trained->predictFeatures("task", sets);
+    const std::vector<double> after = loaded->predictFeatures("task", sets);
+    for (size_t i = 0; i < sets.size(); ++i)
+      QCOMPARE(after[i], before[i]);
+    QVERIFY(pairwiseAccuracy(predictRows(*loaded, test.programs), test.costs) > 0.75);
   }
 
   void xgbRanksHeldOutPrograms_data() { lossColumns(false); }
