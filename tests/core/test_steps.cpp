@@ -63,7 +63,7 @@ class TestSteps : public QObject {
     QTest::newRow("compute_at output") << R"([["CHW",2,"local"],["CA",3,2,0]])"
                                        << "is an output";
     QTest::newRow("compute_at non-consumer") << R"([["CHW",2,"local"],["CHW",2,"local"],["CA",2,4,0]])"
-                                             << "is not the only consumer";
+                                             << "outside loop";
     QTest::newRow("cache global") << R"([["CHW",2,"global"]])"
                                   << "unknown scope";
     QTest::newRow("rfactor spatial") << R"([["RF",2,0,0]])"
