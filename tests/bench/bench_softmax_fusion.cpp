@@ -3,9 +3,10 @@
 // tuned with and without the rule, same trials and seeds, best latencies
 // printed side by side.
 //
-//   build/bin/bench_softmax_fusion [MODEL] [TRIALS] [SEED...]
+//   build/bin/bench_softmax_fusion [--target T] [MODEL] [TRIALS] [SEED...]
 //   e.g. build/bin/bench_softmax_fusion bert_tiny 200 1 2
-// (defaults: bert_tiny, 200 trials, seeds 1 and 2)
+// (defaults: cpu, bert_tiny, 200 trials, seeds 1 and 2; T a CPU target string,
+// e.g. "cpu -threads=1")
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -50,11 +51,18 @@ bool rulesProgram(const search::TuneResult& r, const task::SearchTask& task) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string model = argc > 1 ? argv[1] : "bert_tiny";
-  const int trials = argc > 2 ? std::atoi(argv[2]) : 200;
+  std::string target = "cpu";
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--target" && i + 1 < argc)
+      target = argv[++i];
+    else
+      args.push_back(argv[i]);
+  const std::string model = args.size() > 0 ? args[0] : "bert_tiny";
+  const int trials = args.size() > 1 ? std::atoi(args[1].c_str()) : 200;
   std::vector<uint64_t> seeds;
-  for (int i = 3; i < argc; ++i)
-    seeds.push_back(std::strtoull(argv[i], nullptr, 10));
+  for (size_t i = 2; i < args.size(); ++i)
+    seeds.push_back(std::strtoull(args[i].c_str(), nullptr, 10));
   if (seeds.empty()) seeds = {1, 2};
 
   graph::Graph g = graph::makeZooModel(model);
@@ -79,9 +87,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s has no task with a softmax fused into a batch matmul\n", model.c_str());
     return 1;
   }
-  const task::SearchTask task = fusion::toSearchTask(*attention, "cpu");
-  std::printf("%s: task %s (%s), %.2f MFLOP\n%s", model.c_str(), fusion::taskLabel(*attention).c_str(),
-              attention->key.c_str(), task.flops * 1e-6, schedule::State(task.dag).toString().c_str());
+  const task::SearchTask task = fusion::toSearchTask(*attention, target);
+  std::printf("%s on %s: task %s (%s), %.2f MFLOP\n%s", model.c_str(), task.target.c_str(),
+              fusion::taskLabel(*attention).c_str(), attention->key.c_str(), task.flops * 1e-6,
+              schedule::State(task.dag).toString().c_str());
   search::TuneOptions probe = search::tuneOptionsFor(target::parseTarget(task.target));
   std::printf("sketches with the rule:");
   for (const schedule::Sketch& sk : schedule::generateSketches(task.dag, probe.hardware)) {
