@@ -32,7 +32,8 @@ std::optional<SoftmaxStages> matchSoftmax(const State& s, int norm);
 // Registered for "cpu" and "cuda". On the CPU (BERT-Tiny's attention, 200
 // trials, seeds 1 and 2, a busy 2-core Zen 3) single-threaded kernels tune to
 // the same latency with and without it (0.2247 / 0.2289 ms, 0.2308 / 0.2248
-// ms); with two threads a 64-trial look gave 0.250 against 0.378 ms. If the
+// ms); with two threads a 64-trial look gave 0.250 against 0.378 ms, 200
+// trials of seed 1 under a heavier load 0.3814 against 0.3884 ms. If the
 // two-thread figures on a quiet machine show no gain, register it for "cuda"
 // only (docs/benchmarks.md has the command).
 std::shared_ptr<SketchRule> makeSoftmaxFusionRule();
