@@ -231,18 +231,42 @@ class Lowerer {
     // spans every thread (and virtual thread) index, not one thread's share.
     if (st.scope == schedule::Scope::Shared) inner.insert(inner.end(), threadVars_.begin(), threadVars_.end());
 
+    // The reads: the target's, and those of the stages computed at the same
+    // loop (laid out already: consumers come later), whose loops are inner.
+    struct Read {
+      const te::ExprNode* load;
+      const StageInfo* reader;
+      std::vector<std::string> inner;
+    };
+    std::vector<Read> reads;
     std::vector<const te::ExprNode*> loads;
     te::collectLoads(body_[size_t(ci)], &loads);
+    for (const te::ExprNode* l : loads)
+      reads.push_back({l, &cinfo, inner});
+    for (int c : s_.consumers(si)) {
+      const Stage& cs2 = s_.stages[size_t(c)];
+      if (c == ci) continue;
+      if (cs2.location != ComputeLocation::At || cs2.attachStage != st.attachStage || cs2.attachIter != st.attachIter)
+        throw ScheduleError("'" + cs2.op.name + "' reads '" + st.op.name + "' outside the loop it is computed at");
+      std::vector<std::string> own = inner;
+      for (const std::string& v : info_[size_t(c)].loopVars)
+        if (!v.empty()) own.push_back(v);
+      std::vector<const te::ExprNode*> theirs;
+      te::collectLoads(body_[size_t(c)], &theirs);
+      for (const te::ExprNode* l : theirs)
+        reads.push_back({l, &info_[size_t(c)], own});
+    }
     size_t nd = st.op.shape.size();
     std::vector<std::optional<DimRegion>> region(nd);
     bool first = true;
     std::vector<bool> full(nd, false);
-    for (const te::ExprNode* l : loads) {
+    for (const Read& rd : reads) {
+      const te::ExprNode* l = rd.load;
       if (l->name != st.op.name) continue;
       for (size_t d = 0; d < nd; ++d) {
         if (full[d]) continue;
-        Expr idx = te::substitute(l->args[d], cinfo.axisValue);
-        auto r = indexRegion(idx, inner, ranges_);
+        Expr idx = te::substitute(l->args[d], rd.reader->axisValue);
+        auto r = indexRegion(idx, rd.inner, ranges_);
         if (!r || (!first && r->key != region[d]->key)) {
           full[d] = true;
           continue;

@@ -119,16 +119,18 @@ void changeComputeLocations(const Sketch& sk, State& s, std::vector<Step>& steps
   }
 }
 
-void parallelize(State& s, std::vector<Step>& steps, const HardwareParams& hw, Decider& d) {
+void parallelize(const Sketch& sk, State& s, std::vector<Step>& steps, const HardwareParams& hw, Decider& d) {
   for (size_t i = 0; i < s.stages.size(); ++i) {
     const Stage& st = s.stages[i];
     if (st.op.placeholder || st.location != ComputeLocation::Root) continue;
+    const bool stopAtAttach = sk.parallelStopsAtAttach.count(st.op.name) > 0;
     size_t k = 0, enough = 0;
     int64_t product = 1;
     while (k < st.iters.size() && st.iters[k].kind == IterKind::Spatial && st.iters[k].annotation == Annotation::None) {
       product *= st.iters[k].extent;
       ++k;
       if (!enough && product >= int64_t(hw.cores) * 16) enough = k;
+      if (stopAtAttach && isAttachPoint(s, int(i), st.iters[k - 1].name)) break;
     }
     if (k == 0) continue;
     // At least enough loops to give every core work (when there are that
@@ -286,7 +288,7 @@ std::vector<Step> annotate(const Sketch& sk, const HardwareParams& hw, Decider& 
   if (hw.target == "cuda") {
     bindGpu(sk, s, steps, hw, d);
   } else {
-    parallelize(s, steps, hw, d);
+    parallelize(sk, s, steps, hw, d);
     vectorize(s, steps, hw, d);
   }
   unroll(s, steps, d);

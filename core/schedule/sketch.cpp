@@ -4,6 +4,8 @@
 #include <deque>
 #include <map>
 
+#include "schedule/softmax_fusion_rule.h"
+
 namespace tessel::schedule {
 
 size_t addStep(Sketch& s, Step step) {
@@ -84,10 +86,6 @@ int elementwiseMatchedConsumer(const State& s, int stage) {
   return cons[0];
 }
 
-namespace {
-
-using Condition = SketchRule::Condition;
-
 // Splits every spatial iterator into `sLevels` and every reduce iterator into
 // `rLevels`, then orders them by the structure string ("SSRSRS").
 void multiLevelTile(Sketch& sk, int stage, const std::string& structure) {
@@ -129,11 +127,11 @@ std::string tileStructure(const HardwareParams& hw) {
 
 // GPU: every input of a tiled stage is staged through shared memory, loaded
 // once per outer reduction step (attached at the last level-0 reduce loop).
-void addSharedCacheReads(Sketch& n, const std::string name) {  // a copy: stages move under it
+void addSharedCacheReads(Sketch& n, const std::string name, const std::set<std::string>& skip) {  // a copy
   std::vector<std::string> inputs = n.state.stages[size_t(n.state.stageIndex(name))].op.inputs();
   for (const std::string& in : inputs) {
     int src = n.state.stageIndex(in);
-    if (src < 0) continue;
+    if (src < 0 || skip.count(in)) continue;
     addStep(n, CacheReadStep{src, Scope::Shared, {n.state.stageIndex(name)}});
     std::string cache = in + ".shared";
     const Stage& st = n.state.stages[size_t(n.state.stageIndex(name))];
@@ -148,6 +146,10 @@ void addSharedCacheReads(Sketch& n, const std::string name) {  // a copy: stages
     n.placed.insert(cache);
   }
 }
+
+namespace {
+
+using Condition = SketchRule::Condition;
 
 class SkipRule : public SketchRule {
  public:
@@ -386,16 +388,17 @@ class CrossThreadReductionRule : public SketchRule {
 std::map<std::string, std::vector<std::shared_ptr<SketchRule>>>& registry() {
   static std::map<std::string, std::vector<std::shared_ptr<SketchRule>>> r = [] {
     std::map<std::string, std::vector<std::shared_ptr<SketchRule>>> m;
-    m["cpu"] = {std::make_shared<AlwaysInlineRule>(),
-                std::make_shared<AddCacheWriteRule>(),
-                std::make_shared<MultiLevelTilingWithFusionRule>(),
-                std::make_shared<MultiLevelTilingRule>(),
-                std::make_shared<AddRfactorRule>(),
-                std::make_shared<InnermostSpatialTileRule>(),
-                std::make_shared<SkipRule>()};
-    m["cuda"] = {std::make_shared<AlwaysInlineRule>(),     std::make_shared<CrossThreadReductionRule>(),
-                 std::make_shared<AddCacheWriteGpuRule>(), std::make_shared<MultiLevelTilingWithFusionRule>(),
-                 std::make_shared<MultiLevelTilingRule>(), std::make_shared<SkipRule>()};
+    m["cpu"] = {std::make_shared<AlwaysInlineRule>(),         makeSoftmaxFusionRule(),
+                std::make_shared<AddCacheWriteRule>(),        std::make_shared<MultiLevelTilingWithFusionRule>(),
+                std::make_shared<MultiLevelTilingRule>(),     std::make_shared<AddRfactorRule>(),
+                std::make_shared<InnermostSpatialTileRule>(), std::make_shared<SkipRule>()};
+    m["cuda"] = {std::make_shared<AlwaysInlineRule>(),
+                 makeSoftmaxFusionRule(),
+                 std::make_shared<CrossThreadReductionRule>(),
+                 std::make_shared<AddCacheWriteGpuRule>(),
+                 std::make_shared<MultiLevelTilingWithFusionRule>(),
+                 std::make_shared<MultiLevelTilingRule>(),
+                 std::make_shared<SkipRule>()};
     return m;
   }();
   return r;
@@ -414,6 +417,15 @@ void registerSketchRule(const std::string& target, std::shared_ptr<SketchRule> r
   auto& rules = registry()[target];
   auto pos = std::find_if(rules.begin(), rules.end(), [&](const auto& r) { return r->name() == before; });
   rules.insert(before.empty() ? rules.end() : pos, std::move(rule));
+}
+
+std::shared_ptr<SketchRule> removeSketchRule(const std::string& target, const std::string& name) {
+  auto& rules = registry()[target];
+  auto pos = std::find_if(rules.begin(), rules.end(), [&](const auto& r) { return r->name() == name; });
+  if (pos == rules.end()) return nullptr;
+  std::shared_ptr<SketchRule> rule = *pos;
+  rules.erase(pos);
+  return rule;
 }
 
 std::vector<Sketch> generateSketches(const te::ComputeDAG& dag, const HardwareParams& hw) {

@@ -39,6 +39,10 @@ struct Sketch {
   std::map<std::string, int> threadGroups;
   std::set<std::string> sharedCaches;
   std::set<std::string> crossThread;
+  // CPU: stages whose parallel loop stops at their first loop with stages
+  // computed at it (those compute a whole tile, e.g. softmax rows, and would
+  // be recomputed per inner tile if the loops under it were fused in).
+  std::set<std::string> parallelStopsAtAttach;
 };
 
 // A derivation rule. check() says whether it applies to stage `stage`;
@@ -56,6 +60,9 @@ class SketchRule {
 // registerSketchRule (before `before`, or at the end when empty).
 const std::vector<std::shared_ptr<SketchRule>>& sketchRules(const std::string& target);
 void registerSketchRule(const std::string& target, std::shared_ptr<SketchRule> rule, const std::string& before = "");
+// Takes rule `name` out of the target's rules (for comparisons: the same
+// search with and without it); returns it, or null if it was not there.
+std::shared_ptr<SketchRule> removeSketchRule(const std::string& target, const std::string& name);
 
 std::vector<Sketch> generateSketches(const te::ComputeDAG& dag, const HardwareParams& hw);
 
@@ -69,6 +76,17 @@ bool isStrictlyInlinable(const State& s, int stage);
 bool hasExpensiveOp(const te::Expr& e);
 // The one element-wise consumer that reads this stage at its own indices, or -1.
 int elementwiseMatchedConsumer(const State& s, int stage);
+
+// Steps the rules share. multiLevelTile splits every spatial iterator of a
+// stage into as many levels as `structure` has 'S' and every reduce iterator
+// into as many as it has 'R', then orders them by it ("SSRSRS": level 0 of
+// every spatial axis, level 1, the outer reduce level, ...); the splits'
+// lengths are left to the annotation. tileStructure: the target's structure.
+void multiLevelTile(Sketch& sk, int stage, const std::string& structure);
+std::string tileStructure(const HardwareParams& hw);
+// GPU: every input of stage `name` but those in `skip` is staged through
+// shared memory, loaded once per outer reduction step.
+void addSharedCacheReads(Sketch& sk, const std::string name, const std::set<std::string>& skip = {});
 
 // One decision the annotation takes: tile lengths of a split (`tile`, with the
 // extent split and the innermost limit), or an integer in [lo, hi] (compute

@@ -146,9 +146,19 @@ struct Apply {
     Stage& target = loopStage(s, x.target, "compute_at");
     iterAt(target, x.targetIter, "compute_at");
     if (s.isOutput(st.op.name)) fail("compute_at", "'" + st.op.name + "' is an output");
+    // Every consumer is the target, or computed at the same loop of it
+    // already (a softmax's stages at a matmul's row tile: the region is what
+    // they read there together).
+    const std::string& iterName = target.iters[size_t(x.targetIter)].name;
     std::vector<int> cons = s.consumers(x.stage);
-    if (cons.size() != 1 || cons[0] != x.target)
-      fail("compute_at", "'" + target.op.name + "' is not the only consumer of '" + st.op.name + "'");
+    if (cons.empty()) fail("compute_at", "nothing reads '" + st.op.name + "'");
+    for (int c : cons) {
+      const Stage& cs = s.stages[size_t(c)];
+      if (c != x.target &&
+          !(cs.location == ComputeLocation::At && cs.attachStage == target.op.name && cs.attachIter == iterName))
+        fail("compute_at", "'" + cs.op.name + "' reads '" + st.op.name + "' outside loop '" + iterName + "' of '" +
+                               target.op.name + "'");
+    }
     for (std::string t = target.op.name; !t.empty();) {  // no cycles through attachments
       if (t == st.op.name) fail("compute_at", "attachment would form a cycle");
       const Stage& ts = s.stage(t);
@@ -156,7 +166,7 @@ struct Apply {
     }
     st.location = ComputeLocation::At;
     st.attachStage = target.op.name;
-    st.attachIter = target.iters[size_t(x.targetIter)].name;
+    st.attachIter = iterName;
   }
 
   void operator()(const ComputeInlineStep& x) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <regex>
 
+#include "attention_samples.h"
 #include "codegen/cuda_codegen.h"
 #include "codegen/cuda_vectorize.h"
 #include "codegen/nvrtc_compiler.h"
@@ -363,6 +364,39 @@ class TestCudaCodegen : public QObject {
                              .arg(QString::fromStdString(serializeSteps(s.programs[i])))
                              .arg(QString::fromStdString(res[i]))
                              .arg(QString::fromStdString(programs[i].source))));
+  }
+
+  // AutoGTCO's rule on the GPU: the attention's softmax computed per block
+  // inside the batch matmul's kernel (one kernel; the normalised rows in
+  // shared memory, written by the block's threads between barriers), and the
+  // emulated programs compute what the naive program does.
+  void softmaxFusedIntoBatchMatmulRunsCorrectly_data() {
+    QTest::addColumn<int>("variant");
+    QTest::newRow("4-d, scaled (as bert's)") << 0;
+    QTest::newRow("3-d, an element-wise stage between") << 1;
+  }
+  void softmaxFusedIntoBatchMatmulRunsCorrectly() {
+    QFETCH(int, variant);
+    const testing::AttentionShape shape = variant == 0 ? testing::AttentionShape{2, 24, 16, true, true, false}
+                                                       : testing::AttentionShape{3, 20, 12, false, true, true};
+    HardwareParams hw;
+    hw.target = "cuda";
+    Sampled s{testing::attentionDag(shape), {}};
+    s.programs = testing::sampleRulePrograms(s.dag, hw, 8);
+    QVERIFY(s.programs.size() >= 6);
+    std::vector<codegen::CudaProgram> programs = emitAll(s);
+    bool threads = false;
+    for (const codegen::CudaProgram& p : programs) {
+      QCOMPARE(p.kernels.size(), size_t(1));
+      const codegen::CudaKernel& k = p.kernels[0];
+      QVERIFY2(k.sharedBytes >= shape.seq * 4 && k.source.find("__syncthreads();") != std::string::npos,
+               p.source.c_str());
+      threads |= k.block.count() > 1 && k.source.find("T_softmax_shared") != std::string::npos;
+    }
+    QVERIFY(threads);
+    std::vector<std::string> res = runAndCompare(s, programs, concatenated(programs));
+    for (size_t i = 0; i < res.size(); ++i)
+      QVERIFY2(res[i].empty(), (serializeSteps(s.programs[i]) + "\n" + res[i] + "\n" + programs[i].source).c_str());
   }
 
   // Hand-written GPU schedules with uneven splits (test_schedules.cpp's

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "attention_samples.h"
 #include "codegen/cuda_codegen.h"
 #include "codegen/nvrtc_compiler.h"
 #include "gpu_samples.h"
@@ -135,6 +136,35 @@ class TestNvrtc : public QObject {
         QVERIFY2(found != out[i].kernels.end(), k.name.c_str());
         QCOMPARE(found->sharedBytes, k.sharedBytes);
       }
+    }
+  }
+
+  // The kernels of the softmax-into-batch-matmul rule's GPU programs
+  // compile with NVRTC, within sm_90's limits, with the shared memory the
+  // generator counted (the normalised rows and the other input's tiles).
+  void softmaxFusedIntoBatchMatmulCompiles() {
+    schedule::HardwareParams hw;
+    hw.target = "cuda";
+    const te::ComputeDAG dag = testing::attentionDag();
+    const std::vector<std::vector<schedule::Step>> sampled = testing::sampleRulePrograms(dag, hw, 8);
+    QVERIFY(sampled.size() >= 6);
+    std::vector<std::string> sources;
+    std::vector<codegen::CudaProgram> programs;
+    for (size_t i = 0; i < sampled.size(); ++i) {
+      programs.push_back(
+          codegen::emitCudaProgram(lower::lowerState(schedule::replay(dag, sampled[i])), "a" + std::to_string(i)));
+      sources.push_back(programs.back().deviceSource);
+    }
+    const target::Target t = target::parseTarget("cuda -arch=sm_90");
+    const auto out = codegen::compileCuda(sources, {});
+    for (size_t i = 0; i < out.size(); ++i) {
+      QVERIFY2(out[i].error == support::ErrorCode::None, out[i].message.c_str());
+      QCOMPARE(out[i].kernels.size(), size_t(1));
+      const codegen::CudaKernel& k = programs[i].kernels.at(0);
+      QCOMPARE(out[i].kernels[0].name, k.name);
+      QCOMPARE(out[i].kernels[0].sharedBytes, k.sharedBytes);
+      QVERIFY(k.sharedBytes > 0);
+      QCOMPARE(codegen::cudaLimitViolation(out[i].kernels[0], k.block.count(), t), std::string());
     }
   }
 

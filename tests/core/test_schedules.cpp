@@ -3,6 +3,7 @@
 #include <QtTest>
 #include <algorithm>
 
+#include "attention_samples.h"
 #include "gpu_samples.h"
 #include "kernel_harness.h"
 #include "schedule/sketch.h"
@@ -255,6 +256,85 @@ class TestSchedules : public QObject {
       }
     }
     QVERIFY2(attached > 0, "no program attached a costly stage: the check above checked nothing");
+    testing::KernelHarness h;
+    requireAllOk(h.check(dag, programs), programs);
+  }
+
+  // AutoGTCO's softmax-into-batch-matmul rule fires on attention (a batch
+  // matmul reading a softmax, directly or through an element-wise stage),
+  // and on neither a plain batch matmul nor a plain softmax.
+  void softmaxFusionRuleFiresOnAttentionOnly() {
+    for (const char* target : {"cpu", "cuda"}) {
+      HardwareParams hw;
+      hw.target = target;
+      auto fires = [&](const te::ComputeDAG& dag) {
+        std::vector<Sketch> sketches = generateSketches(dag, hw);
+        return std::count_if(sketches.begin(), sketches.end(),
+                             [](const Sketch& sk) { return testing::hasRule(sk, testing::kSoftmaxFusionRule); });
+      };
+      QCOMPARE(fires(testing::attentionDag()), 1);
+      QCOMPARE(fires(testing::attentionDag({2, 16, 8, false, false, true})), 1);
+      QCOMPARE(fires(te::makeOperator("batch_matmul", {2, 16, 24, 20})), 0);
+      QCOMPARE(fires(te::makeOperator("softmax", {6, 100})), 0);
+      QCOMPARE(fires(te::makeOperator("matmul", {48, 40, 36})), 0);
+      // The rule's sketches stay beside the others.
+      QVERIFY(generateSketches(testing::attentionDag(), hw).size() > 1);
+    }
+  }
+
+  // In the rule's CPU sketch every softmax stage (and the scaling before it)
+  // is computed at the matmul's level-1 row-tile loop, no column loop above
+  // it; random programs of it
+  // keep them there (parallel loops stop at it, so no program recomputes
+  // the softmax per column tile), keep no whole-tensor temporary, and compute
+  // what the naive program does.
+  void softmaxFusedIntoBatchMatmulMatchesNaive_data() {
+    QTest::addColumn<int>("variant");
+    QTest::newRow("4-d, scaled (as bert's)") << 0;
+    QTest::newRow("3-d, an element-wise stage between") << 1;
+    QTest::newRow("4-d, softmax of the input") << 2;
+  }
+  void softmaxFusedIntoBatchMatmulMatchesNaive() {
+    QFETCH(int, variant);
+    const testing::AttentionShape shapes[] = {
+        {2, 24, 16, true, true, false}, {3, 20, 12, false, true, true}, {2, 16, 8, true, false, false}};
+    te::ComputeDAG dag = testing::attentionDag(shapes[variant]);
+    HardwareParams hw;
+    std::vector<Sketch> sketches = generateSketches(dag, hw);
+    auto sk = std::find_if(sketches.begin(), sketches.end(),
+                           [](const Sketch& s) { return testing::hasRule(s, testing::kSoftmaxFusionRule); });
+    QVERIFY(sk != sketches.end());
+    const std::string out = sk->state.outputs.at(0);
+    const Stage& mm = sk->state.stage(out);
+    const std::string rowTile = mm.op.axes[mm.op.axes.size() - 2].name + ".1";
+    int placed = 0;
+    for (const Stage& st : sk->state.stages) {
+      if (st.op.placeholder || st.op.name == out || st.location == ComputeLocation::Inlined) continue;
+      QCOMPARE(int(st.location), int(ComputeLocation::At));
+      QCOMPARE(QString::fromStdString(st.attachStage + ":" + st.attachIter),
+               QString::fromStdString(out + ":" + rowTile));
+      ++placed;
+    }
+    QCOMPARE(placed, shapes[variant].scaled ? 5 : 4);  // max, exp, sum, normalised (and the scaling)
+
+    std::vector<std::vector<Step>> programs = testing::sampleRulePrograms(dag, hw, 24);
+    QVERIFY(programs.size() >= 20);
+    for (const std::vector<Step>& p : programs) {
+      State s = replay(dag, p);
+      const Stage& m = s.stage(out);
+      for (const Stage& st : s.stages)
+        if (!st.op.placeholder && st.op.name != out && st.location != ComputeLocation::Inlined) {
+          QCOMPARE(QString::fromStdString(st.attachStage), QString::fromStdString(out));
+          // Only batch and row loops down to the attach point: no column loop.
+          for (const Iterator& it : m.iters) {
+            QVERIFY2(it.name.find(m.op.axes.back().name + ".") == std::string::npos,
+                     qPrintable(QString::fromStdString(it.name + " above " + st.op.name + ": " + serializeSteps(p))));
+            if (it.name == st.attachIter) break;
+          }
+        }
+      lower::LoweredFunc f = lower::lowerState(s);
+      if (!f.temps.empty()) QFAIL(qPrintable(QString::fromStdString(f.temps[0].name + " is a whole tensor")));
+    }
     testing::KernelHarness h;
     requireAllOk(h.check(dag, programs), programs);
   }

@@ -63,7 +63,7 @@ class TestSteps : public QObject {
     QTest::newRow("compute_at output") << R"([["CHW",2,"local"],["CA",3,2,0]])"
                                        << "is an output";
     QTest::newRow("compute_at non-consumer") << R"([["CHW",2,"local"],["CHW",2,"local"],["CA",2,4,0]])"
-                                             << "is not the only consumer";
+                                             << "outside loop";
     QTest::newRow("cache global") << R"([["CHW",2,"global"]])"
                                   << "unknown scope";
     QTest::newRow("rfactor spatial") << R"([["RF",2,0,0]])"
@@ -239,7 +239,14 @@ class TestSteps : public QObject {
     QCOMPARE(sk.size(), size_t(2));
     QCOMPARE(sk[0].rules, std::vector<std::string>{"first"});
     QCOMPARE(sk[1].rules, std::vector<std::string>{"second"});
-    QCOMPARE(sketchRules("cpu").size(), size_t(7));  // untouched
+    QCOMPARE(sketchRules("cpu").size(), size_t(8));  // untouched
+    // A rule taken out and put back (comparisons with and without it).
+    std::shared_ptr<SketchRule> removed = removeSketchRule("test-target", "first");
+    QVERIFY(removed);
+    QCOMPARE(sketchRules("test-target").size(), size_t(1));
+    QVERIFY(!removeSketchRule("test-target", "first"));
+    registerSketchRule("test-target", removed, "second");
+    QCOMPARE(sketchRules("test-target")[0]->name(), std::string("first"));
   }
 
   void invalidAnnotationsAreRejectedWithAReason() {
