@@ -50,16 +50,7 @@ std::string nvccPath(const KernelExportOptions& options) {
 // hands the next allocated for the call, the launcher's status out.
 std::string entryPoint(const std::string& prototype, const codegen::CudaProgram& p, const std::vector<Argument>& args) {
   std::ostringstream os;
-  const size_t temps = p.buffers.size() - args.size();
-  os << "extern \"C\" " << prototype << " {\n";
-  if (temps == 0) {
-    os << "  float* const buffers[] = {";
-    for (size_t i = 0; i < args.size(); ++i)
-      os << (i ? ", " : "") << (args[i].input ? "const_cast<float*>(" + args[i].name + ")" : args[i].name);
-    os << "};\n  return " << p.name << "(buffers);\n}\n";
-    return os.str();
-  }
-  os << "  float* buffers[" << p.buffers.size() << "] = {";
+  os << "extern \"C\" " << prototype << " {\n  float* buffers[" << p.buffers.size() << "] = {";
   for (size_t i = 0; i < args.size(); ++i)
     os << (i ? ", " : "") << (args[i].input ? "const_cast<float*>(" + args[i].name + ")" : args[i].name);
   os << "};\n  int rc = 0;\n";

@@ -65,10 +65,6 @@ measure::KernelRef handWritten(const std::string& dir, const std::string& name, 
   return {dir + "/" + name + ".json", name, "", {}};
 }
 
-bool nvrtcHere(std::string& why) {
-  return codegen::nvrtcAvailable(&why);
-}
-
 // The GPU's arch, or "" after skipping (or failing under TESSEL_REQUIRE_GPU).
 std::string gpuArchOrSkip() {
   if (const std::string why = measure::cuda::unavailableReason(); !why.empty()) {
@@ -83,7 +79,8 @@ std::string gpuArchOrSkip() {
   if (arch.starts_with("FAIL: ")) QFAIL(arch.c_str());                                                                \
   if (arch.empty())                                                                                                   \
     QSKIP("needs an NVIDIA GPU and its driver, which the build machines lack (scripts/gpu-check.sh runs it on one)"); \
-  if (std::string nvrtcWhy; !nvrtcHere(nvrtcWhy)) QFAIL(("a GPU machine needs NVRTC: " + nvrtcWhy).c_str())
+  if (std::string nvrtcWhy; !codegen::nvrtcAvailable(&nvrtcWhy))                                                      \
+  QFAIL(("a GPU machine needs NVRTC: " + nvrtcWhy).c_str())
 
 }  // namespace
 
@@ -95,7 +92,7 @@ class TestCudaRunner : public QObject {
   // found before any GPU is asked for, and the worker lives on.
   void manifestsAreCheckedFirst() {
     std::string why;
-    if (!nvrtcHere(why)) QSKIP(("NVRTC is not installed: " + why).c_str());
+    if (!codegen::nvrtcAvailable(&why)) QSKIP(("NVRTC is not installed: " + why).c_str());
     const task::SearchTask task = task::makeOperatorTask("matmul", kShape, "cuda -arch=sm_80");
     measure::MeasurerOptions o = gpuOptions();
     std::unique_ptr<measure::ProgramBuilder> builder = measure::makeBuilder(task, o);
