@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "support/size_limits.h"
+
 namespace tessel::cli {
 
 Args::Args(const std::vector<std::string>& argv, const OptionSpec& options) {
@@ -91,6 +93,9 @@ std::vector<int64_t> parseShape(const std::string& text) {
     if (part.empty() || *end || errno) throw UsageError("--shape '" + text + "': '" + part + "' is not an integer");
     if (v < 0) throw UsageError("--shape '" + text + "': dimension " + part + " is negative");
     if (v == 0) throw UsageError("--shape '" + text + "': dimension 0 is not allowed");
+    if (v > support::kMaxTensorElements)
+      throw UsageError("--shape '" + text + "': dimension " + part + " is longer than " +
+                       std::to_string(support::kMaxTensorElements) + ", the most Tessel's kernels index (32-bit int)");
     out.push_back(v);
     if (comma == std::string::npos) break;
     pos = comma + 1;

@@ -6,6 +6,7 @@
 
 #include "cost/cost_model_registry.h"
 #include "cost/ensemble_model.h"
+#include "support/input_file.h"
 
 namespace tessel::cost {
 
@@ -26,19 +27,20 @@ void saveCostModelFile(const std::string& path, const CostModel& model) {
 }
 
 bool isCostModelFile(const std::string& path) {
+  if (!support::notARegularFile(path).empty()) return false;  // a FIFO would block the open
   std::ifstream in(path, std::ios::binary);
   std::string head(kMagic.size(), '\0');
   return in.read(head.data(), std::streamsize(head.size())) && head == kMagic;
 }
 
 std::unique_ptr<CostModel> loadCostModelFile(const std::string& path, uint64_t seed) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read cost model file " + path);
-  std::string first;
-  std::getline(in, first);
-  if (first.compare(0, kMagic.size(), kMagic) != 0) throw std::runtime_error(path + " is not a Tessel cost model file");
+  const std::string bytes = support::readRegularFile(path, "cost model file", support::defaultMaxInputBytes());
+  const size_t eol = bytes.find('\n');
+  const std::string first = bytes.substr(0, eol);
+  if (eol == std::string::npos || first.compare(0, kMagic.size(), kMagic) != 0)
+    throw std::runtime_error(path + " is not a Tessel cost model file");
   const std::string name = first.substr(kMagic.size());
-  const std::string blob((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string blob = bytes.substr(eol + 1);
   std::unique_ptr<CostModel> model;
   try {
     const int members = ensembleMembers(blob);

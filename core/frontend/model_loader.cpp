@@ -5,6 +5,8 @@
 #include "frontend/torchscript_import.h"
 #include "graph/shape_utils.h"
 #include "graph/zoo.h"
+#include "support/input_file.h"
+#include "support/size_limits.h"
 #include "task/search_task.h"
 #ifdef TESSEL_HAVE_ONNX
 #include "frontend/onnx_import.h"
@@ -30,6 +32,10 @@ std::vector<int64_t> parseShapeList(const std::string& text) {
     } catch (const std::exception&) {
       throw graph::GraphError("bad input shape '" + text + "': '" + part + "' is not a positive integer");
     }
+    if (out.back() > support::kMaxTensorElements)
+      throw graph::GraphError("bad input shape '" + text + "': " + part + " is longer than " +
+                              std::to_string(support::kMaxTensorElements) +
+                              ", the most Tessel's kernels index (32-bit int)");
     start = end + 1;
   }
   return out;
@@ -69,6 +75,9 @@ graph::Graph loadModel(const std::string& model, const std::string& inputShapes)
     return graph::makeZooModel(model);
   }
   const std::string ext = std::filesystem::path(model).extension().string();
+  // Whatever its name: a folder, a FIFO or a device is refused before it is read.
+  if (const std::string kind = support::notARegularFile(model); !kind.empty() && kind != "does not exist")
+    throw graph::GraphError("model '" + model + "' " + kind);
   std::vector<std::vector<int64_t>> shapes;
   size_t start = 0;
   while (!inputShapes.empty() && start <= inputShapes.size()) {

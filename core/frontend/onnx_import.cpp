@@ -41,6 +41,7 @@
 #include "frontend/onnx_import_options.h"
 #include "frontend/onnx_tensors.h"
 #include "graph/op_registry.h"
+#include "support/input_file.h"
 
 namespace tessel::frontend {
 
@@ -57,12 +58,11 @@ std::string shapeText(const std::vector<int64_t>& s) {
 }
 
 std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw GraphError("cannot read ONNX file '" + path + "': " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw GraphError("cannot read ONNX file '" + path + "': read error");
-  return ss.str();
+  try {
+    return support::readRegularFile(path, "ONNX file", kMaxProtobufBytes);
+  } catch (const support::InputFileError& e) {
+    throw GraphError(e.what());
+  }
 }
 
 // The first opset whose semantics of each op equal opset 17's, after the

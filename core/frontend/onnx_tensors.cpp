@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "frontend/onnx_import.h"
+#include "support/input_file.h"
+#include "support/size_limits.h"
 
 namespace tessel::frontend {
 
@@ -88,11 +90,15 @@ DType mapDType(int t) {
 TensorValues convertTensor(const onnx::TensorProto& t, const std::string& what) {
   TensorValues v;
   v.onnxType = t.data_type();
-  int64_t n = 1;
   for (int64_t d : t.dims()) {
     if (d < 0) throw GraphError(what + ": negative dimension " + std::to_string(d));
     v.shape.push_back(d);
-    n *= d;
+  }
+  int64_t n = 0;  // checked before the data is read or sized by it
+  try {
+    n = support::checkTensorSize(what, v.shape, graph::dtypeBytes(mapDType(t.data_type())));
+  } catch (const support::LimitError& e) {
+    throw GraphError(e.what());
   }
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
     std::string file;
@@ -232,12 +238,10 @@ graph::Initializer makeInitializer(const std::string& name, const TensorValues& 
 
 LoadedTensor loadTensorProto(const std::string& path) {
   std::string bytes;
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw GraphError("cannot read tensor file '" + path + "': " + std::strerror(errno));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    bytes = ss.str();
+  try {
+    bytes = support::readRegularFile(path, "tensor file", kMaxProtobufBytes);
+  } catch (const support::InputFileError& e) {
+    throw GraphError(e.what());
   }
   onnx::TensorProto t;
   if (!t.ParseFromString(bytes))

@@ -14,6 +14,10 @@
 
 namespace tessel::frontend {
 
+// The largest protobuf message the library parses (2 GiB less a byte): larger
+// ONNX files keep their tensors in external data, which Tessel does not read.
+constexpr uint64_t kMaxProtobufBytes = 2147483647;
+
 // A TensorProto's values: floats for floating-point types, ints otherwise.
 struct TensorValues {
   int onnxType = 0;

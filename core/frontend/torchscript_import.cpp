@@ -26,6 +26,7 @@
 #include "frontend/attention_nodes.h"
 #include "frontend/torchscript_importer.h"
 #include "graph/shape_utils.h"
+#include "support/input_file.h"
 
 namespace tessel::frontend::torchscript {
 
@@ -76,7 +77,11 @@ graph::Graph Importer::run() {
 }
 
 torch::jit::Module Importer::load() {
-  if (!std::filesystem::is_regular_file(path_)) throw GraphError("TorchScript file '" + path_ + "' does not exist");
+  try {
+    support::checkRegularFile(path_, "TorchScript file", support::defaultMaxInputBytes());
+  } catch (const support::InputFileError& e) {
+    throw GraphError(e.what());
+  }
   if (!std::ifstream(path_).good()) throw GraphError("TorchScript file '" + path_ + "' cannot be read");
   try {
     return torch::jit::load(path_);

@@ -26,6 +26,18 @@ const char* dtypeName(DType t) {
   return "other";
 }
 
+int64_t dtypeBytes(DType t) {
+  switch (t) {
+    case DType::Int64:
+    case DType::Float64:
+      return 8;
+    case DType::Bool:
+      return 1;
+    default:
+      return 4;
+  }
+}
+
 int64_t ValueInfo::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape)

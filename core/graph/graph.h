@@ -31,6 +31,8 @@ class UnsupportedError : public GraphError {
 
 enum class DType { Float32, Int64, Int32, Bool, Float64, Other };
 const char* dtypeName(DType t);
+// Bytes of one element (Other: 4, as Float32).
+int64_t dtypeBytes(DType t);
 
 struct ValueInfo {
   std::string name;

@@ -14,6 +14,7 @@
 #include "graph/op_registry.h"
 #include "graph/resize_plan.h"
 #include "graph/shape_utils.h"
+#include "support/size_limits.h"
 
 namespace tessel::graph {
 
@@ -46,15 +47,22 @@ class ShapeInferer {
 
   void run() {
     g_.values.clear();
-    for (const ValueInfo& v : g_.inputs)
+    for (const ValueInfo& v : g_.inputs) {
+      checkSize(v, "input '" + v.name + "'");
       g_.values[v.name] = v;
+    }
     for (auto& [name, init] : g_.initializers) {
       init.info.name = name;
+      checkSize(init.info, "initializer '" + name + "'");
       g_.values[name] = init.info;
       if (init.isInt() && init.hasData()) known_[name] = constFromInitializer(init);
     }
-    for (const Node& n : g_.nodes)
+    for (const Node& n : g_.nodes) {
       inferNode(n);
+      for (const std::string& o : n.outputs)
+        if (auto it = g_.values.find(o); !o.empty() && it != g_.values.end())
+          checkSize(it->second, n.describe() + ": output '" + o + "'");
+    }
     for (const std::string& o : g_.outputs)
       if (!g_.values.count(o)) throw GraphError("graph output '" + o + "' is not produced by any node");
   }
@@ -62,6 +70,16 @@ class ShapeInferer {
  private:
   Graph& g_;
   std::map<std::string, ConstTensor> known_;
+
+  // Every value within the kernels' index range and the machine's memory,
+  // checked as it is made, so no later count overflows.
+  static void checkSize(const ValueInfo& v, const std::string& what) {
+    try {
+      support::checkTensorSize(what, v.shape, dtypeBytes(v.dtype));
+    } catch (const support::LimitError& e) {
+      throw GraphError(e.what());
+    }
+  }
 
   bool present(const Node& n, size_t i) const { return i < n.inputs.size() && !n.inputs[i].empty(); }
 

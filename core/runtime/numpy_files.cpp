@@ -11,6 +11,9 @@
 #include <set>
 #include <sstream>
 
+#include "support/input_file.h"
+#include "support/size_limits.h"
+
 namespace tessel::runtime {
 
 namespace {
@@ -117,12 +120,11 @@ void checkRegularFile(const std::string& path) {
 }
 
 std::string readFile(const std::string& path) {
-  checkRegularFile(path);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw NumpyError(path + ": cannot be read");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  try {
+    return support::readRegularFile(path, "NumPy file", support::defaultMaxInputBytes());
+  } catch (const support::InputFileError& e) {
+    throw NumpyError(e.what());
+  }
 }
 
 bool hasSuffix(const std::string& s, const std::string& suffix) {
@@ -253,6 +255,10 @@ std::vector<NumpyArray> readNumpyFile(const std::string& path) {
     const std::string what = path + ": " + name;
     std::unique_ptr<zip_file_t, decltype(&zip_fclose)> f(zip_fopen_index(z.get(), zip_uint64_t(i), 0), zip_fclose);
     if (!f) throw NumpyError(what + ": cannot be opened (" + zipError(z.get()) + ")");
+    // The archive's directory states the size: checked before it is allocated.
+    if (st.size > support::defaultMaxInputBytes())
+      throw NumpyError(what + ": states " + support::bytesText(double(st.size)) + " uncompressed, more than the " +
+                       support::bytesText(double(support::defaultMaxInputBytes())) + " Tessel reads into memory");
     std::string bytes(size_t(st.size), '\0');
     if (zip_fread(f.get(), bytes.data(), st.size) != zip_int64_t(st.size)) throw NumpyError(what + ": is cut short");
     NumpyArray a = parseNpy(bytes, what);

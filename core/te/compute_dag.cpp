@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "support/size_limits.h"
+
 namespace tessel::te {
 
 int64_t Op::numElements() const {
@@ -136,9 +138,24 @@ std::string DagBuilder::uniqueName(const std::string& base) const {
   return base;
 }
 
+// Shapes enter here from every operator definition and fused task: each
+// tensor within the kernels' index range and the machine's memory.
 static void checkShape(const std::string& name, const std::vector<int64_t>& shape) {
   for (int64_t d : shape)
     if (d <= 0) throw std::invalid_argument("tensor '" + name + "' has a non-positive dimension " + std::to_string(d));
+  support::checkTensorSize("tensor '" + name + "'", shape);
+}
+
+// Reduction loops count in 32-bit ints too; their extents hold no memory.
+static void checkReduction(const std::string& name, const std::vector<int64_t>& extents) {
+  for (int64_t d : extents) {
+    if (d <= 0)
+      throw std::invalid_argument("tensor '" + name + "' has a non-positive reduction extent " + std::to_string(d));
+    if (d > support::kMaxTensorElements)
+      throw support::LimitError("tensor '" + name + "': reduction extent " + std::to_string(d) + " is longer than " +
+                                std::to_string(support::kMaxTensorElements) +
+                                ", the most Tessel's kernels index (32-bit int)");
+  }
 }
 
 Tensor DagBuilder::placeholder(const std::string& name, std::vector<int64_t> shape, bool layoutFree) {
@@ -180,7 +197,7 @@ Tensor DagBuilder::reduce(const std::string& name, std::vector<int64_t> shape, R
                           std::vector<int64_t> reduceExtents,
                           const std::function<Expr(const Indices&, const Indices&)>& f) {
   checkShape(name, shape);
-  checkShape(name + " (reduction)", reduceExtents);
+  checkReduction(name, reduceExtents);
   Op op;
   op.name = uniqueName(name);
   op.shape = shape;
@@ -194,6 +211,19 @@ Tensor DagBuilder::reduce(const std::string& name, std::vector<int64_t> shape, R
 }
 
 ComputeDAG DagBuilder::build(std::vector<std::string> outputs) const {
+  // Each tensor fits alone (checkShape); a task's measurement holds them all.
+  double bytes = 0;
+  const Op* largest = nullptr;
+  for (const Op& op : ops_) {
+    bytes += 4.0 * double(op.numElements());
+    if (!largest || op.numElements() > largest->numElements()) largest = &op;
+  }
+  const int64_t memory = support::physicalMemoryBytes();
+  if (largest && memory > 0 && bytes > double(memory))
+    throw support::LimitError("the task's " + std::to_string(ops_.size()) + " tensors need " +
+                              support::bytesText(bytes) + " together (the largest, '" + largest->name + "' " +
+                              support::shapeText(largest->shape) + "), more than this machine's memory (" +
+                              support::bytesText(double(memory)) + ")");
   return ComputeDAG(ops_, std::move(outputs));
 }
 

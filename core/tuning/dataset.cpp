@@ -10,6 +10,7 @@
 
 #include "frontend/model_loader.h"
 #include "fusion/task_extraction.h"
+#include "support/input_file.h"
 #include "task/search_task.h"
 
 namespace tessel::tuning {
@@ -71,6 +72,7 @@ void writeDataset(const std::string& path, const std::vector<DatasetRecord>& rec
 }
 
 std::vector<DatasetRecord> readDataset(const std::string& path) {
+  support::checkRegularFile(path, "dataset", support::defaultMaxInputBytes());
   gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are
   if (!f) throw std::runtime_error("cannot read dataset " + path);
   std::vector<DatasetRecord> out;

@@ -1,6 +1,7 @@
 // The tessel CLI as a user runs it: a real process, its exit code, stderr
 // messages and the JSON it prints.
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -159,6 +160,22 @@ class TestCli : public QObject {
                                  << "no such database: /nonexistent/x.db";
     QTest::newRow("no-db with db") << QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--no-db", "--resume"}
                                    << "--no-db cannot be combined";
+    // Limits checked at the edge (these once hung or printed negative FLOPs).
+    QTest::newRow("dimension beyond the index")
+        << QStringList{"tune-op", "matmul", "--shape", "99999999999,1,1"}
+        << "dimension 99999999999 is longer than 2147483647, the most Tessel's kernels index";
+    QTest::newRow("overflowing dimension") << QStringList{"tune-op", "matmul", "--shape", "4611686018427387904,2,2"}
+                                           << "dimension 4611686018427387904 is longer than 2147483647";
+    QTest::newRow("tensor beyond the index") << QStringList{"tune-op", "matmul", "--shape", "65536,65536,2"}
+                                             << "[65536, 65536]: 4294967296 elements, more than the 2147483647";
+    // Only regular files are models.
+    const QString folder = scratch().filePath("folder.onnx"), fifo = scratch().filePath("pipe.onnx");
+    QDir().mkpath(folder);
+    ::mkfifo(fifo.toUtf8().constData(), 0600);
+    QTest::newRow("inspect: a device") << QStringList{"inspect", "/dev/zero"}
+                                       << "model '/dev/zero' is a character device, not a regular file";
+    QTest::newRow("inspect: a folder") << QStringList{"inspect", folder} << "folder.onnx' is a folder, not a file";
+    QTest::newRow("inspect: a FIFO") << QStringList{"inspect", fifo} << "pipe.onnx' is a FIFO, not a regular file";
   }
 
   void badInputFailsWithAMessage() {
