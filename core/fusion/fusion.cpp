@@ -59,17 +59,38 @@ std::vector<size_t> orderGroups(const Graph& g, const Edges& e, const std::vecto
                                 const std::vector<int>& groupOf) {
   std::vector<size_t> order;
   std::vector<char> state(groups.size(), 0);
-  std::function<void(size_t)> visit = [&](size_t gi) {
-    if (state[gi]) return;
-    state[gi] = 1;
-    for (auto n = groups[gi].rbegin(); n != groups[gi].rend(); ++n) {
-      const Node& node = g.nodes[*n];
-      for (auto in = node.inputs.rbegin(); in != node.inputs.rend(); ++in) {
-        int p = e.producerOf(*in);
-        if (p >= 0 && groupOf[size_t(p)] != int(gi)) visit(size_t(groupOf[size_t(p)]));
+  // Depth-first with a stack of its own: a chain of 100,000 groups must not
+  // recurse 100,000 deep. A frame holds a group and the groups it reads.
+  struct Frame {
+    size_t group;
+    std::vector<size_t> reads;
+    size_t next = 0;
+  };
+  auto visit = [&](size_t root) {
+    std::vector<Frame> stack;
+    auto enter = [&](size_t gi) {
+      if (state[gi]) return;
+      state[gi] = 1;
+      Frame f{gi, {}};
+      for (auto n = groups[gi].rbegin(); n != groups[gi].rend(); ++n) {
+        const Node& node = g.nodes[*n];
+        for (auto in = node.inputs.rbegin(); in != node.inputs.rend(); ++in) {
+          int p = e.producerOf(*in);
+          if (p >= 0 && groupOf[size_t(p)] != int(gi)) f.reads.push_back(size_t(groupOf[size_t(p)]));
+        }
       }
+      stack.push_back(std::move(f));
+    };
+    enter(root);
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.next < f.reads.size()) {
+        enter(f.reads[f.next++]);  // may reallocate the stack: f is not used after
+        continue;
+      }
+      order.push_back(f.group);
+      stack.pop_back();
     }
-    order.push_back(gi);
   };
   for (const std::string& o : g.outputs) {
     int p = e.producerOf(o);
@@ -208,6 +229,7 @@ FusionPlan ruleFusion(const Graph& g, const CostEstimate& c) {
         break;
       }
     }
+    if (joined >= 0 && groups[size_t(joined)].size() >= kMaxFusedNodes) joined = -1;
     if (joined < 0) {
       groups.push_back({i});
       groupPattern.push_back(pat);
@@ -290,18 +312,21 @@ FusionPlan dpFusion(const Graph& g, int window, const CostEstimate& c) {
   // plan is one of the DP's candidates), producers next to consumers.
   FusionPlan rules = ruleFusion(g, c);
   std::vector<size_t> order;
-  size_t largest = 1;
+  const size_t n = g.nodes.size();
+  // Segments end at i and start within the window, or where the rule group
+  // ending at i starts (a longer element-wise chain): the rules' plan stays a
+  // candidate while the work stays linear in the nodes.
+  std::vector<size_t> ruleStart(n + 1, n + 1);
   for (const auto& group : rules.groups) {
+    ruleStart[order.size() + group.size()] = order.size();
     order.insert(order.end(), group.begin(), group.end());
-    largest = std::max(largest, group.size());
   }
-  const size_t w = std::max<size_t>(size_t(std::max(window, 1)), largest);
-  const size_t n = order.size();
+  const size_t w = size_t(std::max(window, 1));
   std::vector<double> best(n + 1, std::numeric_limits<double>::infinity());
   std::vector<size_t> from(n + 1, 0);
   best[0] = 0;
   for (size_t i = 1; i <= n; ++i)
-    for (size_t j = i - std::min(i, w); j < i; ++j) {
+    for (size_t j = std::min(i - std::min(i, w), ruleStart[i]); j < i; j = std::max(j + 1, i - std::min(i, w))) {
       if (!std::isfinite(best[j])) continue;
       std::vector<size_t> seg(order.begin() + long(j), order.begin() + long(i));
       if (!legalDpGroup(g, e, seg)) continue;

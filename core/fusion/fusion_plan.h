@@ -30,6 +30,11 @@ double estimatePlanSeconds(const graph::Graph& g, const FusionPlan& plan, const 
 // Arithmetic of one node (2 per multiply-add; element-wise ops a few per element).
 double nodeFlops(const graph::Graph& g, const graph::Node& n);
 
+// The most nodes the rules fuse into one group, as TVM's FuseOps bounds its
+// fusion depth (256): a longer element-wise chain is cut into groups of this
+// size, so a fused expression, and the work of planning it, stay bounded.
+constexpr size_t kMaxFusedNodes = 256;
+
 FusionPlan noFusion(const graph::Graph& g);
 FusionPlan ruleFusion(const graph::Graph& g, const CostEstimate& c = {});
 FusionPlan dpFusion(const graph::Graph& g, int window = 8, const CostEstimate& c = {});

@@ -44,6 +44,7 @@ std::vector<GraphTask> extractTasks(const graph::Graph& g, const FusionPlan& pla
                                     const graph::LoweringOptions& options) {
   std::vector<GraphTask> tasks;
   std::map<std::string, size_t> byKey;
+  const graph::LoweringContext context = graph::makeLoweringContext(g, options);
   for (size_t gi = 0; gi < plan.groups.size(); ++gi) {
     const std::vector<size_t>& group = plan.groups[gi];
     bool views = true;
@@ -60,7 +61,7 @@ std::vector<GraphTask> extractTasks(const graph::Graph& g, const FusionPlan& pla
     }
     for (size_t n : group)
       if (graph::opOf(g.nodes[n]).image) t.layout = te::layoutName(options.imageLayout);
-    graph::LoweredSubgraph lowered = graph::lowerSubgraph(g, group, options);
+    graph::LoweredSubgraph lowered = graph::lowerSubgraph(g, group, options, context);
     t.dag = canonicalizeNames(lowered.dag);
     if (!t.dag.outputs().empty()) t.shape = t.dag.op(t.dag.outputs().front()).shape;
     t.key = task::workloadKey(t.name, t.shape, t.dag);

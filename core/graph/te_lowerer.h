@@ -94,7 +94,7 @@ class TeLowerer {
   friend void attachLoweringRules(std::vector<OpDef>& table);
 
  public:
-  TeLowerer(const Graph& g, const std::vector<size_t>& nodes, const LoweringOptions& o);
+  TeLowerer(const Graph& g, const std::vector<size_t>& nodes, const LoweringOptions& o, const LoweringContext& c);
 
   LoweredSubgraph run();
 
@@ -123,7 +123,7 @@ class TeLowerer {
   Val value(const Node& n, const std::string& v);
 
   Perm outPerm(const std::string& v, const std::vector<int64_t>& shape) const {
-    return nhwc_ && shape.size() == 4 && nhwcSet_.count(v) ? lowering::kNHWC : Perm{};
+    return nhwc_ && shape.size() == 4 && context_.nhwcValues.count(v) ? lowering::kNHWC : Perm{};
   }
 
   Val compute(const std::string& name, const std::vector<int64_t>& shape, const Perm& perm,
@@ -287,7 +287,8 @@ class TeLowerer {
   const Graph& g_;
   std::vector<size_t> nodes_;
   bool nhwc_;
-  std::set<std::string> nhwcSet_, convWeights_, producedInSet_, used_, placeholderNames_;
+  const LoweringContext& context_;
+  std::set<std::string> convWeights_, producedInSet_, used_, placeholderNames_;
   std::map<std::string, Val> vals_;
   std::map<std::string, std::string> placeholderOf_;
   std::vector<std::string> inputValues_;

@@ -81,9 +81,19 @@ std::set<std::string> nhwcValues(const Graph& g) {
 
 }  // namespace
 
-TeLowerer::TeLowerer(const Graph& g, const std::vector<size_t>& nodes, const LoweringOptions& o)
-    : g_(g), nodes_(nodes), nhwc_(o.imageLayout == te::Layout::NHWC) {
-  if (nhwc_) nhwcSet_ = nhwcValues(g);
+LoweringContext makeLoweringContext(const Graph& g, const LoweringOptions& options) {
+  LoweringContext c;
+  if (options.imageLayout == te::Layout::NHWC) c.nhwcValues = nhwcValues(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const std::string& in : g.nodes[i].inputs)
+      if (!in.empty()) c.readers[in].push_back(i);
+  c.graphOutputs.insert(g.outputs.begin(), g.outputs.end());
+  return c;
+}
+
+TeLowerer::TeLowerer(const Graph& g, const std::vector<size_t>& nodes, const LoweringOptions& o,
+                     const LoweringContext& c)
+    : g_(g), nodes_(nodes), nhwc_(o.imageLayout == te::Layout::NHWC), context_(c) {
   std::set<size_t> seen;
   for (size_t i : nodes) {
     if (i >= g.nodes.size()) throw GraphError("lowerSubgraph: node index " + std::to_string(i) + " out of range");
@@ -117,11 +127,10 @@ LoweredSubgraph TeLowerer::run() {
   for (size_t i : nodes_) {
     for (const std::string& o : g_.nodes[i].outputs) {
       if (o.empty() || !vals_.count(o)) continue;
-      bool needed = std::find(g_.outputs.begin(), g_.outputs.end(), o) != g_.outputs.end();
-      for (size_t c = 0; c < g_.nodes.size() && !needed; ++c)
-        if (!inSet.count(c))
-          for (const std::string& in : g_.nodes[c].inputs)
-            if (in == o) needed = true;
+      bool needed = context_.graphOutputs.count(o) > 0;
+      if (auto r = context_.readers.find(o); r != context_.readers.end())
+        for (size_t c : r->second)
+          needed |= !inSet.count(c);
       if (!needed) continue;
       Val v = vals_.at(o);
       if (placeholderNames_.count(v.t.name()) || claimed.count(v.t.name()) || (!v.perm.empty() && v.perm != kNHWC)) {
@@ -262,7 +271,7 @@ Val TeLowerer::value(const Node& n, const std::string& v) {
   if (nhwc_ && vi->shape.size() == 4) {
     if (convWeights_.count(v))
       p = kRSCK;
-    else if (nhwcSet_.count(v))
+    else if (context_.nhwcValues.count(v))
       p = kNHWC;
   }
   // Weights (initializers, constants) may be packed for the kernel that reads them.
@@ -476,8 +485,13 @@ void attachLoweringRules(std::vector<OpDef>& table) {
 }
 
 LoweredSubgraph lowerSubgraph(const Graph& g, const std::vector<size_t>& nodes, const LoweringOptions& options) {
+  return lowerSubgraph(g, nodes, options, makeLoweringContext(g, options));
+}
+
+LoweredSubgraph lowerSubgraph(const Graph& g, const std::vector<size_t>& nodes, const LoweringOptions& options,
+                              const LoweringContext& context) {
   try {
-    return TeLowerer(g, nodes, options).run();
+    return TeLowerer(g, nodes, options, context).run();
   } catch (const GraphError&) {
     throw;
   } catch (const std::exception& e) {

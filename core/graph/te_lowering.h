@@ -5,6 +5,8 @@
 // the DAG's outputs.
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,8 +31,22 @@ struct LoweredSubgraph {
   std::vector<te::Layout> inputLayouts, outputLayouts;
 };
 
+// What lowering needs to know of the whole graph: the values stored NHWC and
+// the readers of every value. Made once per graph, so that lowering all the
+// groups of a plan stays linear in the graph.
+struct LoweringContext {
+  std::set<std::string> nhwcValues;  // with LoweringOptions::imageLayout NHWC
+  std::map<std::string, std::vector<size_t>> readers;
+  std::set<std::string> graphOutputs;
+};
+LoweringContext makeLoweringContext(const Graph& g, const LoweringOptions& options);
+
 // `nodes`: indices into g.nodes, in topological order. GraphError naming the
 // node for an op that cannot be lowered.
 LoweredSubgraph lowerSubgraph(const Graph& g, const std::vector<size_t>& nodes, const LoweringOptions& options = {});
+// The same with the graph's context made already (makeLoweringContext with
+// the same options).
+LoweredSubgraph lowerSubgraph(const Graph& g, const std::vector<size_t>& nodes, const LoweringOptions& options,
+                              const LoweringContext& context);
 
 }  // namespace tessel::graph

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "chain_model.h"
 #include "frontend/conformance.h"
 #include "frontend/onnx_import.h"
 #include "frontend/onnx_import_options.h"
@@ -137,6 +138,18 @@ class TestFrontend : public QObject {
     } catch (...) {
     }
     QVERIFY(unsupported);
+  }
+
+  // Import is linear in the nodes and its recursion does not depend on the
+  // graph: chains of 20,000 and 100,000 nodes import whole (a quadratic pass
+  // would take minutes for the second and end at the test's timeout; the
+  // times are in docs/reliability.md, from bench_import_scaling).
+  void longChainsImport() {
+    for (int n : {20000, 100000}) {
+      const graph::Graph g = frontend::importOnnxBytes(bytesOf(testing::chainModel(n)), "chain.onnx");
+      QCOMPARE(int(g.nodes.size()), n);
+      QCOMPARE(g.value("y").shape, (std::vector<int64_t>{2, 3}));
+    }
   }
 
   void opsetOutsideRangeIsNamed() {
