@@ -9,8 +9,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
+
+#include "support/input_file.h"
 
 namespace tessel::store {
 
@@ -94,6 +97,53 @@ CREATE INDEX sessions_by_model ON sessions(model_id, id);
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 
+using TableColumns = std::map<std::string, std::vector<std::string>>;
+
+// Every table of a database with its columns, in order.
+TableColumns tableColumns(Connection& c) {
+  TableColumns out;
+  std::vector<std::string> tables;
+  {
+    Statement st = c.prepare("SELECT name FROM sqlite_master WHERE type = 'table'");
+    while (st.step())
+      tables.push_back(st.getText(0));
+  }
+  for (const std::string& t : tables) {
+    Statement st = c.prepare("SELECT name FROM pragma_table_info(?)");
+    st.bind(1, t);
+    while (st.step())
+      out[t].push_back(st.getText(0));
+  }
+  return out;
+}
+
+// The schema this Tessel writes, read back from the migrations run on an
+// in-memory database: the reference a file is verified against.
+const TableColumns& expectedSchema() {
+  static const TableColumns schema = [] {
+    Connection mem(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    for (const char* m : kMigrations)
+      mem.exec(m);
+    return tableColumns(mem);
+  }();
+  return schema;
+}
+
+// A database of this schema version has every table and column of it; the
+// first one missing is named. (Extra tables or columns are left alone.)
+void verifySchema(Connection& c, const std::string& path) {
+  const TableColumns actual = tableColumns(c);
+  for (const auto& [table, columns] : expectedSchema()) {
+    auto it = actual.find(table);
+    if (it == actual.end())
+      throw StoreError(path + " is damaged: its table '" + table + "' is missing (nothing was changed in it)");
+    for (const std::string& column : columns)
+      if (std::find(it->second.begin(), it->second.end(), column) == it->second.end())
+        throw StoreError(path + " is damaged: its table '" + table + "' has no column '" + column +
+                         "' (nothing was changed in it)");
+  }
+}
+
 int64_t pragmaInt(Connection& c, const char* name) {
   Statement st = c.prepare(std::string("PRAGMA ") + name);
   return st.step() ? st.getInt(0) : 0;
@@ -107,6 +157,9 @@ void checkHeader(const std::string& path, OpenMode mode) {
     return;
   }
   if (fs::is_directory(path, ec)) throw StoreError(path + " is a directory, not a database");
+  // A FIFO or a device would block or never end: only regular files are databases.
+  if (const std::string kind = support::notARegularFile(path); !kind.empty())
+    throw StoreError(path + " " + kind + ": not a database");
   uintmax_t size = fs::file_size(path, ec);
   if (ec) throw StoreError("cannot read " + path + ": " + ec.message());
   if (size == 0) {
@@ -285,6 +338,7 @@ std::unique_ptr<Database> Database::open(const std::string& path, OpenMode mode)
       throw StoreError(path + " has schema version " + std::to_string(version) + ", newer than this Tessel's (" +
                        std::to_string(kSchemaVersion) + "): use a newer Tessel");
     if (mode == OpenMode::ReadOnly && tables == 0) throw StoreError(path + " is an empty database: no Tessel tables");
+    if (version == kSchemaVersion) verifySchema(*conn, path);
     std::unique_ptr<Database> db(new Database(std::move(conn), mode, lockFd));
     lockFd = -1;
     if (mode == OpenMode::ReadWrite) db->createOrMigrate();

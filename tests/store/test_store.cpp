@@ -244,6 +244,26 @@ class TestStore : public QObject {
     const QByteArray foreignBytes = readAll(foreign);
     QVERIFY(openError(foreign, OpenMode::ReadWrite).contains("not Tessel's"));
     QCOMPARE(readAll(foreign), foreignBytes);
+
+    // Tessel's, with a table dropped or a column gone: refused by name, untouched.
+    for (const char* damage :
+         {"DROP TABLE cost_models", "DROP TABLE records", "ALTER TABLE sessions DROP COLUMN trials_target"}) {
+      const QString damaged = dir.filePath("damaged.db");
+      QFile::remove(damaged);
+      QVERIFY(QFile::copy(good, damaged));
+      QCOMPARE(sqlite3_open(damaged.toUtf8().constData(), &raw), SQLITE_OK);
+      QCOMPARE(
+          sqlite3_exec(raw, (std::string("PRAGMA journal_mode=DELETE; ") + damage).c_str(), nullptr, nullptr, nullptr),
+          SQLITE_OK);
+      sqlite3_close(raw);
+      const QByteArray damagedBytes = readAll(damaged);
+      const QString expected = QString(damage).contains("COLUMN")    ? "table 'sessions' has no column 'trials_target'"
+                               : QString(damage).contains("records") ? "its table 'records' is missing"
+                                                                     : "its table 'cost_models' is missing";
+      for (OpenMode m : {OpenMode::ReadOnly, OpenMode::ReadWrite})
+        QVERIFY2(openError(damaged, m).contains(expected), qPrintable(openError(damaged, m)));
+      QCOMPARE(readAll(damaged), damagedBytes);
+    }
   }
 
   void oneWriterManyReaders() {
