@@ -29,13 +29,11 @@ std::optional<SoftmaxStages> matchSoftmax(const State& s, int norm);
 // stop there), on the GPU at the loop
 // bound to blockIdx, the normalised rows computed by the block's threads
 // into shared memory (when one row fits), the row max and sum per thread.
-// Registered for "cpu" and "cuda". On the CPU (BERT-Tiny's attention, 200
-// trials, seeds 1 and 2, a busy 2-core Zen 3) single-threaded kernels tune to
-// the same latency with and without it (0.2247 / 0.2289 ms, 0.2308 / 0.2248
-// ms); with two threads a 64-trial look gave 0.250 against 0.378 ms, 200
-// trials of seed 1 under a heavier load 0.3814 against 0.3884 ms. If the
-// two-thread figures on a quiet machine show no gain, register it for "cuda"
-// only (docs/benchmarks.md has the command).
+// Registered for "cuda" only: on the CPU (BERT-Tiny's attention, 200 trials,
+// seeds 1 and 2, a quiet 2-core Zen 3) it tuned to 1.01x and 1.02x of the
+// latency without it with two threads, and single-threaded the best programs
+// were other sketches' (docs/benchmarks.md). CPU tests add it themselves
+// (registerSketchRule("cpu", ..., "add_cache_write")).
 std::shared_ptr<SketchRule> makeSoftmaxFusionRule();
 
 }  // namespace tessel::schedule

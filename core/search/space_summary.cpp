@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "codegen/cpp_codegen.h"
+#include "codegen/cuda_codegen.h"
 #include "lower/loop_nest.h"
 #include "measure/cpp_program_builder.h"
 #include "target/target.h"
@@ -249,6 +250,16 @@ codegen::CppOptions cppOptions(const task::SearchTask& task) {
   return codegen::CppOptions(target::parseTarget(task.target));
 }
 
+// A scheduled program in its target's language: C++ for a CPU, CUDA C (the
+// kernels with their launch dimensions and the host function) for a GPU.
+std::string scheduledSource(const task::SearchTask& task, const std::vector<schedule::Step>& steps,
+                            const std::string& symbol) {
+  if (target::parseTarget(task.target).isCpu())
+    return codegen::cppPrelude() + measure::programSource(task.dag, steps, symbol, cppOptions(task));
+  const lower::LoweredFunc f = lower::lowerState(schedule::replay(task.dag, steps));
+  return codegen::emitCudaProgram(f, symbol).source;
+}
+
 std::vector<Sketch> sketchesOf(const task::SearchTask& task, const schedule::HardwareParams& hw) {
   std::vector<Sketch> sketches = schedule::generateSketches(task.dag, hw);
   if (sketches.empty()) throw std::runtime_error("no sketch for task " + task.key);
@@ -326,8 +337,7 @@ std::string programSource(const task::SearchTask& task, const std::string& decis
                              (sketches.size() == 1 ? " sketch" : " sketches"));
   std::vector<schedule::Step> steps = schedule::materialize(sketches[d.sketch], d, hw);
   std::ostringstream os;
-  os << "// " << task.key << ", sketch " << d.sketch << "\n"
-     << codegen::cppPrelude() << measure::programSource(task.dag, steps, kernelSymbol(task), cppOptions(task));
+  os << "// " << task.key << ", sketch " << d.sketch << "\n" << scheduledSource(task, steps, kernelSymbol(task));
   return os.str();
 }
 
@@ -338,8 +348,7 @@ std::string programSource(const task::SearchTask& task, const std::string& decis
 std::string storedProgramSource(const task::SearchTask& task, const std::string& stepsJson) {
   std::vector<schedule::Step> steps = schedule::deserializeSteps(stepsJson);
   std::ostringstream os;
-  os << "// " << task.key << ", stored program\n"
-     << codegen::cppPrelude() << measure::programSource(task.dag, steps, kernelSymbol(task), cppOptions(task));
+  os << "// " << task.key << ", stored program\n" << scheduledSource(task, steps, kernelSymbol(task));
   return os.str();
 }
 

@@ -59,17 +59,20 @@ SpaceSummary summarizeSpace(const task::SearchTask& task, int samples = 3, uint6
 // The name of the kernel function programSource emits.
 std::string kernelSymbol(const task::SearchTask& task);
 
-// C++ source of the program given by serialised decisions (from the
-// database, or a sample): a compilable translation unit with one kernel
-// `kernelSymbol(task)`. Throws (std::runtime_error / ScheduleError) naming
+// Source of the program given by serialised decisions (from the database,
+// or a sample) in its target's language: for a CPU a compilable C++
+// translation unit with one kernel `kernelSymbol(task)`, for a GPU the CUDA C
+// of its kernels (launch dimensions in their comments) and the host function
+// `kernelSymbol(task)` that launches them. Throws (std::runtime_error / ScheduleError) naming
 // the problem for bad decisions.
 std::string programSource(const task::SearchTask& task, const std::string& decisionsJson,
                           const schedule::HardwareParams& hw);
 std::string programSource(const task::SearchTask& task, const std::string& decisionsJson);
-// C++ source of a stored program, replayed from its serialised steps: the
+// Source of a stored program (C++ or CUDA C, as above), replayed from its serialised steps: the
 // exact program that was measured, whatever machine chose its decisions.
 std::string storedProgramSource(const task::SearchTask& task, const std::string& stepsJson);
-// The naive (unscheduled) program's source, when no decisions exist yet.
+// The naive (unscheduled) program's source, when no decisions exist yet
+// (C++ for every target: an unbound program is no GPU kernel).
 std::string naiveProgramSource(const task::SearchTask& task);
 
 }  // namespace tessel::search

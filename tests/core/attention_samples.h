@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "schedule/sketch.h"
+#include "schedule/softmax_fusion_rule.h"
 #include "te/operators.h"
 
 namespace tessel::testing {
@@ -46,6 +47,15 @@ inline te::ComputeDAG attentionDag(const AttentionShape& a = {}) {
   });
   return b.build({o.name()});
 }
+
+// The rule is registered for "cuda" only (on the CPU it did not pay: see
+// softmax_fusion_rule.h); CPU tests of its lowering add it for their scope.
+struct CpuSoftmaxFusionRule {
+  CpuSoftmaxFusionRule() { schedule::registerSketchRule("cpu", schedule::makeSoftmaxFusionRule(), "add_cache_write"); }
+  ~CpuSoftmaxFusionRule() { schedule::removeSketchRule("cpu", kSoftmaxFusionRule); }
+  CpuSoftmaxFusionRule(const CpuSoftmaxFusionRule&) = delete;
+  CpuSoftmaxFusionRule& operator=(const CpuSoftmaxFusionRule&) = delete;
+};
 
 inline bool hasRule(const schedule::Sketch& sk, const std::string& rule) {
   return std::find(sk.rules.begin(), sk.rules.end(), rule) != sk.rules.end();

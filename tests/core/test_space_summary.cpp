@@ -185,6 +185,28 @@ class TestSpaceSummary : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::exception, search::storedProgramSource(task, "not json"));
   }
 
+  // A GPU task's programs show as CUDA C (what the studio's code view and
+  // `db show --code` print): kernels with their launch dimensions and the
+  // host function, from stored steps and from decisions alike.
+  void gpuProgramsShowAsCuda() {
+    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, "cuda -arch=sm_80");
+    HardwareParams hw = search::hostHardware(task.target);
+    std::vector<Sketch> sketches = generateSketches(task.dag, hw);
+    search::SpaceSummary s = search::summarizeSpace(task, hw, 2, 3);
+    QVERIFY(!s.sampleDecisions.empty());
+    for (const std::string& json : s.sampleDecisions) {
+      ProgramDecisions d = deserializeDecisions(json);
+      const std::string steps = serializeSteps(materialize(sketches[d.sketch], d, hw));
+      const std::string stored = search::storedProgramSource(task, steps);
+      QVERIFY2(stored.find("__global__ void") != std::string::npos, stored.c_str());
+      QVERIFY2(stored.find("// grid (") != std::string::npos, stored.c_str());
+      QVERIFY2(stored.find("threadIdx.") != std::string::npos, stored.c_str());
+      QVERIFY2(stored.find(search::kernelSymbol(task)) != std::string::npos, stored.c_str());
+      const std::string fromDecisions = search::programSource(task, json, hw);
+      QCOMPARE(stored.substr(stored.find('\n')), fromDecisions.substr(fromDecisions.find('\n')));
+    }
+  }
+
   void loopNestNamesFusedTiles() {
     task::SearchTask task = task::makeOperatorTask("conv2d_bias_relu", {1, 8, 10, 10, 8, 3, 3, 1, 1}, "cpu");
     search::SpaceSummary s = search::summarizeSpace(task, 1, 1);
