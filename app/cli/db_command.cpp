@@ -130,6 +130,7 @@ int dbCommand(const std::vector<std::string>& argv) {
     j["models"] = s.models;
     j["cost_models"] = s.costModels;
     j["schema_version"] = s.schemaVersion;
+    j["damaged_records"] = s.damagedRecords;
     if (!json)
       std::printf(
           "%s (schema %d)\n  records            %lld\n  valid records      %lld\n  distinct programs  %lld\n"
@@ -138,6 +139,9 @@ int dbCommand(const std::vector<std::string>& argv) {
           db->path().c_str(), s.schemaVersion, (long long)s.records, (long long)s.validRecords,
           (long long)s.distinctPrograms, (long long)s.sessions, (long long)s.tasks, (long long)s.models,
           (long long)s.costModels);
+    if (!json && s.damagedRecords)
+      std::printf("  damaged records    %lld (steps that do not parse: the tuner skips them)\n",
+                  (long long)s.damagedRecords);
   } else if (what == "best") {
     nlohmann::json rows = nlohmann::json::array();
     if (!json) std::printf("%-44s %-10s %12s %10s %8s\n", "task", "target", "latency ms", "GFLOP/s", "record");

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "schedule/steps.h"
 #include "support/input_file.h"
 
 namespace tessel::store {
@@ -650,6 +651,14 @@ Stats Database::stats() const {
   s.models = count("SELECT count(*) FROM models");
   s.costModels = count("SELECT count(*) FROM cost_models");
   s.schemaVersion = int(pragmaInt(*conn_, "user_version"));
+  Statement st = conn_->prepare("SELECT steps FROM records");
+  while (st.step()) {
+    try {
+      schedule::deserializeSteps(st.getText(0));
+    } catch (const std::exception&) {
+      ++s.damagedRecords;
+    }
+  }
   return s;
 }
 

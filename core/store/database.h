@@ -73,6 +73,9 @@ struct RecordRow {
 
 struct Stats {
   int64_t records = 0, validRecords = 0, distinctPrograms = 0, sessions = 0, tasks = 0, models = 0, costModels = 0;
+  // Records whose steps do not parse as schedule steps (a damaged or edited
+  // file): the tuner skips them, they are never measured or learned from.
+  int64_t damagedRecords = 0;
   int schemaVersion = 0;
 };
 

@@ -266,6 +266,24 @@ class TestStore : public QObject {
     }
   }
 
+  // Records whose steps no longer parse (a damaged or edited file) are
+  // counted by stats(); the database is still used.
+  void damagedStepsAreCounted() {
+    QTemporaryDir dir;
+    auto db = Database::open(dir.filePath("d.db").toStdString(), OpenMode::ReadWrite);
+    const int64_t task = db->ensureTask(sampleTask());
+    const int64_t session = db->beginSession("task", task, 0, "{}", 3);
+    std::vector<store::RecordRow> rows = {sampleRecord(task, session, 0, true), sampleRecord(task, session, 1, true),
+                                          sampleRecord(task, session, 2, true)};
+    rows[0].steps = "[]";  // the naive program: parses
+    rows[1].steps = "[[\"XX\", 1]]";
+    rows[2].steps = "not json {";
+    db->addRecords(rows);
+    const store::Stats s = db->stats();
+    QCOMPARE(s.records, int64_t(3));
+    QCOMPARE(s.damagedRecords, int64_t(2));
+  }
+
   void oneWriterManyReaders() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("live.db").toStdString();
