@@ -94,8 +94,7 @@ std::vector<int64_t> parseShape(const std::string& text) {
     if (v < 0) throw UsageError("--shape '" + text + "': dimension " + part + " is negative");
     if (v == 0) throw UsageError("--shape '" + text + "': dimension 0 is not allowed");
     if (v > support::kMaxTensorElements)
-      throw UsageError("--shape '" + text + "': dimension " + part + " is longer than " +
-                       std::to_string(support::kMaxTensorElements) + ", the most Tessel's kernels index (32-bit int)");
+      throw UsageError("--shape '" + text + "': dimension " + part + " is " + support::tooLongText());
     out.push_back(v);
     if (comma == std::string::npos) break;
     pos = comma + 1;

@@ -33,9 +33,7 @@ std::vector<int64_t> parseShapeList(const std::string& text) {
       throw graph::GraphError("bad input shape '" + text + "': '" + part + "' is not a positive integer");
     }
     if (out.back() > support::kMaxTensorElements)
-      throw graph::GraphError("bad input shape '" + text + "': " + part + " is longer than " +
-                              std::to_string(support::kMaxTensorElements) +
-                              ", the most Tessel's kernels index (32-bit int)");
+      throw graph::GraphError("bad input shape '" + text + "': " + part + " is " + support::tooLongText());
     start = end + 1;
   }
   return out;

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "support/size_limits.h"
 
@@ -39,16 +40,13 @@ std::string notARegularFile(const std::string& path) {
 }
 
 uint64_t checkRegularFile(const std::string& path, const std::string& what, uint64_t maxBytes) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw InputFileError(what + " '" + path + "' " +
-                         (errno == ENOENT || errno == ENOTDIR
-                              ? std::string("does not exist")
-                              : "cannot be read: " + std::string(std::strerror(errno))));
-  if (const std::string kind = kindOf(st.st_mode); !kind.empty())
+  if (const std::string kind = notARegularFile(path); !kind.empty())
     throw InputFileError(what + " '" + path + "' " + kind);
-  if (uint64_t(st.st_size) > maxBytes) throw InputFileError(tooLarge(what, path, uint64_t(st.st_size), maxBytes));
-  return uint64_t(st.st_size);
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw InputFileError(what + " '" + path + "' cannot be read: " + ec.message());
+  if (size > maxBytes) throw InputFileError(tooLarge(what, path, size, maxBytes));
+  return size;
 }
 
 std::string readRegularFile(const std::string& path, const std::string& what, uint64_t maxBytes) {

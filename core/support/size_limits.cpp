@@ -6,6 +6,10 @@
 
 namespace tessel::support {
 
+std::string tooLongText() {
+  return "longer than " + std::to_string(kMaxTensorElements) + ", the most Tessel's kernels index (32-bit int)";
+}
+
 std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
   int64_t r = 0;
   if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
@@ -58,9 +62,7 @@ int64_t checkTensorSize(const std::string& what, const std::vector<int64_t>& sha
   const std::string named = what + " " + shapeText(shape);
   for (int64_t d : shape) {
     if (d < 0) throw LimitError(named + ": dimension " + std::to_string(d) + " is negative");
-    if (d > kMaxTensorElements)
-      throw LimitError(named + ": dimension " + std::to_string(d) + " is longer than " +
-                       std::to_string(kMaxTensorElements) + ", the most Tessel's kernels index (32-bit int)");
+    if (d > kMaxTensorElements) throw LimitError(named + ": dimension " + std::to_string(d) + " is " + tooLongText());
   }
   const std::optional<int64_t> n = checkedElements(shape);
   if (!n || *n > kMaxTensorElements)

@@ -23,6 +23,10 @@ class LimitError : public std::invalid_argument {
 // elements, and no dimension is longer.
 constexpr int64_t kMaxTensorElements = 2147483647;  // INT32_MAX
 
+// "longer than 2147483647, the most Tessel's kernels index (32-bit int)":
+// how every message about a dimension or extent past the limit ends.
+std::string tooLongText();
+
 // a * b, or nothing when it overflows int64 (both operands >= 0).
 std::optional<int64_t> checkedMul(int64_t a, int64_t b);
 // a + b, or nothing when it overflows int64 (both operands >= 0).

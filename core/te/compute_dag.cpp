@@ -152,9 +152,8 @@ static void checkReduction(const std::string& name, const std::vector<int64_t>& 
     if (d <= 0)
       throw std::invalid_argument("tensor '" + name + "' has a non-positive reduction extent " + std::to_string(d));
     if (d > support::kMaxTensorElements)
-      throw support::LimitError("tensor '" + name + "': reduction extent " + std::to_string(d) + " is longer than " +
-                                std::to_string(support::kMaxTensorElements) +
-                                ", the most Tessel's kernels index (32-bit int)");
+      throw support::LimitError("tensor '" + name + "': reduction extent " + std::to_string(d) + " is " +
+                                support::tooLongText());
   }
 }
 
