@@ -1,4 +1,4 @@
-// tessel-worker [--in-fd N] [--out-fd N]
+// tessel-worker [--in-fd N] [--out-fd N] [--sandbox cpu|cuda|none]
 //
 // The measurement process started by tessel's Runner: it reads kernel
 // requests from one descriptor and writes results to another (see
@@ -17,13 +17,14 @@
 #include <thread>
 
 #include "measure/worker.h"
+#include "measure/worker_sandbox.h"
 #include "support/version.h"
 
 namespace {
 
 void printUsage(std::FILE* to) {
   std::fprintf(to,
-               "Usage: tessel-worker [--in-fd N] [--out-fd N]\n"
+               "Usage: tessel-worker [--in-fd N] [--out-fd N] [--sandbox cpu|cuda|none]\n"
                "\n"
                "Measurement process of Tessel, started by the tuner (not meant to be run by\n"
                "hand). Reads length-prefixed JSON requests from descriptor N (default 0),\n"
@@ -34,6 +35,9 @@ void printUsage(std::FILE* to) {
                "Options:\n"
                "  --in-fd N     read requests from descriptor N\n"
                "  --out-fd N    write responses to descriptor N\n"
+               "  --sandbox P   the walls kernels run in (default cpu): resource limits, no\n"
+               "                new privileges and a system-call filter; cuda: a looser\n"
+               "                filter the NVIDIA driver works in; none: no walls\n"
                "  -h, --help    show this help and exit\n"
                "  --version     show the version and exit\n");
 }
@@ -85,6 +89,7 @@ void exitWhenOrphaned() {
 int main(int argc, char** argv) {
   int inFd = STDIN_FILENO;
   int outFd = STDOUT_FILENO;
+  tessel::measure::SandboxProfile sandbox = tessel::measure::SandboxProfile::Cpu;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
@@ -104,6 +109,15 @@ int main(int argc, char** argv) {
       (arg == "--in-fd" ? inFd : outFd) = fd;
       continue;
     }
+    if (arg == "--sandbox" && i + 1 < argc) {
+      const auto profile = tessel::measure::parseSandboxProfile(argv[++i]);
+      if (!profile) {
+        std::fprintf(stderr, "tessel-worker: unknown sandbox '%s' (cpu, cuda or none)\n", argv[i]);
+        return 2;
+      }
+      sandbox = *profile;
+      continue;
+    }
     std::fprintf(stderr, "tessel-worker: unknown or incomplete option '%s'\n", arg.c_str());
     printUsage(stderr);
     return 2;
@@ -118,6 +132,12 @@ int main(int argc, char** argv) {
   }
   // A runner that goes away should end us through end of file, not a signal.
   ::signal(SIGPIPE, SIG_IGN);
+  // Walls up before any kernel is loaded; a system without them (no seccomp)
+  // still measures, and says so.
+  std::string error;
+  if (!tessel::measure::enterSandbox(sandbox, outFd, error)) {
+    std::fprintf(stderr, "tessel-worker: warning: kernels run without the full sandbox: %s\n", error.c_str());
+  }
   exitWhenOrphaned();
   return tessel::measure::runWorker(inFd, outFd);
 }

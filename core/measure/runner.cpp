@@ -4,10 +4,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -15,14 +17,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "measure/worker_protocol.h"
+#include "measure/worker_sandbox.h"
 
 extern char** environ;
 
@@ -58,6 +63,24 @@ std::string describeStatus(int status) {
   return "worker stopped with wait status " + std::to_string(status);
 }
 
+// CPU seconds a process has used so far (user + system), from /proc; -1 if unknown.
+double processCpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return -1;
+  // Fields after the command (which may hold spaces) start after its ')'.
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(line.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return double(utime + stime) / double(::sysconf(_SC_CLK_TCK));
+}
+
 bool isExecutable(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
@@ -84,6 +107,7 @@ struct Runner::Impl {
   std::mutex mutex;  // one measurement at a time, whatever the callers
   std::atomic<int> started{0};
   pid_t pid = -1;
+  int lastStatus = 0;  // wait status of the worker reaped last
   int toWorker = -1;
   int fromWorker = -1;
 
@@ -132,7 +156,12 @@ struct Runner::Impl {
     std::string argv0 = path;
     std::string inFlag = "--in-fd";
     std::string outFlag = "--out-fd";
-    char* argv[] = {argv0.data(), inFlag.data(), inArg.data(), outFlag.data(), outArg.data(), nullptr};
+    std::string sandboxFlag = "--sandbox";
+    std::string sandbox = sandboxProfileName(!options.sandbox           ? SandboxProfile::None
+                                             : options.device == "cuda" ? SandboxProfile::Cuda
+                                                                        : SandboxProfile::Cpu);
+    char* argv[] = {argv0.data(),  inFlag.data(),      inArg.data(),   outFlag.data(),
+                    outArg.data(), sandboxFlag.data(), sandbox.data(), nullptr};
 
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -200,6 +229,7 @@ struct Runner::Impl {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     pid = -1;
+    lastStatus = r > 0 ? status : 0;
     // ECHILD: someone else reaped it (e.g. SIGCHLD ignored by the application).
     return r > 0 ? describeStatus(status) : "worker ended (exit status unavailable)";
   }
@@ -214,6 +244,30 @@ struct Runner::Impl {
   void stopWorker() {
     if (pid >= 0) reapWorker(kExitGrace);
     closePipes();
+  }
+
+  // The CPU seconds a request may use; 0: no limit.
+  double cpuBudget() const {
+    if (options.cpuSecondsPerKernel > 0) return options.cpuSecondsPerKernel;
+    const double timeout = options.timeoutSeconds;
+    if (!std::isfinite(timeout) || timeout <= 0 || timeout >= kMaxTimeoutSeconds) return 0;
+    const unsigned cores = options.threads > 0 ? unsigned(options.threads) : std::thread::hardware_concurrency();
+    return timeout * std::max(1u, cores) + 1;
+  }
+
+  // Sets the worker's RLIMIT_CPU to what it used so far plus the budget: the
+  // kernel cannot lift it (its sandbox forbids changing limits). Best effort:
+  // the wall-clock deadline still holds where /proc or prlimit fail.
+  void limitWorkerCpu() {
+    const double budget = cpuBudget();
+    const double used = budget > 0 ? processCpuSeconds(pid) : -1;
+    if (used < 0) return;
+    rlimit current{};
+    if (::prlimit(pid, RLIMIT_CPU, nullptr, &current) != 0) return;
+    rlimit wanted = current;
+    wanted.rlim_cur = rlim_t(std::ceil(used + budget));
+    if (current.rlim_max != RLIM_INFINITY) wanted.rlim_cur = std::min(wanted.rlim_cur, current.rlim_max);
+    ::prlimit(pid, RLIMIT_CPU, &wanted, nullptr);
   }
 
   MeasureResult measureOne(const RunTask& task, const KernelRef& kernel) {
@@ -251,6 +305,7 @@ struct Runner::Impl {
     bool sent = false;
     for (int attempt = 0; attempt < 2 && !sent; ++attempt) {
       if (pid < 0 && !spawnWorker(error)) return finish(ErrorCode::Runtime, error);
+      limitWorkerCpu();
       if (protocol::writeMessage(toWorker, message, &error) == protocol::IoStatus::Ok) {
         sent = true;
       } else {
@@ -281,9 +336,15 @@ struct Runner::Impl {
       case protocol::IoStatus::Timeout:
         killWorker();
         return finish(ErrorCode::RunTimeout, "run timeout: kernel did not finish in " + formatSeconds(timeout) + " s");
-      case protocol::IoStatus::Eof:
+      case protocol::IoStatus::Eof: {
         // The worker died: the kernel crashed it (or exited the process).
-        return finish(ErrorCode::Runtime, "kernel crashed the worker: " + reapWorker(kExitGrace));
+        const std::string how = reapWorker(kExitGrace);
+        if (WIFSIGNALED(lastStatus) && WTERMSIG(lastStatus) == SIGXCPU) {
+          return finish(ErrorCode::RunTimeout, "run timeout: kernel used more than " + formatSeconds(cpuBudget()) +
+                                                   " s of CPU time (the worker's limit)");
+        }
+        return finish(ErrorCode::Runtime, "kernel crashed the worker: " + how);
+      }
       case protocol::IoStatus::Error:
         killWorker();
         return finish(ErrorCode::Unknown, "worker protocol error: " + error);

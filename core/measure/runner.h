@@ -15,8 +15,9 @@
 // first has the kernel's buffers put where RunOptions::cacheState says
 // (cache_state.h, cache_flush.h), only the calls are timed, and a repeat is
 // long enough once calls and evictions together last minRepeatSeconds. A crash, a
-// hang (per-kernel timeout) or a wrong answer is an error result; the worker
-// is replaced and the batch goes on.
+// hang (per-kernel timeout, or its CPU time limit), a wrong answer or a system
+// call the worker's sandbox stops is an error result; the worker is replaced
+// and the batch goes on.
 #pragma once
 
 #include <memory>
@@ -45,6 +46,14 @@ struct RunOptions {
   // OpenMP threads the kernels run on (the worker's OMP_NUM_THREADS, so every
   // parallel region of a kernel gets this team); 0: one per core.
   int threads = 0;
+  // The walls the worker runs kernels in (worker_sandbox.h): the profile of
+  // the device. Off only to debug a kernel under a tool that needs more.
+  bool sandbox = true;
+  // CPU seconds one kernel's request may use (the worker's RLIMIT_CPU, set
+  // before each request): a backstop the kernel cannot lift, should the
+  // runner stop watching the wall clock; 0: the timeout times the cores the
+  // kernel may use, plus a second.
+  double cpuSecondsPerKernel = 0;
   // Set: the kernel being measured is abandoned (its worker killed) and the
   // rest are not run; their results say "cancelled".
   support::CancelFlag cancel;
