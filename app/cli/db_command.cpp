@@ -6,7 +6,9 @@
 #include "args.h"
 #include "commands.h"
 #include "export/kernel_export.h"
+#include "schedule/steps.h"
 #include "store/database.h"
+#include "store/tuning_recorder.h"
 #include "stored_model.h"
 
 namespace tessel::cli {
@@ -40,6 +42,33 @@ nlohmann::json msOrNull(double seconds) {
   return std::isfinite(seconds) ? nlohmann::json(seconds * 1e3) : nlohmann::json();
 }
 
+struct DamageCount {
+  int64_t unreplayable = 0;  // steps that parse but do not replay on their task
+  int64_t unverified = 0;    // records of tasks that cannot be rebuilt here
+};
+
+// Replays every record on its task's definition (each model prepared once).
+DamageCount countDamagedRecords(const store::Database& db) {
+  DamageCount c;
+  StoredDefinitions definitions(db);
+  for (const store::TaskRow& task : db.tasks()) {
+    const te::ComputeDAG* dag = definitions.of(task);
+    for (const store::RecordRow& r : db.records(task.id)) {
+      try {
+        schedule::deserializeSteps(r.steps);
+      } catch (const std::exception&) {
+        continue;  // counted by the store's own stats
+      }
+      if (!dag) {
+        ++c.unverified;
+      } else if (!schedule::replayableSteps(*dag, r.steps)) {
+        ++c.unreplayable;
+      }
+    }
+  }
+  return c;
+}
+
 // db show: a task, its best record, and its code with --code.
 nlohmann::json showTask(const store::Database& db, const std::string& key, bool code, bool json) {
   const std::optional<store::TaskRow> task = db.taskByKey(key);
@@ -64,12 +93,17 @@ nlohmann::json showTask(const store::Database& db, const std::string& key, bool 
                 model ? (", a task of " + *model).c_str() : "");
     std::printf("records  %zu, %zu valid\n", records.size(), valid);
   }
-  const std::vector<store::BestRow> best = db.best(task->id);
-  if (best.empty()) {
+  StoredDefinitions definitions(db);
+  int64_t skipped = 0;
+  const std::optional<store::BestRow> best = bestCheckedRecord(db, definitions, *task, &skipped);
+  j["damaged_records_skipped"] = skipped;
+  if (skipped && !json)
+    std::printf("skipped  %lld better records whose steps do not replay on this task\n", (long long)skipped);
+  if (!best) {
     if (!json) std::printf("best     none yet\n");
     return j;
   }
-  const store::RecordRow& r = best.front().record;
+  const store::RecordRow& r = best->record;
   const double cost = r.medianCost();
   j["best"] = {{"record", r.id},
                {"session", r.sessionId},
@@ -130,7 +164,9 @@ int dbCommand(const std::vector<std::string>& argv) {
     j["models"] = s.models;
     j["cost_models"] = s.costModels;
     j["schema_version"] = s.schemaVersion;
-    j["damaged_records"] = s.damagedRecords;
+    const DamageCount damage = countDamagedRecords(*db);
+    j["damaged_records"] = s.damagedRecords + damage.unreplayable;
+    j["unverified_records"] = damage.unverified;
     if (!json)
       std::printf(
           "%s (schema %d)\n  records            %lld\n  valid records      %lld\n  distinct programs  %lld\n"
@@ -139,13 +175,26 @@ int dbCommand(const std::vector<std::string>& argv) {
           db->path().c_str(), s.schemaVersion, (long long)s.records, (long long)s.validRecords,
           (long long)s.distinctPrograms, (long long)s.sessions, (long long)s.tasks, (long long)s.models,
           (long long)s.costModels);
-    if (!json && s.damagedRecords)
-      std::printf("  damaged records    %lld (steps that do not parse: the tuner skips them)\n",
-                  (long long)s.damagedRecords);
+    if (!json && s.damagedRecords + damage.unreplayable)
+      std::printf(
+          "  damaged records    %lld (steps that do not parse or do not replay on their task: skipped by the "
+          "tuner, export, run and db show)\n",
+          (long long)(s.damagedRecords + damage.unreplayable));
+    if (!json && damage.unverified)
+      std::printf("  unverified records %lld (of tasks that cannot be rebuilt here: their steps were not replayed)\n",
+                  (long long)damage.unverified);
   } else if (what == "best") {
     nlohmann::json rows = nlohmann::json::array();
     if (!json) std::printf("%-44s %-10s %12s %10s %8s\n", "task", "target", "latency ms", "GFLOP/s", "record");
-    for (const store::BestRow& b : db->best()) {
+    StoredDefinitions definitions(*db);
+    for (store::BestRow b : db->best()) {
+      // A damaged best record is skipped: the next best that replays stands.
+      const te::ComputeDAG* dag = definitions.of(b.task);
+      if (dag && !schedule::replayableSteps(*dag, b.record.steps)) {
+        std::optional<store::BestRow> checked = store::bestReplayable(*db, b.task.id, *dag);
+        if (!checked) continue;
+        b = std::move(*checked);
+      }
       double cost = b.record.medianCost();
       double gflops = b.task.flops / cost / 1e9;
       rows.push_back({{"task", b.task.key},

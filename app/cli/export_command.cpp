@@ -123,6 +123,11 @@ int exportCommand(const std::vector<std::string>& argv) {
                     k.latencyMs, k.gflops);
     }
     j["kernels"] = ks;
+    j["damaged_records_skipped"] = r.damagedRecordsSkipped;
+    if (r.damagedRecordsSkipped)
+      std::fprintf(stderr,
+                   "warning: skipped %lld records whose steps do not replay on their task; took the next best\n",
+                   (long long)r.damagedRecordsSkipped);
     j["library"] = r.library;
     j["header"] = r.header;
     if (!args.has("json"))

@@ -21,6 +21,7 @@
 #include "runtime/graph_executor.h"
 #include "schedule/steps.h"
 #include "store/database.h"
+#include "store/tuning_recorder.h"
 #include "support/cpu_contention.h"
 #include "support/tolerances.h"
 #include "target/target.h"
@@ -90,6 +91,7 @@ struct StoredSchedules {
   std::map<size_t, std::pair<size_t, double>> groupEstimate;  // group -> (task, seconds)
   double estimateSeconds = 0;
   int tuned = 0, naive = 0;
+  int64_t damagedSkipped = 0;  // better records whose steps do not replay
   bool haveEstimate() const { return naive == 0 && tuned > 0; }
 };
 
@@ -98,17 +100,21 @@ StoredSchedules storedSchedules(const store::Database* db, const std::vector<fus
   StoredSchedules out;
   for (size_t ti = 0; ti < tasks.size(); ++ti) {
     const fusion::GraphTask& t = tasks[ti];
-    std::vector<store::BestRow> best;
+    std::optional<store::BestRow> best;
     if (db)
-      if (auto row = db->taskByKey(t.key, target)) best = db->best(row->id);
-    if (best.empty()) {
+      if (auto row = db->taskByKey(t.key, target)) {
+        int64_t skipped = 0;  // damaged records: the next best that replays stands
+        best = store::bestReplayable(*db, row->id, t.dag, &skipped);
+        out.damagedSkipped += skipped;
+      }
+    if (!best) {
       ++out.naive;
       continue;
     }
     ++out.tuned;
-    const double seconds = best.front().record.medianCost();
+    const double seconds = best->record.medianCost();
     out.estimateSeconds += double(t.weight) * seconds;
-    std::vector<schedule::Step> steps = schedule::deserializeSteps(best.front().record.steps);
+    std::vector<schedule::Step> steps = schedule::deserializeSteps(best->record.steps);
     for (size_t gi : t.groups) {
       out.schedules[gi] = steps;
       out.groupEstimate[gi] = {ti, seconds};
@@ -248,6 +254,9 @@ int runCommand(const std::vector<std::string>& argv) {
   else if (!json)
     std::fprintf(stderr, "no database at %s: every task runs its naive program\n", dbPath.c_str());
   const StoredSchedules stored = storedSchedules(db.get(), tasks, target);
+  if (stored.damagedSkipped)
+    std::fprintf(stderr, "warning: skipped %lld records whose steps do not replay on their task; took the next best\n",
+                 (long long)stored.damagedSkipped);
   if (!json)
     std::fprintf(stderr, "%s: %zu partitions, %zu tasks (%d tuned, %d naive); building kernels...\n",
                  prepared.name.c_str(), prepared.plan.groups.size(), tasks.size(), stored.tuned, stored.naive);

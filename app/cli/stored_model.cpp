@@ -4,6 +4,7 @@
 #include <set>
 
 #include "frontend/model_loader.h"
+#include "store/tuning_recorder.h"
 
 namespace tessel::cli {
 
@@ -30,6 +31,47 @@ std::optional<std::string> modelOfTask(const store::Database& db, const std::str
       for (const auto& [task, weight] : db.modelTasks(s.subject))
         if (task.key == key) return s.subject;
   return std::nullopt;
+}
+
+StoredDefinitions::StoredDefinitions(const store::Database& db) : db_(db) {
+  std::set<std::string> models;
+  for (const store::SessionRow& s : db.sessions())
+    if (s.kind == "model" && models.insert(s.subject).second)
+      for (const auto& [task, weight] : db.modelTasks(s.subject))
+        modelOfKey_.emplace(task.key, s.subject);
+}
+
+const te::ComputeDAG* StoredDefinitions::of(const store::TaskRow& task) {
+  if (auto it = byKey_.find(task.key); it != byKey_.end()) return it->second ? &*it->second : nullptr;
+  if (auto m = modelOfKey_.find(task.key); m != modelOfKey_.end()) {
+    if (preparedModels_.insert(m->second).second) {
+      try {
+        for (auto& [key, dag] : storedModelDefinitions(db_, m->second))
+          byKey_.emplace(key, std::move(dag));
+      } catch (const std::exception&) {
+        // The model cannot be prepared here (its file moved): its tasks stay unchecked.
+      }
+    }
+    auto [it, inserted] = byKey_.try_emplace(task.key, std::nullopt);
+    return it->second ? &*it->second : nullptr;
+  }
+  std::optional<te::ComputeDAG> dag;
+  try {
+    dag = store::operatorTaskOf(task).dag;
+  } catch (const std::exception&) {
+    // Not an operator Tessel knows now, or its definition changed: unchecked.
+  }
+  auto [it, inserted] = byKey_.emplace(task.key, std::move(dag));
+  return it->second ? &*it->second : nullptr;
+}
+
+std::optional<store::BestRow> bestCheckedRecord(const store::Database& db, StoredDefinitions& definitions,
+                                                const store::TaskRow& task, int64_t* skipped) {
+  if (skipped) *skipped = 0;
+  if (const te::ComputeDAG* dag = definitions.of(task)) return store::bestReplayable(db, task.id, *dag, skipped);
+  std::vector<store::BestRow> best = db.best(task.id);
+  if (best.empty()) return std::nullopt;
+  return std::move(best.front());
 }
 
 }  // namespace tessel::cli

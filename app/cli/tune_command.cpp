@@ -172,6 +172,11 @@ int tuneCommand(const std::vector<std::string>& argv) {
     throw UsageError(e.what());
   }
   bar.finish();
+  if (tuning.damagedRecords() && !quiet)
+    std::fprintf(stderr,
+                 "warning: skipped %zu stored records whose steps do not replay on their task (damaged, or of another "
+                 "definition): they were not learned from\n",
+                 tuning.damagedRecords());
   if (interrupt.signal()) {
     std::fprintf(stderr, "interrupted by %s: the round in flight was dropped; %d trials kept", interrupt.signalName(),
                  r.trials);

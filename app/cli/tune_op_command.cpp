@@ -188,6 +188,11 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
                              {"cache_flush", measure::cacheStateName(o.measurer.run.cacheState)}};
     recorder.emplace(*db, task, config.dump(), o.trials, args.has("resume"));
     recorder->attach(o);
+    if (recorder->damagedRecords() && !quiet)
+      std::fprintf(stderr,
+                   "warning: skipped %zu stored records of this task whose steps do not replay on it (damaged, or "
+                   "of another definition): they are not learned from\n",
+                   recorder->damagedRecords());
     if (recorder->resumed() && recorder->previousTrials() >= size_t(o.trials) && !quiet)
       std::fprintf(stderr,
                    "session %lld already has %zu trials of the %d asked: nothing left to tune (give a larger --trials "

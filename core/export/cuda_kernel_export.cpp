@@ -25,15 +25,14 @@ struct Best {
   task::SearchTask task;
   codegen::CudaProgram program;
   std::vector<Argument> args;  // the program's first buffers
+  int64_t damagedSkipped = 0;  // better records whose steps do not replay
 };
 
 Best bestProgram(const store::Database& db, const store::TaskRow& row, const KernelExportOptions& options,
                  const std::string& name) {
-  const std::vector<store::BestRow> best = db.best(row.id);
-  if (best.empty()) throw std::runtime_error("task " + row.key + " has no valid record to export");
-  Best b{best.front().record, rebuildTask(row, options), {}, {}};
-  const schedule::State state = schedule::replay(b.task.dag, schedule::deserializeSteps(b.record.steps));
-  const lower::LoweredFunc f = lower::lowerState(state);
+  TunedProgram tuned = bestTunedProgram(db, row, options);
+  Best b{std::move(tuned.record), std::move(tuned.task), {}, {}, tuned.damagedSkipped};
+  const lower::LoweredFunc f = lower::lowerState(tuned.state);
   b.program = codegen::emitCudaProgram(f, name);
   b.args = argumentsOf(b.task.dag, f);
   return b;
@@ -134,6 +133,7 @@ ExportResult exportCudaKernels(const store::Database& db, const std::vector<stor
     k.function = "tessel_" + lower::cIdent(row.key);
     k.source = "src/" + k.function + ".cu";
     const Best b = bestProgram(db, row, options, k.function + "_launch");
+    result.damagedRecordsSkipped += b.damagedSkipped;
     k.latencyMs = b.record.medianCost() * 1e3;
     k.gflops = row.flops / b.record.medianCost() / 1e9;
     const std::vector<Argument>& args = b.args;

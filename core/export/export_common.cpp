@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "schedule/steps.h"
 #include "store/tuning_recorder.h"
 
 namespace tessel::exporter::detail {
@@ -60,6 +61,22 @@ task::SearchTask rebuildTask(const store::TaskRow& row, const KernelExportOption
     return task;
   }
   return store::operatorTaskOf(row);
+}
+
+TunedProgram bestTunedProgram(const store::Database& db, const store::TaskRow& row,
+                              const KernelExportOptions& options) {
+  TunedProgram p;
+  p.task = rebuildTask(row, options);
+  std::optional<store::BestRow> best = store::bestReplayable(db, row.id, p.task.dag, &p.damagedSkipped);
+  if (!best) {
+    throw std::runtime_error(
+        "task " + row.key + " has no valid record to export" +
+        (p.damagedSkipped ? " (" + std::to_string(p.damagedSkipped) + " whose steps do not replay on it were skipped)"
+                          : std::string()));
+  }
+  p.record = std::move(best->record);
+  p.state = schedule::replay(p.task.dag, schedule::deserializeSteps(p.record.steps));
+  return p;
 }
 
 }  // namespace tessel::exporter::detail

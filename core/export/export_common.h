@@ -11,6 +11,7 @@
 
 #include "export/kernel_export.h"
 #include "lower/loop_nest.h"
+#include "schedule/state.h"
 #include "task/search_task.h"
 
 namespace tessel::exporter::detail {
@@ -35,5 +36,16 @@ std::vector<Argument> argumentsOf(const te::ComputeDAG& dag, const lower::Lowere
 // The task as it was tuned: its definition from the options, or rebuilt
 // from its op and shape (throws naming the problem).
 task::SearchTask rebuildTask(const store::TaskRow& row, const KernelExportOptions& options);
+
+// A task's best program as export and `db show --code` take it: the lowest-
+// cost valid record whose steps replay on the rebuilt task (better ones that
+// do not are skipped and counted). Throws when the task has none.
+struct TunedProgram {
+  store::RecordRow record;
+  task::SearchTask task;
+  schedule::State state;  // the record's steps replayed
+  int64_t damagedSkipped = 0;
+};
+TunedProgram bestTunedProgram(const store::Database& db, const store::TaskRow& row, const KernelExportOptions& options);
 
 }  // namespace tessel::exporter::detail

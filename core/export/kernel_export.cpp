@@ -28,10 +28,11 @@ namespace {
 namespace fs = std::filesystem;
 using detail::Argument;
 using detail::argumentsOf;
+using detail::bestTunedProgram;
 using detail::isoNow;
 using detail::number;
-using detail::rebuildTask;
 using detail::shapeText;
+using detail::TunedProgram;
 using detail::writeFile;
 
 // The entry points of a kernel that reads some inputs packed: F_pack packs
@@ -108,7 +109,7 @@ KernelExportPlan planKernelExport(const store::Database& db, const std::vector<s
     try {
       target::parseTarget(row.target);
       if (db.best(row.id).empty()) throw std::runtime_error("no valid record yet");
-      rebuildTask(row, options);
+      bestTunedProgram(db, row, options);  // rebuilt, and a record replays on it
       plan.tasks.push_back(row);
     } catch (const std::exception& e) {
       plan.skipped.emplace_back(row, e.what());
@@ -120,11 +121,10 @@ KernelExportPlan planKernelExport(const store::Database& db, const std::vector<s
 std::string bestKernelSource(const store::Database& db, const store::TaskRow& row, const KernelExportOptions& options) {
   const target::Target t = target::parseTarget(row.target);
   if (!t.isCpu()) return bestCudaKernelSource(db, row, options);
-  std::vector<store::BestRow> best = db.best(row.id);
-  if (best.empty()) throw std::runtime_error("task " + row.key + " has no valid record yet");
-  const store::RecordRow& rec = best.front().record;
-  const task::SearchTask task = rebuildTask(row, options);
-  lower::LoweredFunc f = lower::lowerState(schedule::replay(task.dag, schedule::deserializeSteps(rec.steps)));
+  if (db.best(row.id).empty()) throw std::runtime_error("task " + row.key + " has no valid record yet");
+  const TunedProgram best = bestTunedProgram(db, row, options);
+  const store::RecordRow& rec = best.record;
+  lower::LoweredFunc f = lower::lowerState(best.state);
   lower::rewriteLayouts(&f);
   return "// " + row.op + " " + shapeText(row.shape) + ", task " + row.key + ", record " + std::to_string(rec.id) +
          ".\n// Schedule: " + rec.steps + "\n" + codegen::cppPrelude() +
@@ -157,12 +157,11 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
     if (target::parseTarget(row.target) != target)
       throw std::runtime_error("the tasks are for different targets (" + target.str() + ", " + row.target +
                                "): export one target's at a time (tessel export --target T)");
-    std::vector<store::BestRow> best = db.best(row.id);
-    if (best.empty()) throw std::runtime_error("task " + row.key + " has no valid record to export");
-    const store::RecordRow& rec = best.front().record;
-    const task::SearchTask task = rebuildTask(row, options);
-    schedule::State state = schedule::replay(task.dag, schedule::deserializeSteps(rec.steps));
-    lower::LoweredFunc f = lower::lowerState(state);
+    const TunedProgram best = bestTunedProgram(db, row, options);
+    result.damagedRecordsSkipped += best.damagedSkipped;
+    const store::RecordRow& rec = best.record;
+    const task::SearchTask& task = best.task;
+    lower::LoweredFunc f = lower::lowerState(best.state);
     std::vector<Argument> args = argumentsOf(task.dag, f);
     lower::rewriteLayouts(&f);  // as it was measured: weights packed (lower/layout_rewrite.h)
 

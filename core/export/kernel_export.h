@@ -27,6 +27,9 @@ struct ExportResult {
   std::string library;  // the compiled library (relative path), "" if not compiled
   std::string header;   // relative path
   size_t records = 0;   // for csv / jsonl
+  // Records better than the exported ones whose steps do not replay on their
+  // task (damaged, or of another definition): skipped, the next best taken.
+  int64_t damagedRecordsSkipped = 0;
 };
 
 struct KernelExportOptions {

@@ -416,4 +416,16 @@ std::string stepToString(const Step& step) {
   return toJson(step).dump();
 }
 
+std::optional<std::vector<Step>> replayableSteps(const te::ComputeDAG& dag, const std::string& text, std::string* why) {
+  try {
+    std::vector<Step> steps = deserializeSteps(text);
+    replay(dag, steps);
+    return steps;
+  } catch (const std::exception& e) {
+    // Not only ScheduleError: damaged steps must never take the caller down.
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
+}
+
 }  // namespace tessel::schedule

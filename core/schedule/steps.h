@@ -4,6 +4,7 @@
 // stages and iterators by index in the state they apply to.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -64,5 +65,11 @@ State replay(const te::ComputeDAG& dag, const std::vector<Step>& steps);
 std::string serializeSteps(const std::vector<Step>& steps);
 std::vector<Step> deserializeSteps(const std::string& text);  // throws ScheduleError
 std::string stepToString(const Step& step);
+
+// The steps of a stored program when they are one of `dag`'s: they parse and
+// replay on it. Otherwise nullopt, with the reason in *why (a damaged record,
+// or one from another definition of the task).
+std::optional<std::vector<Step>> replayableSteps(const te::ComputeDAG& dag, const std::string& text,
+                                                 std::string* why = nullptr);
 
 }  // namespace tessel::schedule

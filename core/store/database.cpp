@@ -662,6 +662,27 @@ Stats Database::stats() const {
   return s;
 }
 
+std::optional<BestRow> Database::bestUsable(int64_t taskId, const std::function<bool(const RecordRow&)>& usable,
+                                            int64_t* rejected) const {
+  // In cost order, read one at a time: usually the first is taken.
+  Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +
+                                " WHERE task_id = ? AND cost IS NOT NULL ORDER BY cost, id");
+  st.bind(1, taskId);
+  if (rejected) *rejected = 0;
+  while (st.step()) {
+    RecordRow r = readRecord(st);
+    if (!usable(r)) {
+      if (rejected) ++*rejected;
+      continue;
+    }
+    BestRow b;
+    b.record = std::move(r);
+    if (auto t = taskById(taskId)) b.task = *t;
+    return b;
+  }
+  return std::nullopt;
+}
+
 std::vector<BestRow> Database::best(std::optional<int64_t> taskId) const {
   // The lowest cost per task; the index on (task_id, cost) answers it.
   Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -142,6 +143,12 @@ class Database {
   Stats stats() const;
   // The best valid record of every task (optionally of one task).
   std::vector<BestRow> best(std::optional<int64_t> taskId = {}) const;
+  // The task's lowest-cost valid record that `usable` accepts (ties: the
+  // oldest), for readers that must skip damaged records (the predicate
+  // replays the steps: schedule::replayableSteps); better records it rejected
+  // are counted in *rejected. None when no record is accepted.
+  std::optional<BestRow> bestUsable(int64_t taskId, const std::function<bool(const RecordRow&)>& usable,
+                                    int64_t* rejected = nullptr) const;
   // PRAGMA integrity_check: "ok" or the first problems found.
   std::string integrityCheck() const;
 

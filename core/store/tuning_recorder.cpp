@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "schedule/steps.h"
 #include "target/target.h"
 
 namespace tessel::store {
@@ -65,6 +66,11 @@ RecordRow toRecordRow(const search::TuneRecord& t, int64_t taskId, int64_t sessi
   return r;
 }
 
+std::optional<BestRow> bestReplayable(const Database& db, int64_t taskId, const te::ComputeDAG& dag, int64_t* skipped) {
+  return db.bestUsable(
+      taskId, [&](const RecordRow& r) { return schedule::replayableSteps(dag, r.steps).has_value(); }, skipped);
+}
+
 TuningRecorder::TuningRecorder(Database& db, const task::SearchTask& task, const std::string& config, int64_t trials,
                                bool resume)
     : db_(db) {
@@ -78,16 +84,24 @@ TuningRecorder::TuningRecorder(Database& db, const task::SearchTask& task, const
     }
   }
   if (!resumed_) sessionId_ = db_.beginSession("task", taskId_, 0, config, trials);
-  for (const RecordRow& r : db_.records(taskId_))
-    (r.sessionId == sessionId_ ? previous_ : known_).push_back(toTuneRecord(r));
+  loadStored(task.dag);
 }
 
 TuningRecorder::TuningRecorder(Database& db, const task::SearchTask& task, int64_t modelSessionId) : db_(db) {
   taskId_ = db_.ensureTask(taskRowOf(task));
   sessionId_ = modelSessionId;
-  for (const RecordRow& r : db_.records(taskId_))
-    (r.sessionId == sessionId_ ? previous_ : known_).push_back(toTuneRecord(r));
+  loadStored(task.dag);
   resumed_ = !previous_.empty();
+}
+
+void TuningRecorder::loadStored(const te::ComputeDAG& dag) {
+  for (const RecordRow& r : db_.records(taskId_)) {
+    if (!schedule::replayableSteps(dag, r.steps)) {
+      ++damaged_;
+      continue;
+    }
+    (r.sessionId == sessionId_ ? previous_ : known_).push_back(toTuneRecord(r));
+  }
 }
 
 void TuningRecorder::attach(search::TuneOptions& o) {

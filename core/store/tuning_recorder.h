@@ -3,6 +3,7 @@
 // measured twice, and stores each measured batch in one transaction.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "search/tuner.h"
@@ -19,6 +20,11 @@ task::SearchTask operatorTaskOf(const TaskRow& row);
 // A stored record as the tuner's, and back.
 search::TuneRecord toTuneRecord(const RecordRow& r);
 RecordRow toRecordRow(const search::TuneRecord& r, int64_t taskId, int64_t sessionId);
+
+// The task's best valid record whose steps replay on `dag`; records that do
+// not (damaged, or of another definition) are skipped and counted in *skipped.
+std::optional<BestRow> bestReplayable(const Database& db, int64_t taskId, const te::ComputeDAG& dag,
+                                      int64_t* skipped = nullptr);
 
 class TuningRecorder {
  public:
@@ -44,12 +50,18 @@ class TuningRecorder {
   bool resumed() const { return resumed_; }
   size_t previousTrials() const { return previous_.size(); }
   size_t knownRecords() const { return known_.size(); }
+  // Stored records of the task left out because their steps do not replay on
+  // it (damaged, or of another definition): never measured or learned from.
+  size_t damagedRecords() const { return damaged_; }
 
  private:
   Database& db_;
   int64_t taskId_ = 0, sessionId_ = 0;
   bool resumed_ = false;
   std::vector<search::TuneRecord> previous_, known_;
+  size_t damaged_ = 0;
+
+  void loadStored(const te::ComputeDAG& dag);
 };
 
 }  // namespace tessel::store

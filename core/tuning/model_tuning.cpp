@@ -127,6 +127,13 @@ search::ModelTuneOptions ModelTuning::tuneOptions(const TuningEvents& events, st
   return o;
 }
 
+size_t ModelTuning::damagedRecords() const {
+  size_t n = 0;
+  for (const auto& r : recorders_)
+    if (r) n += r->damagedRecords();
+  return n;
+}
+
 search::ModelTuneResult ModelTuning::run(const TuningEvents& events) {
   std::vector<double> best(tasks_.size(), INFINITY);
   TuningProgress progress{0, int(earlierTrials_)};

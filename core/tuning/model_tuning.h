@@ -86,6 +86,9 @@ class ModelTuning {
   // on an exception, failed, and the exception goes on.
   // std::invalid_argument when the budget cannot give every new task one program.
   search::ModelTuneResult run(const TuningEvents& events = {});
+  // Stored records the last run left out because their steps do not replay
+  // on their task (damaged, or of another definition of it).
+  size_t damagedRecords() const;
 
  private:
   search::ModelTuneOptions tuneOptions(const TuningEvents& events, std::vector<double>& best, TuningProgress& progress);

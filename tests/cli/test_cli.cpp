@@ -890,6 +890,50 @@ class TestCli : public QObject {
     QVERIFY2(stale.err.contains("_earlier") && stale.err.contains("skipped"), qPrintable(stale.err));
     QCOMPARE(QJsonDocument::fromJson(stale.out.toUtf8()).object()["kernels"].toArray().size(), 4);
   }
+
+  // A record whose steps parse but do not replay on its task (a split of
+  // stage 99), stored as the cheapest: every command takes the next best and
+  // says how many it skipped; the tuner leaves it out.
+  void unreplayableRecordIsSkippedByEveryCommand() {
+    const QString db = scratch().filePath("replay.db");
+    Run tune = runCli(
+        {"tune-op", "matmul", "--shape", "16,16,16", "--trials", "4", "--batch", "2", "--db", db, "--json", "--quiet"},
+        300000);
+    QVERIFY2(tune.code == 0, qPrintable(tune.err));
+    {
+      sqlite3* raw = nullptr;
+      QCOMPARE(sqlite3_open_v2(db.toUtf8().constData(), &raw, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+      const int rc = sqlite3_exec(raw,
+                                  "INSERT INTO records(task_id, session_id, steps, costs, cost, error_code, created) "
+                                  "SELECT task_id, session_id, '[[\"SP\",99,0,[4]]]', '[1e-12,1e-12,1e-12]', 1e-12, 0, "
+                                  "created FROM records LIMIT 1",
+                                  nullptr, nullptr, nullptr);
+      sqlite3_close(raw);
+      QCOMPARE(rc, SQLITE_OK);
+    }
+    const int damaged = query(db, "SELECT max(id) FROM records").toInt();
+    const QString key = query(db, "SELECT workload_key FROM tasks");
+
+    Run stats = runCli({"db", "stats", "--db", db, "--json"});
+    QCOMPARE(QJsonDocument::fromJson(stats.out.toUtf8()).object()["damaged_records"].toInt(), 1);
+    Run best = runCli({"db", "best", "--db", db, "--json"});
+    const QJsonArray rows = QJsonDocument::fromJson(best.out.toUtf8()).object()["best"].toArray();
+    QCOMPARE(rows.size(), 1);
+    QVERIFY(rows[0].toObject()["record"].toInt() != damaged);
+    Run show = runCli({"db", "show", "--task", key, "--db", db, "--json", "--code"});
+    QVERIFY2(show.code == 0, qPrintable(show.err));
+    const QJsonObject shown = QJsonDocument::fromJson(show.out.toUtf8()).object()["task"].toObject();
+    QCOMPARE(shown["damaged_records_skipped"].toInt(), 1);
+    QVERIFY(shown["best"].toObject()["record"].toInt() != damaged);
+    Run ex = runCli({"export", "--db", db, "--all", "--out", scratch().filePath("replay_kernels"), "--no-compile"});
+    QVERIFY2(ex.code == 0, qPrintable(ex.err));
+    QVERIFY2(ex.err.contains("skipped 1 records whose steps do not replay"), qPrintable(ex.err));
+    Run resumed = runCli(
+        {"tune-op", "matmul", "--shape", "16,16,16", "--trials", "6", "--batch", "2", "--db", db, "--resume", "--json"},
+        300000);
+    QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
+    QVERIFY2(resumed.err.contains("skipped 1 stored records of this task"), qPrintable(resumed.err));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestCli)

@@ -284,6 +284,56 @@ class TestStore : public QObject {
     QCOMPARE(s.damagedRecords, int64_t(2));
   }
 
+  void unreplayableRecordsAreSkipped() {
+    // Steps that parse but do not replay on their task (a split of stage 99
+    // of a matmul), stored as the best record: every reader takes the next
+    // best, the tuner leaves it out, and each says how many it skipped.
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("replay.db").toStdString();
+    const task::SearchTask task = task::makeOperatorTask("matmul", {16, 16, 16}, "cpu");
+    tuneInto(path, task, 4);
+    int64_t taskId = 0, damagedId = 0;
+    size_t stored = 0;
+    {
+      auto db = Database::open(path, OpenMode::ReadWrite);
+      taskId = db->taskByKey(task.key)->id;
+      const std::vector<store::RecordRow> rows = db->records(taskId);
+      stored = rows.size();
+      store::RecordRow bad = rows.front();
+      bad.steps = R"([["SP",99,0,[4]]])";
+      bad.errorCode = 0;
+      bad.costs = {1e-12, 1e-12, 1e-12};
+      db->addRecords({bad});
+      damagedId = db->records(taskId).back().id;
+    }
+    schedule::deserializeSteps(R"([["SP",99,0,[4]]])");  // it parses: only replaying finds it
+    QVERIFY(!schedule::replayableSteps(task.dag, R"([["SP",99,0,[4]]])"));
+
+    auto db = Database::open(path, OpenMode::ReadOnly);
+    QCOMPARE(db->best(taskId).at(0).record.id, damagedId);  // the cheapest, as stored
+    int64_t skipped = 0;
+    const std::optional<store::BestRow> best = store::bestReplayable(*db, taskId, task.dag, &skipped);
+    QVERIFY(best);
+    QVERIFY(best->record.id != damagedId);
+    QCOMPARE(skipped, int64_t(1));
+
+    exporter::KernelExportOptions noCompile;
+    noCompile.compile = false;
+    const exporter::ExportResult res =
+        exporter::exportKernels(*db, db->tasks(), dir.filePath("out").toStdString(), noCompile);
+    QCOMPARE(res.damagedRecordsSkipped, int64_t(1));
+    QCOMPARE(res.kernels.size(), size_t(1));
+    QVERIFY(res.kernels[0].latencyMs > 1e-6);  // not the damaged record's 1e-12 s
+    const std::string source = exporter::bestKernelSource(*db, *db->taskByKey(task.key));
+    QVERIFY2(source.find("record " + std::to_string(best->record.id) + ".") != std::string::npos, source.c_str());
+
+    auto rw = Database::open(path, OpenMode::ReadWrite);
+    store::TuningRecorder rec(*rw, task, "{}", 8, true);
+    QCOMPARE(rec.damagedRecords(), size_t(1));
+    QCOMPARE(rec.previousTrials() + rec.knownRecords(), stored);
+    rec.end("stopped");
+  }
+
   void oneWriterManyReaders() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("live.db").toStdString();
