@@ -7,11 +7,12 @@ packages=(
   build-essential cmake ninja-build pkg-config
   qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6
   libgraphviz-dev libsqlite3-dev nlohmann-json3-dev
-  libtorch-dev libxgboost-dev
+  libtorch-dev libxgboost-dev libseccomp-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libdnnl-dev libopenblas-dev libzip-dev zlib1g-dev
   xvfb xauth libonnx-testdata gnuplot-nox
   python3 bsdutils python3-torchvision
+  clang libclang-rt-14-dev
 )
 
 missing=()

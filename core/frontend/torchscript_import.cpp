@@ -8,23 +8,33 @@
 // tessel_frontend: it is one of the few sources that include LibTorch.
 #include "frontend/torchscript_import.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/remove_mutation.h>
 #include <torch/script.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
+#include <thread>
 
 #include "frontend/attention_nodes.h"
 #include "frontend/torchscript_importer.h"
+#include "graph/graph_transfer.h"
 #include "graph/shape_utils.h"
 #include "support/input_file.h"
 
@@ -267,8 +277,111 @@ std::vector<std::string> torchscriptAtenOps() {
   return ops;
 }
 
+namespace {
+
+// How long an import may take in its child (a large model: seconds).
+constexpr auto kImportDeadline = std::chrono::minutes(10);
+
+bool writeAll(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t w = ::write(fd, data, size);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    data += w;
+    size -= size_t(w);
+  }
+  return true;
+}
+
+// The child: imports, then sends one kind byte and the graph or the message.
+[[noreturn]] void importAndSend(int fd, const std::string& path, const std::vector<std::vector<int64_t>>& shapes) {
+  const rlimit noCore{0, 0};
+  ::setrlimit(RLIMIT_CORE, &noCore);
+  char kind = 'G';
+  std::string payload;
+  try {
+    payload = graph::encodeGraph(Importer(path, shapes).run());
+  } catch (const graph::UnsupportedError& e) {
+    kind = 'U', payload = e.what();
+  } catch (const graph::GraphError& e) {
+    kind = 'E', payload = e.what();
+  } catch (const std::exception& e) {
+    kind = 'X', payload = e.what();
+  }
+  _exit(writeAll(fd, &kind, 1) && writeAll(fd, payload.data(), payload.size()) ? 0 : 1);
+}
+
+std::string describeWaitStatus(int status) {
+  if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status)) + ", " + strsignal(WTERMSIG(status));
+  return "exit status " + std::to_string(WEXITSTATUS(status));
+}
+
+// LibTorch 1.13's loader trusts an archive's pickles: a damaged one can read
+// uninitialised memory and corrupt its heap (tests/fuzz/fuzz_torchscript found
+// one; whether it aborts depends on the address layout). So the whole import
+// runs in a forked child, which sends the graph back (graph_transfer.h): a
+// crash ends the child and is a clear error here, and this process never runs
+// the loader.
+graph::Graph importInAChild(const std::string& path, const std::vector<std::vector<int64_t>>& shapes) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw graph::GraphError(std::string("cannot import in a child: ") + strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw graph::GraphError(std::string("cannot import in a child: ") + strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    importAndSend(fds[1], path, shapes);
+  }
+  ::close(fds[1]);
+  std::string message;
+  const auto deadline = std::chrono::steady_clock::now() + kImportDeadline;
+  bool timedOut = false;
+  char buffer[1 << 16];
+  for (;;) {
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, 1000);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      if (std::chrono::steady_clock::now() < deadline) continue;
+      timedOut = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    message.append(buffer, size_t(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timedOut) throw graph::GraphError("TorchScript file '" + path + "' did not import within 10 minutes");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.empty()) {
+    throw graph::GraphError("TorchScript file '" + path + "' is damaged: LibTorch's loader crashed on it (" +
+                            describeWaitStatus(status) + "), so Tessel did not import it");
+  }
+  const std::string payload = message.substr(1);
+  switch (message[0]) {
+    case 'G':
+      return graph::decodeGraph(payload);
+    case 'U':
+      throw graph::UnsupportedError(payload);
+    case 'E':
+      throw graph::GraphError(payload);
+    default:
+      throw std::runtime_error(payload);
+  }
+}
+
+}  // namespace
+
 graph::Graph importTorchScript(const std::string& path, const std::vector<std::vector<int64_t>>& inputShapes) {
-  return Importer(path, inputShapes).run();
+  return importInAChild(path, inputShapes);
 }
 
 }  // namespace tessel::frontend
