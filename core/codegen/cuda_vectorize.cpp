@@ -131,9 +131,10 @@ std::optional<std::vector<std::string>> vectorizeStore(const lower::StmtNode& st
     for (const auto& [key, vl] : loads) {
       const std::string buffer = key.substr(0, key.find('['));
       const std::string baseKey = te::toString(vl.base);
+      const std::string laneName = vl.name + ".";  // clang 14 cannot capture a structured binding
       value = te::rewriteLoads(value, buffer, [&](const std::vector<Expr>& idx) -> Expr {
         const std::optional<Expr> b = idx.size() == 1 ? alignedVectorBase(idx[0], v, lanes) : std::nullopt;
-        if (b && te::toString(*b) == baseKey) return te::var(vl.name + "." + kLaneNames[lane]);
+        if (b && te::toString(*b) == baseKey) return te::var(laneName + kLaneNames[lane]);
         return te::load(buffer, idx);
       });
     }

@@ -2,6 +2,7 @@
 
 #include <zip.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <filesystem>
@@ -259,8 +260,17 @@ std::vector<NumpyArray> readNumpyFile(const std::string& path) {
     if (st.size > support::defaultMaxInputBytes())
       throw NumpyError(what + ": states " + support::bytesText(double(st.size)) + " uncompressed, more than the " +
                        support::bytesText(double(support::defaultMaxInputBytes())) + " Tessel reads into memory");
-    std::string bytes(size_t(st.size), '\0');
-    if (zip_fread(f.get(), bytes.data(), st.size) != zip_int64_t(st.size)) throw NumpyError(what + ": is cut short");
+    // Read as it comes, not allocated from the stated size: a damaged
+    // directory can state gigabytes for a member of a few bytes (fuzz_numpy).
+    std::string bytes;
+    char chunk[1 << 16];
+    while (bytes.size() < st.size) {
+      const zip_int64_t n = zip_fread(f.get(), chunk, std::min<zip_uint64_t>(sizeof chunk, st.size - bytes.size()));
+      if (n < 0) throw NumpyError(what + ": cannot be read (" + zip_error_strerror(zip_file_get_error(f.get())) + ")");
+      if (n == 0) break;
+      bytes.append(chunk, size_t(n));
+    }
+    if (bytes.size() != st.size) throw NumpyError(what + ": is cut short");
     NumpyArray a = parseNpy(bytes, what);
     a.name = name.substr(0, name.size() - 4);
     out.push_back(std::move(a));

@@ -78,6 +78,8 @@ std::vector<te::Expr> axisVars(const te::Op& op) {
 
 struct Apply {
   State& s;
+  // Generated loops count with 32-bit int (support/size_limits.h).
+  static constexpr int64_t kMaxLoopExtent = 2147483647;
 
   void operator()(const SplitStep& x) {
     Stage& st = loopStage(s, x.stage, "split");
@@ -87,9 +89,12 @@ struct Apply {
       if (l < 1) fail("split", "length " + std::to_string(l) + " is not positive");
     if (it.annotation != Annotation::None)
       fail("split", "iterator '" + it.name + "' is annotated " + annotationName(it.annotation));
+    // Checked: stored lengths are untrusted (fuzz_steps found an overflow).
     int64_t inner = 1;
     for (int64_t l : x.lengths)
-      inner *= l;
+      if (__builtin_mul_overflow(inner, l, &inner) || inner > kMaxLoopExtent)
+        fail("split",
+             "lengths multiply to more than " + std::to_string(kMaxLoopExtent) + ", the longest loop Tessel generates");
     Relation r{Relation::Split, {it.name}, {}, x.lengths};
     std::vector<Iterator> out;
     for (size_t i = 0; i <= x.lengths.size(); ++i) {

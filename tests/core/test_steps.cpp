@@ -38,6 +38,9 @@ class TestSteps : public QObject {
     // matmul stages: A(0) B(1) C(2); C iterators i j r0
     QTest::newRow("zero length") << R"([["SP",2,0,[0]]])"
                                  << "length 0 is not positive";
+    // Found by fuzz_steps: the product overflowed int64 (undefined behaviour).
+    QTest::newRow("split overflow") << R"([["SP",2,0,[2,112,5,9,13,16,18,20,2,6,10,14,17,19,21,3,7,11,15]]])"
+                                    << "lengths multiply to more than 2147483647";
     QTest::newRow("stage range") << R"([["SP",7,0,[2]]])"
                                  << "stage index 7 out of range";
     QTest::newRow("iter range") << R"([["SP",2,5,[2]]])"
