@@ -284,6 +284,9 @@ GraphView::GraphView(QWidget* parent)
 }
 
 GraphView::~GraphView() {
+  // The scene is deleted later, as a child, by ~QWidget: by then this is no
+  // longer a GraphView, so its slots must not hear the scene's last signals.
+  scene_->disconnect(this);
   // Not docked anywhere: still ours.
   if (panel_ && !panel_->parent()) delete panel_.data();
 }

@@ -54,15 +54,20 @@ DamageCount countDamagedRecords(const store::Database& db) {
   for (const store::TaskRow& task : db.tasks()) {
     const te::ComputeDAG* dag = definitions.of(task);
     for (const store::RecordRow& r : db.records(task.id)) {
+      std::vector<schedule::Step> steps;
       try {
-        schedule::deserializeSteps(r.steps);
+        steps = schedule::deserializeSteps(r.steps);
       } catch (const std::exception&) {
         continue;  // counted by the store's own stats
       }
       if (!dag) {
         ++c.unverified;
-      } else if (!schedule::replayableSteps(*dag, r.steps)) {
-        ++c.unreplayable;
+        continue;
+      }
+      try {
+        schedule::replay(*dag, steps);
+      } catch (const std::exception&) {
+        ++c.unreplayable;  // any exception: damaged steps must not end the count
       }
     }
   }
@@ -116,7 +121,12 @@ nlohmann::json showTask(const store::Database& db, const std::string& key, bool 
                 task->flops / cost / 1e9, (long long)r.id, (long long)r.sessionId, r.created.c_str(), r.steps.c_str());
   if (code) {
     exporter::KernelExportOptions options;
-    if (model) options.definitions = storedModelDefinitions(db, *model);
+    // The model was prepared above, to check the records: reuse its definition.
+    if (const te::ComputeDAG* dag = definitions.of(*task)) {
+      options.definitions.emplace(task->key, *dag);
+    } else if (model) {
+      options.definitions = storedModelDefinitions(db, *model);  // throws why the model cannot be prepared
+    }
     const std::string source = exporter::bestKernelSource(db, *task, options);
     j["code"] = source;
     if (!json) std::printf("\n%s", source.c_str());

@@ -83,9 +83,7 @@ TaskTuner::TaskTuner(const task::SearchTask& task, TuneOptions options)
   }
 }
 
-TaskTuner::~TaskTuner() {
-  delete s_;
-}
+TaskTuner::~TaskTuner() = default;
 
 bool TaskTuner::done() const {
   return r_.trials >= o_.trials || s_->exhausted;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -103,7 +104,7 @@ class TaskTuner {
   struct State;
   const task::SearchTask& task_;
   TuneOptions o_;
-  State* s_;
+  std::unique_ptr<State> s_;  // freed also when the constructor throws
   TuneResult r_;
   std::chrono::steady_clock::time_point start_;
 };

@@ -99,7 +99,7 @@ class TestFrontend : public QObject {
 
   void garbageBytesNameTheModel() {
     for (std::string bytes :
-         {std::string("\xff\xff\xff\xff garbage, not a protobuf", 30), std::string("hello world"), std::string()}) {
+         {std::string("\xff\xff\xff\xff garbage, not a protobuf"), std::string("hello world"), std::string()}) {
       const std::string msg = errorOf([&] { frontend::importOnnxBytes(bytes, "garbage.onnx"); });
       QVERIFY2(msg.find("garbage.onnx") != std::string::npos, msg.c_str());
     }
