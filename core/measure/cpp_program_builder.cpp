@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "lower/layout_rewrite.h"
+#include "support/cancellation.h"
 
 namespace tessel::measure {
 
@@ -40,10 +41,17 @@ KernelRef CppProgramBuilder::buildReference() {
   codegen::CppOptions plain;
   plain.layoutRewrite = false;
   const std::string src = programSource(task_.dag, {}, "tessel_reference", plain);
-  auto out = codegen::buildCandidates({{src, "tessel_reference"}}, o);
-  if (!out[0].library.size())
-    throw std::runtime_error("cannot build the reference program of " + task_.key + ": " + out[0].message);
-  return {out[0].library, "tessel_reference", "", {}};
+  // Three tries: a compiler that was killed (out of memory, a user's kill) must
+  // not end the whole tuning, and plain loops that truly do not compile fail
+  // the same way every time.
+  std::string why;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto out = codegen::buildCandidates({{src, "tessel_reference"}}, o);
+    if (!out[0].library.empty()) return {out[0].library, "tessel_reference", "", {}};
+    why = out[0].message;
+    if (support::isCancelled(o.cancel)) break;
+  }
+  throw std::runtime_error("cannot build the reference program of " + task_.key + ": " + why);
 }
 
 std::vector<BuiltProgram> CppProgramBuilder::build(const std::vector<std::vector<schedule::Step>>& programs) {
