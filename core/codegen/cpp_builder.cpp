@@ -59,13 +59,12 @@ void record(const Unit& u, const support::ProcessResult& r, std::vector<BuildOut
     } else if (r.timedOut) {
       b.error = ErrorCode::BuildTimeout;
       b.message = "compilation took longer than the limit";
-    } else if (r.signal) {
-      b.error = ErrorCode::CompileHost;
-      b.message = "the compiler was killed by signal " + std::to_string(r.signal) +
-                  (r.output.empty() ? std::string() : ": " + r.output.substr(0, 4000));
     } else {
       b.error = ErrorCode::CompileHost;
-      b.message = r.output.empty() ? "the compiler failed" : r.output.substr(0, 4000);
+      const std::string how = r.signal ? "the compiler was killed by signal " + std::to_string(r.signal) : "";
+      const std::string output = r.output.substr(0, 4000);
+      b.message = how.empty() ? (output.empty() ? "the compiler failed" : output)
+                              : (output.empty() ? how : how + ": " + output);
     }
   }
 }
