@@ -7,14 +7,20 @@
 # whose code runs on several threads) only the executables those tests need
 # are built. Without CTest arguments: `address` builds and runs everything,
 # `thread` the `threads` label. Any report fails the test that caused it.
+# TESSEL_SANITIZE_BUILD_TYPE=Debug builds at -O0 (in build-asan-debug or
+# build-tsan-debug): about six times faster to compile instrumented, slower to
+# run; scripts/test.sh uses it for the short subset.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 kind=${1:?usage: scripts/sanitize.sh address|thread [ctest arguments]}
 shift
+type=${TESSEL_SANITIZE_BUILD_TYPE:-RelWithDebInfo}
+suffix=
+[ "$type" = Debug ] && suffix=-debug
 case $kind in
-  address) build=${TESSEL_BUILD_DIR:-$root/build-asan} ;;
+  address) build=${TESSEL_BUILD_DIR:-$root/build-asan$suffix} ;;
   thread)
-    build=${TESSEL_BUILD_DIR:-$root/build-tsan}
+    build=${TESSEL_BUILD_DIR:-$root/build-tsan$suffix}
     # Debian's libgomp is not built with TSan: the barriers of a parallel region
     # are invisible to it, so OpenMP regions (kernels, feature extraction,
     # XGBoost) run on one thread here; Tessel's own threads are what is checked.
@@ -25,7 +31,7 @@ case $kind in
 esac
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
-cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSEL_SANITIZE="$kind" >/dev/null
+cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE="$type" -DTESSEL_SANITIZE="$kind" >/dev/null
 
 # The executables of the selected tests: a test is named after its executable,
 # or after it without the test_ prefix (measure_runner runs test_measure_runner).
