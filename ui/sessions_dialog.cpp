@@ -141,11 +141,13 @@ void SessionsDialog::fill(const std::vector<store::SessionRow>& sessions) {
     const double duration = s.ended.empty() ? std::nan("") : store::secondsBetween(s.started, s.ended);
     const QString started = QString::fromStdString(s.started).left(19).replace('T', ' ');
     const double bestMs = std::isfinite(s.bestCost) ? s.bestCost * 1e3 : std::nan("");
+    QStandardItem* status = cell(QString::fromStdString(s.status), QString::fromStdString(s.status));
+    status->setToolTip(QString::fromStdString(s.message));  // why it failed or was interrupted
     model_->appendRow({
         cell(QString::number(s.id), qint64(s.id)),
         cell(QString::fromStdString(s.kind), QString::fromStdString(s.kind)),
         cell(QString::fromStdString(s.subject), QString::fromStdString(s.subject)),
-        cell(QString::fromStdString(s.status), QString::fromStdString(s.status)),
+        status,
         cell(started, started),
         cell(std::isfinite(duration) ? QString::number(duration, 'f', 1) : QStringLiteral("—"),
              std::isfinite(duration) ? duration : -1.0),

@@ -92,7 +92,6 @@ std::vector<int64_t> parseShape(const std::string& text) {
     long long v = std::strtoll(part.c_str(), &end, 10);
     if (part.empty() || *end || errno) throw UsageError("--shape '" + text + "': '" + part + "' is not an integer");
     if (v < 0) throw UsageError("--shape '" + text + "': dimension " + part + " is negative");
-    if (v == 0) throw UsageError("--shape '" + text + "': dimension 0 is not allowed");
     if (v > support::kMaxTensorElements)
       throw UsageError("--shape '" + text + "': dimension " + part + " is " + support::tooLongText());
     out.push_back(v);

@@ -15,6 +15,13 @@ namespace tessel::cli {
 
 namespace {
 
+// A JSON text from the database as JSON, or as the text itself where it does
+// not parse (an edited file): --json output stays valid JSON.
+nlohmann::json storedJson(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  return j.is_discarded() ? nlohmann::json(text) : j;
+}
+
 const char* kHelp =
     "usage: tessel db stats|best|sessions [--db FILE] [--json]\n"
     "       tessel db show --task KEY [--code] [--db FILE] [--json]\n"
@@ -114,7 +121,7 @@ nlohmann::json showTask(const store::Database& db, const std::string& key, bool 
                {"session", r.sessionId},
                {"latency_ms", cost * 1e3},
                {"gflops", task->flops / cost / 1e9},
-               {"steps", nlohmann::json::parse(r.steps, nullptr, false)},
+               {"steps", storedJson(r.steps)},
                {"created", r.created}};
   if (!json)
     std::printf("best     %.4f ms, %.2f GFLOP/s (record %lld of session %lld, %s)\nsteps    %s\n", cost * 1e3,
@@ -217,7 +224,7 @@ int dbCommand(const std::vector<std::string>& argv) {
                       {"gflops", gflops},
                       {"record", b.record.id},
                       {"session", b.record.sessionId},
-                      {"steps", nlohmann::json::parse(b.record.steps, nullptr, false)}});
+                      {"steps", storedJson(b.record.steps)}});
       if (!json)
         std::printf("%-44s %-10s %12.4f %10.2f %8lld\n", b.task.key.c_str(), b.task.target.c_str(), cost * 1e3, gflops,
                     (long long)b.record.id);
@@ -228,12 +235,13 @@ int dbCommand(const std::vector<std::string>& argv) {
   } else {
     nlohmann::json rows = nlohmann::json::array();
     if (!json)
-      std::printf("%5s %-9s %-44s %13s %12s  %s\n", "id", "status", "task or model", "records/goal", "ms", "started");
+      std::printf("%5s %-11s %-44s %13s %12s  %s\n", "id", "status", "task or model", "records/goal", "ms", "started");
     for (const store::SessionRow& s : db->sessions()) {
       rows.push_back({{"id", s.id},
                       {"kind", s.kind},
                       {"subject", s.subject},
                       {"status", s.status},
+                      {"message", s.message},
                       {"records", s.records},
                       {"valid_records", s.validRecords},
                       {"trials_target", s.trialsTarget},
@@ -241,15 +249,16 @@ int dbCommand(const std::vector<std::string>& argv) {
                       {"estimated_ms", msOrNull(s.estimateSeconds)},
                       {"started", s.started},
                       {"ended", s.ended.empty() ? nlohmann::json() : nlohmann::json(s.ended)},
-                      {"config", nlohmann::json::parse(s.config, nullptr, false)}});
+                      {"config", storedJson(s.config)}});
       // A model's figure is its end-to-end estimate; a task's, its best.
       const double seconds = s.kind == "model" ? s.estimateSeconds : s.bestCost;
       char ms[32] = "-";
       if (std::isfinite(seconds))
         std::snprintf(ms, sizeof ms, "%.4f%s", seconds * 1e3, s.kind == "model" ? " e2e" : "");
       if (!json)
-        std::printf("%5lld %-9s %-44s %13s %12s  %s\n", (long long)s.id, s.status.c_str(), s.subject.c_str(),
+        std::printf("%5lld %-11s %-44s %13s %12s  %s\n", (long long)s.id, s.status.c_str(), s.subject.c_str(),
                     (std::to_string(s.records) + "/" + std::to_string(s.trialsTarget)).c_str(), ms, s.started.c_str());
+      if (!json && !s.message.empty()) std::printf("%5s %s\n", "", s.message.c_str());  // why it failed
     }
     j["sessions"] = rows;
   }

@@ -7,6 +7,7 @@
 #include "args.h"
 #include "commands.h"
 #include "export/kernel_export.h"
+#include "export/staged_folder.h"
 #include "store/database.h"
 #include "stored_model.h"
 #include "tuning_options.h"
@@ -17,7 +18,7 @@ namespace {
 
 const char* kHelp =
     "usage: tessel export [--db FILE] (--task KEY | --model MODEL | --all) --out DIR\n"
-    "                     [--format kernels|csv|jsonl] [--json]\n"
+    "                     [--format kernels|csv|jsonl] [--force] [--json]\n"
     "\n"
     "kernels (default): per task the best kernel's source, one compiled library\n"
     "(lib/libtessel_kernels.so), include/tessel_kernels.h with typed entry points\n"
@@ -34,7 +35,8 @@ const char* kHelp =
     "  --all         every task in the database\n"
     "  --target T    only the tasks tuned for this target string (default: every\n"
     "                target's; one library holds one target's kernels)\n"
-    "  --out DIR     where to write (created)\n"
+    "  --out DIR     where to write: a new or empty folder (its parent must exist)\n"
+    "  --force       replace DIR if it holds files (the whole folder is replaced)\n"
     "  --no-compile  write the sources without building the library\n"
     "  --format F    kernels (default), csv or jsonl\n"
     "  --json        print one JSON object on stdout\n"
@@ -46,7 +48,7 @@ const char* kHelp =
 }  // namespace
 
 OptionSpec exportOptions() {
-  return {{"db", "task", "model", "out", "format", "target"}, {"json", "help", "all", "no-compile"}};
+  return {{"db", "task", "model", "out", "format", "target"}, {"json", "help", "all", "no-compile", "force"}};
 }
 
 std::string exportHelp() {
@@ -88,6 +90,9 @@ int exportCommand(const std::vector<std::string>& argv) {
   }
 
   const std::string out = args.get("out");
+  // Written beside --out and renamed into place: a failed or interrupted
+  // export leaves the folder as it was.
+  exporter::StagedFolder staged(out, args.has("force"));
   nlohmann::json j;
   j["out"] = out;
   j["format"] = format;
@@ -110,7 +115,8 @@ int exportCommand(const std::vector<std::string>& argv) {
         throw std::runtime_error("none of the tasks stored for " + args.get("model") + " is a task of it now");
       tasks = std::move(current);
     }
-    exporter::ExportResult r = exporter::exportKernels(*db, tasks, out, options);
+    exporter::ExportResult r = exporter::exportKernels(*db, tasks, staged.path(), options);
+    staged.commit();
     nlohmann::json ks = nlohmann::json::array();
     for (const auto& k : r.kernels) {
       ks.push_back({{"task", k.taskKey},
@@ -134,7 +140,8 @@ int exportCommand(const std::vector<std::string>& argv) {
       std::printf("wrote %s/{CMakeLists.txt,manifest.json,%s%s}\n", out.c_str(), r.header.c_str(),
                   r.library.empty() ? "" : ("," + r.library).c_str());
   } else {
-    exporter::ExportResult r = exporter::exportRecords(*db, tasks, out, format);
+    exporter::ExportResult r = exporter::exportRecords(*db, tasks, staged.path(), format);
+    staged.commit();
     j["records"] = r.records;
     j["file"] = out + "/records." + format;
     if (!args.has("json")) std::printf("wrote %zu records to %s/records.%s\n", r.records, out.c_str(), format.c_str());

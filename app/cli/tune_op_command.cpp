@@ -224,16 +224,16 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   search::TuneResult r;
   try {
     r = search::tuneTask(task, o);
-  } catch (...) {
+  } catch (const std::exception& e) {
     // A signal during the first round's reference build ends it with an exception.
     if (!interrupt.signal()) {
-      if (recorder) recorder->end("failed");
+      if (recorder) recorder->fail(e.what());
       throw;
     }
   }
   bar.finish();
   if (interrupt.signal()) {
-    if (recorder) recorder->end("stopped");
+    if (recorder) recorder->stop();
     std::fprintf(stderr, "interrupted by %s: the round in flight was dropped; %d trials kept", interrupt.signalName(),
                  std::max(r.trials, int(recorder ? recorder->previousTrials() : 0)));
     if (recorder)

@@ -169,6 +169,7 @@ class Importer {
     readOpset(model);
     const onnx::GraphProto& gp = model.graph();
     g_.name = gp.name().empty() ? what_ : gp.name();
+    checkInterface(gp);
     for (const onnx::NodeProto& n : gp.node())
       for (const std::string& o : n.output())
         taken_.insert(o);
@@ -212,6 +213,19 @@ class Importer {
       g_.validate();
     });
     return std::move(g_);
+  }
+
+  // ONNX names every value once: a graph input or output listed twice is
+  // ambiguous (which shape, which tensor?), and a graph without outputs
+  // computes nothing.
+  void checkInterface(const onnx::GraphProto& gp) const {
+    if (gp.output_size() == 0) throw GraphError(what_ + ": the graph has no outputs, so it computes nothing");
+    std::set<std::string> seen;
+    for (const onnx::ValueInfoProto& v : gp.input())
+      if (!seen.insert(v.name()).second) throw GraphError(what_ + ": graph input '" + v.name() + "' is listed twice");
+    seen.clear();
+    for (const onnx::ValueInfoProto& v : gp.output())
+      if (!seen.insert(v.name()).second) throw GraphError(what_ + ": graph output '" + v.name() + "' is listed twice");
   }
 
  private:

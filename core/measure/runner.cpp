@@ -359,6 +359,13 @@ struct Runner::Impl {
     if (response.workerExits) reapWorker(kExitGrace);
     result.costs = std::move(response.costs);
     result.maxAbsError = response.maxAbsError;
+    // The store takes only positive, finite times: anything else is this
+    // kernel's error, not a figure to learn from.
+    if (response.error == ErrorCode::None)
+      for (double c : result.costs)
+        if (!std::isfinite(c) || c <= 0)
+          return finish(ErrorCode::Runtime,
+                        "the worker timed the kernel at " + std::to_string(c) + " s, not a positive, finite time");
     return finish(response.error, std::move(response.message));
   }
 };

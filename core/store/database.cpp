@@ -2,9 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -26,6 +29,8 @@ namespace fs = std::filesystem;
 constexpr int64_t kApplicationId = 0x54534c31;
 
 const char* kNow = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
+
+const char* kInterrupted = "its process ended before the session did (killed, crashed or the machine stopped)";
 
 // Migrations: entry v-1 takes the schema from version v-1 to v.
 const char* kMigrations[] = {
@@ -94,6 +99,10 @@ CREATE INDEX records_by_task_steps ON records(task_id, steps);
 CREATE INDEX records_by_session ON records(session_id, id);
 CREATE INDEX sessions_by_task ON sessions(task_id, id);
 CREATE INDEX sessions_by_model ON sessions(model_id, id);
+)sql",
+    // 2: why a session failed or was interrupted.
+    R"sql(
+ALTER TABLE sessions ADD COLUMN message TEXT NOT NULL DEFAULT '';
 )sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
@@ -178,21 +187,58 @@ void checkHeader(const std::string& path, OpenMode mode) {
 
 // An exclusive flock on a file beside the database, held while writing.
 // (Not on the database itself: closing another descriptor of it would drop
-// SQLite's own POSIX locks.) Released by the kernel if the process dies.
+// SQLite's own POSIX locks.) Released by the kernel if the process dies; the
+// file is removed by its owner when it is done (releaseWriterLock), so a lock
+// taken on a file that was removed meanwhile is taken again on the new one.
 int takeWriterLock(const std::string& path) {
-  std::string lockPath = path + "-writer.lock";
-  int fd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw StoreError("cannot create the lock file " + lockPath + ": " + std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
-    throw StoreError(path +
-                     " is being written by another Tessel process (one writer at a time; readers may follow it)");
+  const std::string lockPath = path + "-writer.lock";
+  for (int attempt = 0;; ++attempt) {
+    const int fd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) throw StoreError("cannot create the lock file " + lockPath + ": " + std::strerror(errno));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      // A reader asking whether a writer is alive holds it shared for an
+      // instant: retry a little before calling it another writer.
+      if (attempt < 20) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+        continue;
+      }
+      throw StoreError(path +
+                       " is being written by another Tessel process (one writer at a time; readers may follow it)");
+    }
+    struct stat held {
+    }, named{};
+    if (::fstat(fd, &held) == 0 && ::stat(lockPath.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+        held.st_dev == named.st_dev)
+      return fd;
+    ::close(fd);  // its owner removed it as we took it: take the new one
   }
-  return fd;
+}
+
+void releaseWriterLock(const std::string& path, int fd) {
+  if (fd < 0) return;
+  ::unlink((path + "-writer.lock").c_str());  // while still held: see takeWriterLock
+  ::close(fd);
 }
 
 std::string shapeText(const std::vector<int64_t>& s) {
   return nlohmann::json(s).dump();
+}
+
+// A task's shape as stored: a list of non-negative dimensions, or an error
+// naming the task (an edited or damaged file, not a JSON parser's message).
+std::vector<int64_t> shapeFromJson(const std::string& text, const TaskRow& t) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  std::vector<int64_t> shape;
+  bool ok = j.is_array();  // [] is a scalar output
+  for (const nlohmann::json& d : ok ? j : nlohmann::json::array()) {
+    ok = ok && d.is_number_integer() && d.get<int64_t>() >= 0;
+    if (ok) shape.push_back(d.get<int64_t>());
+  }
+  if (!ok)
+    throw StoreError("task " + std::to_string(t.id) + " (" + t.key + ") is damaged: its shape '" + text.substr(0, 80) +
+                     "' is not a list of dimensions");
+  return shape;
 }
 
 TaskRow readTask(Statement& st) {
@@ -202,13 +248,19 @@ TaskRow readTask(Statement& st) {
   t.key = st.getText(1);
   t.target = st.getText(2);
   t.op = st.getText(3);
-  t.shape = nlohmann::json::parse(st.getText(4)).get<std::vector<int64_t>>();
+  t.shape = shapeFromJson(st.getText(4), t);
   t.layout = st.getText(5);
   t.compute = st.getText(6);
   t.flops = st.getDouble(7);
   t.device = st.getText(8);
   return t;
 }
+// A cost the readers use: positive and finite (9e999 is infinity to SQLite;
+// NULL, an error record's cost, fails both tests). A file edited by hand or
+// damaged may hold anything.
+#define USABLE_COST "(cost > 0 AND cost < 9e999)"
+#define KEEP_COST "CASE WHEN " USABLE_COST " THEN cost END"
+
 const char* kTaskColumns =
     "tasks.id, tasks.workload_key, targets.name, tasks.op, tasks.shape, tasks.layout, tasks.compute, tasks.flops, "
     "targets.device FROM tasks JOIN targets ON targets.id = tasks.target_id";
@@ -237,24 +289,6 @@ RecordRow readRecord(Statement& st, int from = 0) {
   return r;
 }
 
-SessionRow readSession(Statement& st) {
-  // columns: id, kind, task_id, model_id, config, status, trials_target, started, ended
-  SessionRow s;
-  s.id = st.getInt(0);
-  s.kind = st.getText(1);
-  s.taskId = st.isNull(2) ? 0 : st.getInt(2);
-  s.modelId = st.isNull(3) ? 0 : st.getInt(3);
-  s.config = st.getText(4);
-  s.status = st.getText(5);
-  s.trialsTarget = st.getInt(6);
-  s.started = st.getText(7);
-  s.ended = st.getText(8);
-  return s;
-}
-const char* kSessionColumns =
-    "sessions.id, sessions.kind, sessions.task_id, sessions.model_id, sessions.config, sessions.status, "
-    "sessions.trials_target, sessions.started, sessions.ended FROM sessions";
-
 }  // namespace
 
 double RecordRow::medianCost() const {
@@ -263,6 +297,10 @@ double RecordRow::medianCost() const {
   std::sort(c.begin(), c.end());
   size_t n = c.size();
   return n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+}
+
+bool usableCost(double seconds) {
+  return std::isfinite(seconds) && seconds > 0;
 }
 
 std::string costsToJson(const std::vector<double>& costs) {
@@ -275,7 +313,7 @@ std::vector<double> costsFromJson(const std::string& text) {
   if (!j.is_array()) return {};
   std::vector<double> out;
   for (const auto& v : j)
-    if (v.is_number()) out.push_back(v.get<double>());
+    if (v.is_number() && usableCost(v.get<double>())) out.push_back(v.get<double>());
   return out;
 }
 
@@ -292,8 +330,10 @@ std::string hostDevice() {
   return model + ", " + std::to_string(cores) + (cores == 1 ? " core" : " cores");
 }
 
-std::string defaultDatabasePath() {
-  if (const char* env = std::getenv("TESSEL_DB"); env && *env) return env;
+namespace {
+
+// Tessel's own data folder: the one folder it creates for a database.
+std::string builtInDatabasePath() {
   fs::path dir;
   if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
     dir = xdg;
@@ -304,26 +344,56 @@ std::string defaultDatabasePath() {
   return (dir / "tessel" / "tessel.db").string();
 }
 
+}  // namespace
+
+std::string defaultDatabasePath() {
+  if (const char* env = std::getenv("TESSEL_DB"); env && *env) return env;
+  return builtInDatabasePath();
+}
+
 std::unique_ptr<Database> Database::open(const std::string& path, OpenMode mode) {
   if (path.empty()) throw StoreError("empty database path");
   checkHeader(path, mode);
   int lockFd = -1;
   if (mode == OpenMode::ReadWrite) {
+    // A user's path names a folder that exists: a typo must not become a
+    // tree of new folders. Only Tessel's own data folder is made here.
     std::error_code ec;
-    fs::path parent = fs::path(path).parent_path();
-    if (!parent.empty()) fs::create_directories(parent, ec);
+    const fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec)) {
+      if (path != builtInDatabasePath())
+        throw StoreError("cannot create " + path + ": " + parent.string() +
+                         (fs::exists(parent, ec) ? " is not a folder" : " does not exist"));
+      fs::create_directories(parent, ec);
+    }
     lockFd = takeWriterLock(path);
   }
   try {
     int flags = mode == OpenMode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    auto conn = std::make_unique<Connection>(path, flags);
+    // A reader of a file no process has open (no -wal beside it: a writer
+    // keeps one while it runs, SQLite removes it with the last connection)
+    // opens it immutable: it creates no -wal or -shm beside a user's file, and
+    // needs no write access to its folder. What it gives up: a writer that
+    // starts while it reads is not seen, and one that checkpoints meanwhile
+    // (at its end, or every 4 MB of records) changes pages under it. Such
+    // reads are short (a command, one view of the studio), opened anew each time.
+    std::error_code walEc;
+    const bool immutable = mode == OpenMode::ReadOnly && !fs::exists(path + "-wal", walEc);
+    auto conn = std::make_unique<Connection>(path, flags, immutable);
     // Read-only checks first: nothing may be written to a file we reject.
     std::string check;
     try {
       Statement st = conn->prepare("PRAGMA quick_check");
       if (st.step()) check = st.getText(0);
     } catch (const StoreError& e) {
-      throw StoreError(path + " is corrupt or not a database: " + e.what());
+      const std::string why = e.what();
+      // SQLite must create PATH-shm beside a file a killed tuning left with its
+      // -wal: in a folder this user cannot write, that is not corruption.
+      if (why.find("readonly") != std::string::npos || why.find("read-only") != std::string::npos)
+        throw StoreError("cannot read " + path + ": a tuning that was killed left its -wal beside it, and SQLite " +
+                         "must create " + path + "-shm to read it, which " + fs::path(path).parent_path().string() +
+                         " does not allow (open it once where it can be written, e.g. a copy of the folder)");
+      throw StoreError(path + " is corrupt or not a database: " + why);
     }
     if (check != "ok") throw StoreError(path + " is corrupt: " + check);
     int64_t version = pragmaInt(*conn, "user_version");
@@ -342,10 +412,19 @@ std::unique_ptr<Database> Database::open(const std::string& path, OpenMode mode)
     if (version == kSchemaVersion) verifySchema(*conn, path);
     std::unique_ptr<Database> db(new Database(std::move(conn), mode, lockFd));
     lockFd = -1;
-    if (mode == OpenMode::ReadWrite) db->createOrMigrate();
+    db->schemaVersion_ = version;
+    if (mode == OpenMode::ReadWrite) {
+      db->createOrMigrate();
+      db->schemaVersion_ = kSchemaVersion;
+      // This process holds the writer lock: a session still `running` was
+      // left so by one that is gone.
+      db->conn_->prepare("UPDATE sessions SET status = 'interrupted', message = ? WHERE status = 'running'")
+          .bind(1, std::string(kInterrupted))
+          .run();
+    }
     return db;
   } catch (...) {
-    if (lockFd >= 0) ::close(lockFd);
+    releaseWriterLock(path, lockFd);
     throw;
   }
 }
@@ -356,8 +435,9 @@ Database::Database(std::unique_ptr<Connection> c, OpenMode mode, int lockFd)
 }
 
 Database::~Database() {
+  const std::string file = path();
   conn_.reset();
-  if (lockFd_ >= 0) ::close(lockFd_);
+  releaseWriterLock(file, lockFd_);
 }
 
 void Database::createOrMigrate() {
@@ -474,31 +554,80 @@ int64_t Database::beginSession(const std::string& kind, int64_t taskId, int64_t 
 }
 
 void Database::reopenSession(int64_t id, int64_t trialsTarget) {
-  conn_->prepare("UPDATE sessions SET status = 'running', ended = NULL, trials_target = ? WHERE id = ?")
+  conn_->prepare("UPDATE sessions SET status = 'running', message = '', ended = NULL, trials_target = ? WHERE id = ?")
       .bind(1, trialsTarget)
       .bind(2, id)
       .run();
 }
 
-void Database::endSession(int64_t id, const std::string& status) {
-  conn_->prepare(std::string("UPDATE sessions SET status = ?, ended = ") + kNow + " WHERE id = ?")
+void Database::endSession(int64_t id, const std::string& status, const std::string& message) {
+  conn_->prepare(std::string("UPDATE sessions SET status = ?, message = ?, ended = ") + kNow + " WHERE id = ?")
       .bind(1, status)
-      .bind(2, id)
+      .bind(2, message)
+      .bind(3, id)
       .run();
+}
+
+void Database::failSession(int64_t id, const std::string& why) noexcept {
+  try {
+    endSession(id, "failed", why);
+  } catch (...) {
+    // The file cannot take it (damaged, or its disk full): the error that
+    // ended the session is the one to report.
+  }
 }
 
 std::optional<SessionRow> Database::lastUnfinishedSession(int64_t taskId, int64_t modelId) const {
   Statement st =
-      conn_->prepare(std::string("SELECT ") + kSessionColumns +
+      conn_->prepare("SELECT " + sessionColumns() +
                      " WHERE status != 'finished' AND (task_id = ? OR model_id = ?) ORDER BY id DESC LIMIT 1");
   st.bind(1, taskId ? taskId : -1).bind(2, modelId ? modelId : -1);
   if (st.step()) return readSession(st);
   return std::nullopt;
 }
 
+std::string Database::sessionColumns() const {
+  return std::string(
+             "sessions.id, sessions.kind, sessions.task_id, sessions.model_id, sessions.config, "
+             "sessions.status, sessions.trials_target, sessions.started, sessions.ended, ") +
+         (schemaVersion_ >= 2 ? "sessions.message" : "''") + " FROM sessions";
+}
+
+SessionRow Database::readSession(Statement& st) const {
+  SessionRow s;
+  s.id = st.getInt(0);
+  s.kind = st.getText(1);
+  s.taskId = st.isNull(2) ? 0 : st.getInt(2);
+  s.modelId = st.isNull(3) ? 0 : st.getInt(3);
+  s.config = st.getText(4);
+  s.status = st.getText(5);
+  s.trialsTarget = st.getInt(6);
+  s.started = st.getText(7);
+  s.ended = st.getText(8);
+  s.message = st.getText(9);
+  // A writer has marked what it found running (see open()); a reader of a
+  // file no process writes sees the same at once.
+  if (s.status == "running" && mode_ == OpenMode::ReadOnly && !writerAlive()) {
+    s.status = "interrupted";
+    s.message = kInterrupted;
+  }
+  return s;
+}
+
+bool Database::writerAlive() const {
+  // The writer holds an exclusive flock on the lock file while it writes; a
+  // shared one taken and dropped at once tells whether it is there (a writer
+  // starting in that instant retries, see takeWriterLock).
+  const int fd = ::open((path() + "-writer.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return held;
+}
+
 std::optional<SessionRow> Database::lastSession(int64_t taskId, int64_t modelId) const {
-  Statement st = conn_->prepare(std::string("SELECT ") + kSessionColumns +
-                                " WHERE (task_id = ? OR model_id = ?) ORDER BY id DESC LIMIT 1");
+  Statement st =
+      conn_->prepare("SELECT " + sessionColumns() + " WHERE (task_id = ? OR model_id = ?) ORDER BY id DESC LIMIT 1");
   st.bind(1, taskId ? taskId : -1).bind(2, modelId ? modelId : -1);
   if (st.step()) return readSession(st);
   return std::nullopt;
@@ -507,7 +636,7 @@ std::optional<SessionRow> Database::lastSession(int64_t taskId, int64_t modelId)
 std::vector<SessionRow> Database::sessions() const {
   std::vector<SessionRow> out;
   {
-    Statement st = conn_->prepare(std::string("SELECT ") + kSessionColumns + " ORDER BY id");
+    Statement st = conn_->prepare("SELECT " + sessionColumns() + " ORDER BY id");
     while (st.step())
       out.push_back(readSession(st));
   }
@@ -517,7 +646,7 @@ std::vector<SessionRow> Database::sessions() const {
 }
 
 std::optional<SessionRow> Database::session(int64_t id) const {
-  Statement st = conn_->prepare(std::string("SELECT ") + kSessionColumns + " WHERE id = ?");
+  Statement st = conn_->prepare("SELECT " + sessionColumns() + " WHERE id = ?");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
   SessionRow s = readSession(st);
@@ -526,7 +655,8 @@ std::optional<SessionRow> Database::session(int64_t id) const {
 }
 
 void Database::summarize(SessionRow& s) const {
-  Statement agg = conn_->prepare("SELECT count(*), count(cost), min(cost) FROM records WHERE session_id = ?");
+  Statement agg =
+      conn_->prepare("SELECT count(*), count(" KEEP_COST "), min(" KEEP_COST ") FROM records WHERE session_id = ?");
   agg.bind(1, s.id);
   if (agg.step()) {
     s.records = agg.getInt(0);
@@ -545,7 +675,8 @@ void Database::summarize(SessionRow& s) const {
     const int64_t tasks = config.is_object() ? config.value("tasks", int64_t(0)) : 0;
     Statement e = conn_->prepare(
         "SELECT count(*), sum(model_tasks.weight * b.best) FROM (SELECT task_id, min(cost) AS best FROM records "
-        "WHERE session_id = ? AND cost IS NOT NULL GROUP BY task_id) b JOIN model_tasks ON model_tasks.task_id = "
+        "WHERE session_id = ? AND " USABLE_COST
+        " GROUP BY task_id) b JOIN model_tasks ON model_tasks.task_id = "
         "b.task_id AND model_tasks.model_id = ?");
     e.bind(1, s.id).bind(2, s.modelId);
     if (e.step() && tasks > 0 && e.getInt(0) >= tasks) s.estimateSeconds = e.getDouble(1);
@@ -554,6 +685,13 @@ void Database::summarize(SessionRow& s) const {
 
 void Database::addRecords(const std::vector<RecordRow>& records) {
   if (records.empty()) return;
+  // A measured time that is not positive and finite is a measurement bug:
+  // refused before anything is written.
+  for (const RecordRow& r : records)
+    for (double c : r.errorCode == 0 ? r.costs : std::vector<double>{})
+      if (!usableCost(c))
+        throw StoreError("a record of task " + std::to_string(r.taskId) + " has the cost " + std::to_string(c) +
+                         " s, not a positive, finite time; nothing of its batch was written");
   Transaction tx(*conn_);
   Statement st = conn_->prepare(
       std::string("INSERT INTO records(task_id, session_id, steps, decisions, costs, cost, error_code, error_msg, "
@@ -644,7 +782,7 @@ Stats Database::stats() const {
     return st.step() ? st.getInt(0) : int64_t(0);
   };
   s.records = count("SELECT count(*) FROM records");
-  s.validRecords = count("SELECT count(cost) FROM records");
+  s.validRecords = count("SELECT count(*) FROM records WHERE " USABLE_COST);
   s.distinctPrograms = count("SELECT count(*) FROM (SELECT DISTINCT task_id, steps FROM records)");
   s.sessions = count("SELECT count(*) FROM sessions");
   s.tasks = count("SELECT count(*) FROM tasks");
@@ -666,7 +804,7 @@ std::optional<BestRow> Database::bestUsable(int64_t taskId, const std::function<
                                             int64_t* rejected) const {
   // In cost order, read one at a time: usually the first is taken.
   Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +
-                                " WHERE task_id = ? AND cost IS NOT NULL ORDER BY cost, id");
+                                " WHERE task_id = ? AND " USABLE_COST " ORDER BY cost, id");
   st.bind(1, taskId);
   if (rejected) *rejected = 0;
   while (st.step()) {
@@ -687,7 +825,8 @@ std::vector<BestRow> Database::best(std::optional<int64_t> taskId) const {
   // The lowest cost per task; the index on (task_id, cost) answers it.
   Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +
                                 " WHERE records.id IN (SELECT (SELECT r.id FROM records r WHERE r.task_id = tasks.id "
-                                "AND r.cost IS NOT NULL ORDER BY r.cost, r.id LIMIT 1) FROM tasks WHERE ? < 0 OR "
+                                "AND " USABLE_COST
+                                " ORDER BY r.cost, r.id LIMIT 1) FROM tasks WHERE ? < 0 OR "
                                 "tasks.id = ?) ORDER BY records.task_id");
   st.bind(1, taskId.value_or(-1)).bind(2, taskId.value_or(-1));
   std::vector<BestRow> out;

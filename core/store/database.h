@@ -19,11 +19,11 @@
 
 namespace tessel::store {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;  // 2: sessions.message
 
 enum class OpenMode {
   ReadOnly,   // the file must exist
-  ReadWrite,  // created (with its folder) if missing; takes the writer lock
+  ReadWrite,  // created if missing (its folder must exist); takes the writer lock
 };
 
 struct TaskRow {
@@ -43,7 +43,11 @@ struct SessionRow {
   std::string kind;  // "task" or "model"
   int64_t taskId = 0, modelId = 0;
   std::string config;  // JSON
-  std::string status;  // running | finished | stopped | failed
+  // running | finished | stopped | failed | interrupted: a session left
+  // running by a process that is gone (SIGKILL, a crash, a power cut). The
+  // next writer marks it so in the file; readers show it so at once.
+  std::string status;
+  std::string message;  // why it failed or was interrupted ("" otherwise)
   std::string started, ended;
   int64_t trialsTarget = 0;
   // Filled by sessions(): over this session's records.
@@ -111,7 +115,10 @@ class Database {
                        int64_t trialsTarget);
   // Marks a session running again (resume), with a new trial target.
   void reopenSession(int64_t id, int64_t trialsTarget);
-  void endSession(int64_t id, const std::string& status);
+  void endSession(int64_t id, const std::string& status, const std::string& message = "");
+  // Marks a session failed with `why`; never throws (it runs while another
+  // error is on its way up, and a damaged file must not hide that one).
+  void failSession(int64_t id, const std::string& why) noexcept;
   // The newest session of a task (or model) that did not finish.
   std::optional<SessionRow> lastUnfinishedSession(int64_t taskId, int64_t modelId) const;
   // The newest session of a task (or model), whatever its status.
@@ -156,10 +163,15 @@ class Database {
   Database(std::unique_ptr<Connection> c, OpenMode mode, int lockFd);
   void createOrMigrate();
   void summarize(SessionRow& s) const;  // fills records, validRecords, bestCost, subject
+  std::string sessionColumns() const;   // a schema 1 file has no message
+  SessionRow readSession(Statement& st) const;
+  // Whether a process holds the writer lock (for a reader: is `running` true?).
+  bool writerAlive() const;
 
   std::unique_ptr<Connection> conn_;
   OpenMode mode_;
   int lockFd_ = -1;
+  int64_t schemaVersion_ = kSchemaVersion;
 };
 
 // Where tune-op and tune keep results without --db: $TESSEL_DB, else
@@ -170,6 +182,8 @@ std::string defaultDatabasePath();
 std::string hostDevice();
 
 // Costs as a JSON array and back.
+// A measured time Tessel stores and reads: positive and finite (seconds).
+bool usableCost(double seconds);
 std::string costsToJson(const std::vector<double>& costs);
 std::vector<double> costsFromJson(const std::string& text);
 

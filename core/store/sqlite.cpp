@@ -1,12 +1,33 @@
 #include "store/sqlite.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace tessel::store {
 
-Connection::Connection(const std::string& path, int flags) : path_(path) {
-  int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+namespace {
+
+// file:PATH?immutable=1, with the characters a URI gives meaning escaped.
+std::string immutableUri(const std::string& path) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", unsigned(static_cast<unsigned char>(c)));
+      uri += hex;
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+}  // namespace
+
+Connection::Connection(const std::string& path, int flags, bool immutable) : path_(path) {
+  const std::string name = immutable ? immutableUri(path) : path;
+  int rc = sqlite3_open_v2(name.c_str(), &db_, immutable ? (SQLITE_OPEN_READONLY | SQLITE_OPEN_URI) : flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);
@@ -24,7 +45,16 @@ Connection::~Connection() {
 
 void Connection::check(int rc, const std::string& what) const {
   if (rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE) return;
-  throw StoreError(what + ": " + sqlite3_errmsg(db_));
+  const std::string msg = sqlite3_errmsg(db_);
+  // The schema was verified on open: a table gone since was dropped by
+  // someone else while Tessel had the file open. Say so, not in SQL.
+  for (const char* thing : {"table", "column"}) {
+    const std::string prefix = std::string("no such ") + thing + ": ";
+    if (msg.rfind(prefix, 0) == 0)
+      throw StoreError(path_ + " is damaged: its " + thing + " '" + msg.substr(prefix.size()) +
+                       "' is missing (it was there when Tessel opened the file)");
+  }
+  throw StoreError(what + ": " + msg);
 }
 
 void Connection::exec(const std::string& sql) {

@@ -22,7 +22,9 @@ class Statement;
 class Connection {
  public:
   // flags: SQLITE_OPEN_READONLY or SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE.
-  Connection(const std::string& path, int flags);
+  // `immutable`: read-only, without locks, -wal or -shm (SQLite's
+  // immutable=1): for a file no process has open (see Database::open).
+  Connection(const std::string& path, int flags, bool immutable = false);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

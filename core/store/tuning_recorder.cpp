@@ -125,8 +125,12 @@ void TuningRecorder::finish(const search::TuneResult& result) {
   db_.endSession(sessionId_, "finished");
 }
 
-void TuningRecorder::end(const std::string& status) {
-  db_.endSession(sessionId_, status);
+void TuningRecorder::stop() {
+  db_.endSession(sessionId_, "stopped");
+}
+
+void TuningRecorder::fail(const std::string& why) noexcept {
+  db_.failSession(sessionId_, why);
 }
 
 }  // namespace tessel::store

@@ -42,8 +42,10 @@ class TuningRecorder {
   void attach(search::TuneOptions& options);
   // Marks the session finished and keeps the final cost model.
   void finish(const search::TuneResult& result);
-  // Marks the session ended otherwise ("stopped" or "failed").
-  void end(const std::string& status);
+  // Marks the session stopped (a signal, the studio's Stop).
+  void stop();
+  // Marks the session failed with the reason; never throws.
+  void fail(const std::string& why) noexcept;
 
   int64_t taskId() const { return taskId_; }
   int64_t sessionId() const { return sessionId_; }

@@ -11,7 +11,7 @@ namespace tessel::support {
 class ScratchDir {
  public:
   ScratchDir(const std::string& given, const std::string& prefix, bool keep)
-      : path_(given.empty() ? makeTempDir(prefix) : given), owned_(given.empty() && !keep) {}
+      : path_(given.empty() ? makeTempDir(prefix, keep) : given), owned_(given.empty() && !keep) {}
   ~ScratchDir() {
     if (owned_) removeTree(path_);
   }

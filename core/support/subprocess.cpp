@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -20,16 +23,26 @@ extern char** environ;
 
 namespace tessel::support {
 
+namespace {
+
+std::string tempBase() {
+  const char* base = std::getenv("TMPDIR");
+  return base && *base ? base : "/tmp";
+}
+
+}  // namespace
+
 ProcessResult runProcess(const std::vector<std::string>& argv, double timeoutSeconds, const CancelFlag& cancel) {
   ProcessResult r;
   auto start = std::chrono::steady_clock::now();
-  char tmpl[] = "/tmp/tessel-out-XXXXXX";
-  int outFd = mkstemp(tmpl);
+  // The child's output: a file unlinked at once (nothing is left behind).
+  std::string outPath = tempBase() + "/tessel-out-XXXXXX";
+  int outFd = mkstemp(outPath.data());
   if (outFd < 0) {
     r.output = std::string("cannot create an output file: ") + std::strerror(errno);
     return r;
   }
-  unlink(tmpl);
+  unlink(outPath.c_str());
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, outFd, 1);
@@ -104,19 +117,71 @@ std::vector<ProcessResult> runProcesses(const std::vector<std::vector<std::strin
   return results;
 }
 
-std::string makeTempDir(const std::string& prefix) {
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
+namespace {
+
+// The owner locks of this process's folders: path -> descriptor of its `.owner`.
+std::mutex ownersMutex;
+std::map<std::string, int>& owners() {
+  static std::map<std::string, int> m;
+  return m;
+}
+
+// An owner lock that is free, on a file untouched for a few seconds (a folder
+// made this instant has its lock taken just after its `.owner` appears).
+bool abandoned(const std::filesystem::path& owner) {
+  std::error_code ec;
+  const auto age = std::filesystem::file_time_type::clock::now() - std::filesystem::last_write_time(owner, ec);
+  if (ec || age < std::chrono::seconds(5)) return false;
+  const int fd = ::open(owner.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  ::close(fd);
+  return free;
+}
+
+}  // namespace
+
+size_t removeAbandonedTempDirs() {
+  size_t removed = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(tempBase(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("tessel-", 0) != 0 || !e.is_directory(ec)) continue;
+    if (!abandoned(e.path() / ".owner")) continue;
+    std::filesystem::remove_all(e.path(), ec);
+    ++removed;
+  }
+  return removed;
+}
+
+std::string makeTempDir(const std::string& prefix, bool keep) {
+  static std::once_flag swept;
+  std::call_once(swept, [] { removeAbandonedTempDirs(); });
+  std::string tmpl = tempBase() + "/" + prefix + "-" + std::to_string(::getpid()) + "-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (!mkdtemp(buf.data()))
     throw std::runtime_error("cannot create a temporary directory: " + std::string(std::strerror(errno)));
-  return std::string(buf.data());
+  const std::string dir(buf.data());
+  if (keep) return dir;
+  const int fd = ::open((dir + "/.owner").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    std::lock_guard<std::mutex> lock(ownersMutex);
+    owners()[dir] = fd;
+  } else if (fd >= 0) {
+    ::close(fd);
+  }
+  return dir;
 }
 
 void removeTree(const std::string& path) {
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
+  std::lock_guard<std::mutex> lock(ownersMutex);
+  if (auto it = owners().find(path); it != owners().end()) {
+    ::close(it->second);
+    owners().erase(it);
+  }
 }
 
 }  // namespace tessel::support

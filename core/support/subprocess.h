@@ -28,8 +28,16 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeoutSec
 std::vector<ProcessResult> runProcesses(const std::vector<std::vector<std::string>>& commands, int jobs,
                                         double timeoutSeconds, const CancelFlag& cancel = {});
 
-// A fresh directory under $TMPDIR (or /tmp) with the given prefix.
-std::string makeTempDir(const std::string& prefix);
+// A fresh directory under $TMPDIR (or /tmp): PREFIX-PID-XXXXXX, holding a
+// `.owner` file this process keeps locked (flock) until removeTree(). The
+// first call of a process also removes the folders of this kind that a
+// killed or crashed Tessel left: their lock is free (the kernel drops it with
+// its process, in any pid namespace) and older than a few seconds. A folder
+// to keep (--keep-files) is made without an owner file: never swept.
+std::string makeTempDir(const std::string& prefix, bool keep = false);
+// Removes a folder (and drops its owner lock, if makeTempDir made it).
 void removeTree(const std::string& path);
+// The folders of dead owners under $TMPDIR (or /tmp); returns how many went.
+size_t removeAbandonedTempDirs();
 
 }  // namespace tessel::support

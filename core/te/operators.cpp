@@ -208,11 +208,13 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
+constexpr size_t kNoPad = std::numeric_limits<size_t>::max();
+
 // A library operator `tune-op` builds: its shape list and how it becomes a DAG.
 struct LibraryOp {
   OpSignature signature;
   size_t minValues, maxValues;  // how many shape values it takes
-  size_t positiveValues;        // the first ones must be positive (the rest, pads, may be 0)
+  size_t padValue;              // the one value that may be 0 (the padding), or kNoPad
   bool image = false;           // stored NCHW or NHWC (convolutions and pools)
   std::function<void(DagBuilder&, const Shape&, Layout)> build;
 };
@@ -239,7 +241,7 @@ const std::vector<LibraryOp>& libraryOps() {
       {{"matmul", "M,N,K"},
        3,
        3,
-       3,
+       kNoPad,
        false,
        [](DagBuilder& b, const Shape& s, Layout) {
          Tensor x = b.placeholder("A", {s[0], s[2]});  // (in order: they are the kernel's arguments)
@@ -249,7 +251,7 @@ const std::vector<LibraryOp>& libraryOps() {
       {{"batch_matmul", "B,M,N,K"},
        4,
        4,
-       4,
+       kNoPad,
        false,
        [](DagBuilder& b, const Shape& s, Layout) {
          Tensor x = b.placeholder("A", {s[0], s[1], s[3]});
@@ -259,7 +261,7 @@ const std::vector<LibraryOp>& libraryOps() {
       {{"dense", "M,N,K (with bias)"},
        3,
        3,
-       3,
+       kNoPad,
        false,
        [](DagBuilder& b, const Shape& s, Layout) {
          Tensor x = b.placeholder("X", {s[0], s[2]});
@@ -312,7 +314,7 @@ const std::vector<LibraryOp>& libraryOps() {
       {{"global_avg_pool", "N,C,H,W"},
        4,
        4,
-       4,
+       kNoPad,
        true,
        [](DagBuilder& b, const Shape& s, Layout layout) {
          globalAvgPool(b, b.placeholder("X", image(layout, s[0], s[1], s[2], s[3])), layout);
@@ -320,19 +322,19 @@ const std::vector<LibraryOp>& libraryOps() {
       {{"relu", "dims of the tensor"},
        1,
        6,
-       6,
+       kNoPad,
        false,
        [](DagBuilder& b, const Shape& s, Layout) { relu(b, b.placeholder("X", s)); }},
       {{"gelu", "dims of the tensor"},
        1,
        6,
-       6,
+       kNoPad,
        false,
        [](DagBuilder& b, const Shape& s, Layout) { gelu(b, b.placeholder("X", s)); }},
       {{"add", "dims of the tensors"},
        1,
        6,
-       6,
+       kNoPad,
        false,
        [](DagBuilder& b, const Shape& s, Layout) {
          Tensor x = b.placeholder("X", s), y = b.placeholder("Y", s);
@@ -341,7 +343,7 @@ const std::vector<LibraryOp>& libraryOps() {
       {{"mul", "dims of the tensors"},
        1,
        6,
-       6,
+       kNoPad,
        false,
        [](DagBuilder& b, const Shape& s, Layout) {
          Tensor x = b.placeholder("X", s), y = b.placeholder("Y", s);
@@ -350,7 +352,7 @@ const std::vector<LibraryOp>& libraryOps() {
       {{"bias_add", "dims of the tensor (bias on axis 1)"},
        2,
        6,
-       6,
+       kNoPad,
        false,
        [](DagBuilder& b, const Shape& s, Layout) {
          Tensor x = b.placeholder("X", s);
@@ -360,13 +362,13 @@ const std::vector<LibraryOp>& libraryOps() {
       {{"softmax", "dims (over the last)"},
        2,
        6,
-       6,
+       kNoPad,
        false,
        [](DagBuilder& b, const Shape& s, Layout) { softmax(b, b.placeholder("X", s)); }},
       {{"layernorm", "dims (over the last)"},
        2,
        6,
-       6,
+       kNoPad,
        false,
        [](DagBuilder& b, const Shape& s, Layout) {
          Tensor x = b.placeholder("X", s);
@@ -401,6 +403,27 @@ const std::vector<OpSignature>& tunableOps() {
   return ops;
 }
 
+namespace {
+
+// "stride (value 8)" from "N,C,H,W,K,R,S,stride,pad[,dilation,groups]"; "value 2"
+// where the help names no values ("dims of the tensor").
+std::string shapeValueName(const std::string& shapeHelp, size_t index) {
+  std::string names = shapeHelp;
+  std::erase_if(names, [](char c) { return c == '[' || c == ']'; });
+  const std::string value = "value " + std::to_string(index + 1);
+  if (names.find(',') == std::string::npos) return value;
+  size_t start = 0;
+  for (size_t i = 0; i < index; ++i) {
+    start = names.find(',', start);
+    if (start == std::string::npos) return value;
+    ++start;
+  }
+  const size_t end = names.find(',', start);
+  return names.substr(start, end == std::string::npos ? std::string::npos : end - start) + " (" + value + ")";
+}
+
+}  // namespace
+
 ComputeDAG makeOperator(const std::string& op, const std::vector<int64_t>& s, Layout layout) {
   const LibraryOp* o = findLibraryOp(op);
   if (!o) {
@@ -416,12 +439,10 @@ ComputeDAG makeOperator(const std::string& op, const std::vector<int64_t>& s, La
     throw std::invalid_argument(op + ": shape needs " + want + " values (" + o->signature.shapeHelp + "), got " +
                                 std::to_string(s.size()));
   }
-  for (int64_t v : s)
-    if (v < 0) throw std::invalid_argument(op + ": shape values must not be negative, got " + std::to_string(v));
-  for (size_t i = 0; i < std::min(o->positiveValues, s.size()); ++i)
-    if (s[i] <= 0)
-      throw std::invalid_argument(op + ": shape value " + std::to_string(i + 1) + " must be positive, got " +
-                                  std::to_string(s[i]));
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s[i] < 0 || (s[i] == 0 && i != o->padValue))
+      throw std::invalid_argument(op + ": " + shapeValueName(o->signature.shapeHelp, i) + " must be " +
+                                  (i == o->padValue ? "0 or more" : "positive") + ", got " + std::to_string(s[i]));
   DagBuilder b;
   o->build(b, s, layout);
   return b.build();

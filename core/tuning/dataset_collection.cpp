@@ -100,8 +100,8 @@ DatasetSummary collectDataset(const DatasetConfig& config, const std::string& db
           if (n == 0 || summary.stopped) break;
         }
       }
-    } catch (...) {
-      db->endSession(session, "failed");
+    } catch (const std::exception& e) {
+      db->failSession(session, e.what());
       throw;
     }
     db->endSession(session, summary.stopped ? "stopped" : "finished");

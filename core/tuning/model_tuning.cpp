@@ -145,8 +145,8 @@ search::ModelTuneResult ModelTuning::run(const TuningEvents& events) {
   search::ModelTuneResult result;
   try {
     result = search::tuneModel(tasks_, o);
-  } catch (...) {
-    if (db_) db_->endSession(sessionId_, "failed");
+  } catch (const std::exception& e) {
+    if (db_) db_->failSession(sessionId_, e.what());
     throw;
   }
   if (db_) {

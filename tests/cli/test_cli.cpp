@@ -37,9 +37,11 @@ QTemporaryDir& scratch() {
   return dir;
 }
 
-void isolate(QProcess& p) {
+// tmpdir: the child's TMPDIR (default: the system's).
+void isolate(QProcess& p, const QString& tmpdir = {}) {
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   env.insert("TESSEL_DB", scratch().filePath("default.db"));
+  if (!tmpdir.isEmpty()) env.insert("TMPDIR", tmpdir);
   p.setProcessEnvironment(env);
 }
 
@@ -73,9 +75,9 @@ QString query(const QString& db, const char* sql) {
 
 // Starts a tuning, waits until it has stored `records`, sends `signal`, and
 // returns how it ended.
-Run interrupted(const QStringList& args, const QString& db, int records, int signal) {
+Run interrupted(const QStringList& args, const QString& db, int records, int signal, const QString& tmpdir = {}) {
   QProcess p;
-  isolate(p);
+  isolate(p, tmpdir);
   p.start(TESSEL_CLI_PATH, args);
   if (!p.waitForStarted()) return {-1, {}, "did not start"};
   QElapsedTimer t;
@@ -121,7 +123,15 @@ class TestCli : public QObject {
     QTest::newRow("malformed shape") << QStringList{"tune-op", "matmul", "--shape", "8,x,8"} << "'x' is not an integer";
     QTest::newRow("empty part") << QStringList{"tune-op", "matmul", "--shape", "8,,8"} << "'' is not an integer";
     QTest::newRow("negative shape") << QStringList{"tune-op", "matmul", "--shape", "8,-8,8"} << "is negative";
-    QTest::newRow("zero shape") << QStringList{"tune-op", "matmul", "--shape", "8,0,8"} << "dimension 0";
+    QTest::newRow("zero shape") << QStringList{"tune-op", "matmul", "--shape", "8,0,8"}
+                                << "matmul: N (value 2) must be positive, got 0";
+    // Zero is a legal padding, and nothing else is (stride, dilation, kernel).
+    QTest::newRow("zero stride") << QStringList{"tune-op", "conv2d", "--shape", "1,4,8,8,4,3,3,0,1"}
+                                 << "conv2d: stride (value 8) must be positive, got 0";
+    QTest::newRow("zero dilation") << QStringList{"tune-op", "depthwise_conv2d", "--shape", "1,4,8,8,3,3,1,0,0"}
+                                   << "depthwise_conv2d: dilation (value 9) must be positive, got 0";
+    QTest::newRow("zero pool kernel") << QStringList{"tune-op", "max_pool2d", "--shape", "1,4,8,8,0,1,0"}
+                                      << "max_pool2d: kernel (value 5) must be positive, got 0";
     QTest::newRow("arity") << QStringList{"tune-op", "matmul", "--shape", "8,8"} << "needs 3 values";
     QTest::newRow("unknown flag") << QStringList{"tune-op", "matmul", "--shape", "8,8,8", "--bogus"}
                                   << "unknown option --bogus";
@@ -187,6 +197,19 @@ class TestCli : public QObject {
     QVERIFY(r.out.isEmpty());
   }
 
+  // pad 0 is how a 1x1 convolution and an unpadded pool are written: tune-op
+  // takes it and tunes them (it once refused every 0 in --shape).
+  void padZeroIsTuned() {
+    for (const QStringList& shape :
+         {QStringList{"conv2d", "1,8,6,6,8,1,1,1,0"}, QStringList{"depthwise_conv2d", "1,4,6,6,3,3,1,0"},
+          QStringList{"max_pool2d", "1,4,6,6,2,2,0"}, QStringList{"avg_pool2d", "1,4,6,6,2,2,0"}}) {
+      Run r = runCli({"tune-op", shape[0], "--shape", shape[1], "--trials", "2", "--batch", "2", "--no-db", "--json"});
+      QVERIFY2(r.code == 0, qPrintable(shape.join(' ') + ": " + r.err));
+      const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
+      QVERIFY2(out["best_ms"].toDouble() > 0, qPrintable(r.out));
+    }
+  }
+
   // Ctrl-C and SIGTERM stop a tuning cleanly: the session is marked
   // stopped with what was measured, the user is told how to resume, and the
   // exit status is 128 + the signal. Resuming with nothing left says so.
@@ -214,6 +237,141 @@ class TestCli : public QObject {
     QVERIFY2(op.err.contains("interrupted by SIGTERM"), qPrintable(op.err));
     QCOMPARE(query(db, "SELECT status FROM sessions WHERE id = 2"), QString("stopped"));
     QCOMPARE(query(db, "SELECT count(*) FROM sessions WHERE status = 'running'").toInt(), 0);
+  }
+
+  // Every session ends with a true status: a SIGKILLed tuning's session is
+  // shown `interrupted` by readers (who leave the file as it is), marked so
+  // by the next writer, and taken over by --resume; a tuning that fails
+  // (here: its records table dropped under it) is `failed` with the reason.
+  void sessionsEndWithATrueStatus() {
+    const QString db = scratch().filePath("statuses.db");
+    const QStringList tune = {"tune-op", "matmul",   "--shape", "48,48,48", "--batch",
+                              "4",       "--search", "random",  "--db",     db};
+    Run killed = interrupted(tune + QStringList{"--trials", "400"}, db, 8, SIGKILL);
+    QCOMPARE(killed.code, -2);
+    QCOMPARE(query(db, "SELECT status FROM sessions WHERE id = 1"), QString("running"));
+    Run shown = runCli({"db", "sessions", "--db", db, "--json"});
+    QVERIFY2(shown.code == 0, qPrintable(shown.err));
+    const QJsonObject first =
+        QJsonDocument::fromJson(shown.out.toUtf8()).object()["sessions"].toArray().at(0).toObject();
+    QCOMPARE(first["status"].toString(), QString("interrupted"));
+    QVERIFY2(first["message"].toString().contains("its process ended before the session did"), qPrintable(shown.out));
+    QCOMPARE(query(db, "SELECT status FROM sessions WHERE id = 1"), QString("running"));  // a reader wrote nothing
+    Run text = runCli({"db", "sessions", "--db", db});
+    QVERIFY2(text.out.contains("interrupted") && text.out.contains("killed, crashed"), qPrintable(text.out));
+
+    // The next writer marks it in the file; --resume takes it over.
+    Run other = runCli({"tune-op", "matmul", "--shape", "16,16,16", "--trials", "2", "--batch", "2", "--db", db});
+    QVERIFY2(other.code == 0, qPrintable(other.err));
+    QCOMPARE(query(db, "SELECT status FROM sessions WHERE id = 1"), QString("interrupted"));
+    const int kept = query(db, "SELECT count(*) FROM records WHERE session_id = 1").toInt();
+    Run resumed = runCli(tune + QStringList{"--trials", QString::number(kept + 4), "--resume"});
+    QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
+    QCOMPARE(query(db, "SELECT status || '|' || message FROM sessions WHERE id = 1"), QString("finished|"));
+
+    // A failure after the checks: the session says why.
+    QProcess p;
+    isolate(p);
+    p.start(TESSEL_CLI_PATH, tune + QStringList{"--trials", "400"});
+    QVERIFY(p.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT(query(db, "SELECT count(*) FROM records WHERE session_id = 3").toInt() >= 4, 120000);
+    sqlite3* raw = nullptr;
+    QCOMPARE(sqlite3_open(db.toUtf8().constData(), &raw), SQLITE_OK);
+    sqlite3_busy_timeout(raw, 10000);
+    QCOMPARE(sqlite3_exec(raw, "DROP TABLE records", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    QVERIFY(p.waitForFinished(120000));
+    QCOMPARE(p.exitCode(), 1);
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(err.contains("is damaged: its table 'records' is missing (it was there when Tessel opened the file)"),
+             qPrintable(err));
+    QCOMPARE(query(db, "SELECT status FROM sessions WHERE id = 3"), QString("failed"));
+    QVERIFY2(query(db, "SELECT message FROM sessions WHERE id = 3").contains("its table 'records' is missing"),
+             qPrintable(query(db, "SELECT message FROM sessions WHERE id = 3")));
+  }
+
+  // Temporary folders go with their tuning: on a normal end, on SIGINT and
+  // SIGTERM; one a SIGKILL left (named with its pid, its owner lock free) is
+  // removed by the next run.
+  void nothingLeftInTheTempFolder() {
+    QTemporaryDir tmp;
+    const QString db = scratch().filePath("tempdirs.db");
+    auto ours = [&] { return QDir(tmp.path()).entryList({"tessel-*"}, QDir::Dirs | QDir::NoDotAndDotDot); };
+    const QStringList tune = {"tune-op",  "matmul", "--shape",  "48,48,48", "--batch", "4",
+                              "--search", "random", "--trials", "400",      "--db",    db};
+    for (int signal : {SIGINT, SIGTERM}) {
+      Run r = interrupted(tune, db, query(db, "SELECT count(*) FROM records").toInt() + 4, signal, tmp.path());
+      QCOMPARE(r.code, 128 + signal);
+      QVERIFY2(ours().isEmpty(), qPrintable(ours().join(' ')));
+    }
+    Run killed = interrupted(tune, db, query(db, "SELECT count(*) FROM records").toInt() + 4, SIGKILL, tmp.path());
+    QCOMPARE(killed.code, -2);
+    const QStringList left = ours();
+    QCOMPARE(left.size(), 1);
+    QVERIFY2(QRegularExpression("^tessel-build-[0-9]+-......$").match(left[0]).hasMatch(), qPrintable(left[0]));
+    QVERIFY(QFile::exists(tmp.filePath(left[0] + "/.owner")));
+    QTest::qWait(5500);  // a folder's lock is trusted free only after a few seconds
+    QProcess next;
+    isolate(next, tmp.path());
+    next.start(TESSEL_CLI_PATH,
+               {"tune-op", "matmul", "--shape", "16,16,16", "--trials", "2", "--batch", "2", "--db", db});
+    QVERIFY(next.waitForFinished(120000));
+    QCOMPARE(next.exitCode(), 0);
+    QVERIFY2(ours().isEmpty(), qPrintable(ours().join(' ')));
+  }
+
+  // Read-only commands on a valid, a truncated and a damaged database: the
+  // file stays byte-identical and nothing appears beside it (no -wal, -shm or
+  // -writer.lock), whether the command succeeds or refuses the file.
+  void readOnlyCommandsLeaveNoTrace() {
+    QTemporaryDir dir;
+    const QString good = dir.filePath("good.db");
+    Run tuned =
+        runCli({"tune-op", "matmul", "--shape", "32,32,32", "--trials", "4", "--batch", "4", "--db", good, "--json"});
+    QVERIFY2(tuned.code == 0, qPrintable(tuned.err));
+    // (Not read with query(): SQLite's own read-only open leaves -wal and -shm.)
+    const QString key = QJsonDocument::fromJson(tuned.out.toUtf8()).object()["workload_key"].toString();
+    QVERIFY(!key.isEmpty());
+    auto bytes = [](const QString& path) {
+      QFile f(path);
+      return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    };
+    auto damage = [&](const QString& name, const char* sql) {
+      const QString path = dir.filePath(name);
+      QFile::copy(good, path);
+      sqlite3* raw = nullptr;
+      sqlite3_open(path.toUtf8().constData(), &raw);
+      sqlite3_exec(raw, sql, nullptr, nullptr, nullptr);
+      sqlite3_close(raw);
+      return path;
+    };
+    const QString dropped = damage("dropped.db", "DROP TABLE records");
+    const QString shape = damage("shape.db", "UPDATE tasks SET shape = '{garbage'");
+    const QString truncated = dir.filePath("truncated.db");
+    {
+      QFile f(truncated);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(bytes(good).left(int(QFileInfo(good).size() / 2)));
+    }
+    for (const QString& db : {good, dropped, shape, truncated}) {
+      const QByteArray before = bytes(db);
+      QVERIFY(!before.isEmpty());
+      for (const QStringList& args :
+           {QStringList{"db", "stats"}, QStringList{"db", "sessions"}, QStringList{"db", "best"},
+            QStringList{"db", "show", "--task", key},
+            QStringList{"export", "--all", "--no-compile", "--force", "--out", dir.filePath("out")}}) {
+        Run r = runCli(args + QStringList{"--db", db, "--json"});
+        const QString what = args.join(' ') + " on " + QFileInfo(db).fileName() + ": " + r.err;
+        // A garbage shape fails the commands that read that task, not `db stats`.
+        QVERIFY2(db == shape ? (r.code == 0 || r.code == 1) : r.code == (db == good ? 0 : 1), qPrintable(what));
+        QVERIFY2(bytes(db) == before, qPrintable(what));
+        for (const char* side : {"-wal", "-shm", "-writer.lock"})
+          QVERIFY2(!QFile::exists(db + side), qPrintable(what + " left " + side));
+      }
+    }
+    Run shapeErr = runCli({"db", "best", "--db", shape});
+    QVERIFY2(shapeErr.err.contains("is damaged: its shape '{garbage' is not a list of dimensions"),
+             qPrintable(shapeErr.err));
   }
 
   // On a terminal the progress bar shows trials, elapsed time, rate, ETA and
@@ -572,9 +730,77 @@ class TestCli : public QObject {
     QVERIFY2(ex.code == 0, qPrintable(ex.err));
     QVERIFY(QFile::exists(out + "/manifest.json"));
     QVERIFY(QFile::exists(out + "/CMakeLists.txt"));
-    Run csv = runCli({"export", "--db", db, "--all", "--out", out, "--format", "csv", "--json"});
+    Run csv = runCli({"export", "--db", db, "--all", "--out", out, "--format", "csv", "--json", "--force"});
     QVERIFY2(csv.code == 0, qPrintable(csv.err));
     QCOMPARE(QJsonDocument::fromJson(csv.out.toUtf8()).object()["records"].toInt(), 40);
+    QVERIFY(!QFile::exists(out + "/manifest.json"));  // the folder was replaced whole
+  }
+
+  // An export never destroys a user's files: a folder that holds files is
+  // refused with what it holds, --force replaces it whole, and an export
+  // killed half way leaves the old folder as it was (its staging folder, named
+  // with its pid, goes with the next export beside it).
+  void exportNeverDestroysAUsersFiles() {
+    const QString db = scratch().filePath("export_safety.db");
+    Run tuned = runCli({"tune-op", "matmul", "--shape", "32,32,32", "--trials", "4", "--batch", "4", "--db", db});
+    QVERIFY2(tuned.code == 0, qPrintable(tuned.err));
+    QTemporaryDir dir;
+    const QString out = dir.filePath("kernels");
+    QVERIFY(QDir().mkpath(out + "/include"));
+    const QMap<QString, QByteArray> mine = {{"CMakeLists.txt", "project(mine)\n"},
+                                            {"manifest.json", "{\"mine\": true}\n"},
+                                            {"include/tessel_kernels.h", "// my header\n"},
+                                            {"records.csv", "my,data\n"}};
+    for (auto it = mine.begin(); it != mine.end(); ++it) {
+      QFile f(out + "/" + it.key());
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(it.value());
+    }
+    auto unchanged = [&] {
+      for (auto it = mine.begin(); it != mine.end(); ++it) {
+        QFile f(out + "/" + it.key());
+        if (!f.open(QIODevice::ReadOnly) || f.readAll() != it.value()) return false;
+      }
+      return true;
+    };
+    for (const QString& format : {QString("kernels"), QString("csv"), QString("jsonl")}) {
+      Run r = runCli({"export", "--db", db, "--all", "--out", out, "--format", format});
+      QCOMPARE(r.code, 1);
+      QVERIFY2(r.err.contains("kernels: the folder is not empty (it holds ") && r.err.contains("CMakeLists.txt") &&
+                   r.err.contains("--force"),
+               qPrintable(r.err));
+      QVERIFY(unchanged());
+    }
+    Run parent = runCli({"export", "--db", db, "--all", "--out", dir.filePath("no/such/out")});
+    QVERIFY2(parent.code == 1 && parent.err.contains("/no/such does not exist"), qPrintable(parent.err));
+    QVERIFY(!QFileInfo::exists(dir.filePath("no")));
+
+    // Killed while it compiles: the user's folder is untouched.
+    QProcess p;
+    isolate(p);
+    p.start(TESSEL_CLI_PATH, {"export", "--db", db, "--all", "--out", out, "--force"});
+    QVERIFY(p.waitForStarted());
+    const QStringList staging = {".kernels.tessel-export-*"};
+    QTRY_VERIFY_WITH_TIMEOUT(!QDir(dir.path()).entryList(staging, QDir::Dirs | QDir::Hidden).isEmpty(), 60000);
+    ::kill(pid_t(p.processId()), SIGKILL);
+    QVERIFY(p.waitForFinished(10000));
+    QVERIFY(unchanged());
+    QCOMPARE(QDir(dir.path()).entryList(staging, QDir::Dirs | QDir::Hidden).size(), 1);
+
+    Run forced = runCli({"export", "--db", db, "--all", "--out", out + "/", "--force", "--json"});
+    QVERIFY2(forced.code == 0, qPrintable(forced.err));
+    QVERIFY(QFileInfo(out + "/lib/libtessel_kernels.so").size() > 0);
+    QVERIFY(!QFile::exists(out + "/records.csv"));  // replaced whole, not file by file
+    QFile manifest(out + "/manifest.json");
+    QVERIFY(manifest.open(QIODevice::ReadOnly) && manifest.readAll().contains("matmul"));
+    QVERIFY2(QDir(dir.path()).entryList(staging, QDir::Dirs | QDir::Hidden).isEmpty(),
+             qPrintable(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden).join(' ')));
+    // A file where the folder should be.
+    QFile file(dir.filePath("plain"));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.close();
+    Run onFile = runCli({"export", "--db", db, "--all", "--out", dir.filePath("plain"), "--force"});
+    QVERIFY2(onFile.code == 1 && onFile.err.contains("it is a file, not a folder"), qPrintable(onFile.err));
   }
 
   void modelsListsTheZoo() {

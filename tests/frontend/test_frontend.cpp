@@ -119,6 +119,27 @@ class TestFrontend : public QObject {
     }
   }
 
+  // A graph input or output listed twice, or no output at all, is refused
+  // with the reason (both were once accepted: "0 nodes, 0 tasks").
+  void ambiguousInterfaceIsRefused() {
+    onnx::ModelProto twice = oneNodeModel("Relu", "r");
+    addTensorValue(twice.mutable_graph()->add_input(), "x", onnx::TensorProto_DataType_FLOAT, {4, 5});
+    std::string msg = errorOf([&] { frontend::importOnnxBytes(bytesOf(twice), "dup.onnx"); });
+    QVERIFY2(msg.find("dup.onnx: graph input 'x' is listed twice") != std::string::npos, msg.c_str());
+
+    onnx::ModelProto outTwice = oneNodeModel("Relu", "r");
+    addTensorValue(outTwice.mutable_graph()->add_output(), "y", onnx::TensorProto_DataType_FLOAT, {2, 3});
+    msg = errorOf([&] { frontend::importOnnxBytes(bytesOf(outTwice), "dup.onnx"); });
+    QVERIFY2(msg.find("graph output 'y' is listed twice") != std::string::npos, msg.c_str());
+
+    onnx::ModelProto none = oneNodeModel("Relu", "r");
+    none.mutable_graph()->clear_output();
+    msg = errorOf([&] { frontend::importOnnxBytes(bytesOf(none), "none.onnx"); });
+    QVERIFY2(msg.find("none.onnx: the graph has no outputs") != std::string::npos, msg.c_str());
+    // The same model with its output imports.
+    QCOMPARE(frontend::importOnnxBytes(bytesOf(oneNodeModel("Relu", "r")), "ok.onnx").nodes.size(), size_t(1));
+  }
+
   void unsupportedOpNamesOpAndNode() {
     std::string msg = errorOf([] { frontend::importOnnxBytes(bytesOf(oneNodeModel("Frobnicate", "frob_7")), "m"); });
     QVERIFY2(msg.find("unsupported op 'Frobnicate' in node 'frob_7'") != std::string::npos, msg.c_str());

@@ -126,7 +126,7 @@ class TestStore : public QObject {
  private slots:
   void recordsRoundTrip() {
     QTemporaryDir dir;
-    const QString path = dir.filePath("sub/folder/t.db");  // folders are created
+    const QString path = dir.filePath("t.db");
     int64_t task = 0, session = 0;
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
@@ -268,6 +268,119 @@ class TestStore : public QObject {
 
   // Records whose steps no longer parse (a damaged or edited file) are
   // counted by stats(); the database is still used.
+  // Costs a reader cannot use (0, negative, infinite: a hand-edited or
+  // damaged file) are skipped by every reader, and refused when written.
+  void unusableCostsAreSkippedAndRefused() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("c.db");
+    int64_t task = 0, session = 0;
+    {
+      auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
+      task = db->ensureTask(sampleTask());
+      session = db->beginSession("task", task, 0, "{}", 5);
+      std::vector<store::RecordRow> rows;
+      for (int i = 0; i < 5; ++i)
+        rows.push_back(sampleRecord(task, session, i, true));
+      db->addRecords(rows);
+      for (double bad : {0.0, -1e-3, std::numeric_limits<double>::infinity(), std::nan("")}) {
+        std::vector<store::RecordRow> more = {sampleRecord(task, session, 7, true)};
+        more.push_back(sampleRecord(task, session, 8, true));
+        more[1].costs[1] = bad;
+        QVERIFY_THROWS_EXCEPTION(StoreError, db->addRecords(more));
+      }
+      QCOMPARE(db->stats().records, int64_t(5));  // nothing of a refused batch
+    }
+    // Edited by hand: record 1 costs -1e308, record 2 infinity, record 3 zero.
+    sqlite3* raw = nullptr;
+    QCOMPARE(sqlite3_open(path.toUtf8().constData(), &raw), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(raw,
+                          "UPDATE records SET cost = -1e308, costs = '[-1e308]' WHERE id = 1;"
+                          "UPDATE records SET cost = 9e999, costs = '[1e-3, -2e-3]' WHERE id = 2;"
+                          "UPDATE records SET cost = 0, costs = '[0]' WHERE id = 3;",
+                          nullptr, nullptr, nullptr),
+             SQLITE_OK);
+    sqlite3_close(raw);
+    auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
+    const std::vector<store::BestRow> best = db->best();
+    QCOMPARE(best.size(), size_t(1));
+    QCOMPARE(best[0].record.id, int64_t(4));  // the cheapest usable one
+    QCOMPARE(best[0].record.medianCost(), 4e-3);
+    const store::SessionRow s = db->sessions().at(0);
+    QCOMPARE(s.validRecords, int64_t(2));
+    QCOMPARE(s.bestCost, 4e-3);
+    QCOMPARE(db->stats().validRecords, int64_t(2));
+    const std::vector<store::RecordRow> back = db->records(task);
+    QVERIFY(!back[0].ok() && !back[2].ok());             // no usable time left
+    QCOMPARE(back[1].costs, std::vector<double>{1e-3});  // the usable one kept
+  }
+
+  // Schema 2 added why a session failed: a schema 1 file is read as it is
+  // and migrated by its next writer; a failed session keeps its reason.
+  void schemaOneIsReadAndMigrated() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("v1.db");
+    {
+      auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
+      const int64_t task = db->ensureTask(sampleTask());
+      db->endSession(db->beginSession("task", task, 0, "{}", 4), "finished");
+      db->failSession(db->beginSession("task", task, 0, "{}", 4), "the compiler is gone");
+    }
+    {
+      auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
+      QCOMPARE(db->sessions().at(1).status, std::string("failed"));
+      QCOMPARE(db->sessions().at(1).message, std::string("the compiler is gone"));
+    }
+    sqlite3* raw = nullptr;
+    QCOMPARE(sqlite3_open(path.toUtf8().constData(), &raw), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(raw, "ALTER TABLE sessions DROP COLUMN message; PRAGMA user_version = 1", nullptr, nullptr,
+                          nullptr),
+             SQLITE_OK);
+    sqlite3_close(raw);
+    {
+      auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
+      QCOMPARE(db->stats().schemaVersion, 1);
+      QCOMPARE(db->sessions().size(), size_t(2));
+      QCOMPARE(db->sessions().at(1).message, std::string());
+    }
+    auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
+    QCOMPARE(db->stats().schemaVersion, store::kSchemaVersion);
+    db->failSession(2, "again");
+    QCOMPARE(db->session(2)->message, std::string("again"));
+  }
+
+  // A task whose stored shape is not a list of dimensions is named.
+  void damagedShapeNamesTheTask() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("s.db");
+    Database::open(path.toStdString(), OpenMode::ReadWrite)->ensureTask(sampleTask());
+    for (const char* shape : {"{garbage", "[64, \"x\", -3]", "{}", "[8, -8]"}) {
+      sqlite3* raw = nullptr;
+      QCOMPARE(sqlite3_open(path.toUtf8().constData(), &raw), SQLITE_OK);
+      const std::string sql = std::string("UPDATE tasks SET shape = '") + shape + "'";
+      QCOMPARE(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+      sqlite3_close(raw);
+      auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
+      try {
+        db->tasks();
+        QFAIL(qPrintable(QString("shape %1 was accepted").arg(shape)));
+      } catch (const StoreError& e) {
+        const std::string want = "task 1 (" + sampleTask().key + ") is damaged: its shape";
+        QVERIFY2(std::string(e.what()).find(want) != std::string::npos, e.what());
+      }
+    }
+  }
+
+  // --db in a folder that does not exist is refused, not created.
+  void missingFolderIsRefused() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("no/such/folder/t.db");
+    QVERIFY2(openError(path, OpenMode::ReadWrite).contains("/no/such/folder does not exist"),
+             qPrintable(openError(path, OpenMode::ReadWrite)));
+    QVERIFY(!QFileInfo::exists(dir.filePath("no")));
+    writeAll(dir.filePath("file"), "x");
+    QVERIFY(openError(dir.filePath("file/t.db"), OpenMode::ReadWrite).contains("file is not a folder"));
+  }
+
   void damagedStepsAreCounted() {
     QTemporaryDir dir;
     auto db = Database::open(dir.filePath("d.db").toStdString(), OpenMode::ReadWrite);
@@ -331,7 +444,7 @@ class TestStore : public QObject {
     store::TuningRecorder rec(*rw, task, "{}", 8, true);
     QCOMPARE(rec.damagedRecords(), size_t(1));
     QCOMPARE(rec.previousTrials() + rec.knownRecords(), stored);
-    rec.end("stopped");
+    rec.stop();
   }
 
   void oneWriterManyReaders() {
@@ -389,7 +502,7 @@ class TestStore : public QObject {
       rec.attach(o);
       search::TuneResult r = search::tuneTask(task, o);
       QCOMPARE(r.trials, 16);
-      rec.end("stopped");  // as if interrupted
+      rec.stop();  // as if interrupted
     }
     {
       auto db = Database::open(path, OpenMode::ReadWrite);
@@ -424,7 +537,7 @@ class TestStore : public QObject {
       store::TuningRecorder rec(*db, task, "{}", 16, false);
       rec.attach(o);
       search::tuneTask(task, o);
-      rec.end("stopped");
+      rec.stop();
     }
     std::vector<store::RecordRow> stored = db->records(1);
     QCOMPARE(stored.size(), size_t(16));
