@@ -15,6 +15,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "export/kernel_export.h"
+#include "export/staged_folder.h"
 #include "store/database.h"
 
 namespace tessel::ui {
@@ -28,7 +29,7 @@ struct Outcome {
 struct Job {
   std::string database, out, format;
   int scope = 0;
-  bool compile = true;
+  bool compile = true, replace = false;
   ExportDialog::TaskDefinitions tasks;  // of the open model
   int selected = -1;
 };
@@ -55,6 +56,8 @@ Outcome runExport(const Job& job) {
       rows = db->tasks();
     }
 
+    exporter::StagedFolder staged(job.out, job.replace,
+                                  "tick \"Replace the folder\" to replace it, or choose another folder");
     QStringList lines;
     if (job.format == "kernels") {
       exporter::KernelExportOptions options;
@@ -65,7 +68,8 @@ Outcome runExport(const Job& job) {
       for (const auto& [row, why] : plan.skipped)
         notes.push_back(row.key + ": " + why);
       if (plan.tasks.empty()) throw std::runtime_error("nothing to export: no task has a kernel that can be exported");
-      exporter::ExportResult r = exporter::exportKernels(*db, plan.tasks, job.out, options);
+      exporter::ExportResult r = exporter::exportKernels(*db, plan.tasks, staged.path(), options);
+      staged.commit();
       lines << QObject::tr("Exported %1 kernels to %2").arg(r.kernels.size()).arg(QString::fromStdString(job.out));
       for (const exporter::ExportedKernel& k : r.kernels)
         lines << QStringLiteral("  %1  %2 ms  %3 GFLOP/s")
@@ -78,7 +82,8 @@ Outcome runExport(const Job& job) {
       lines << QObject::tr("manifest.json and CMakeLists.txt beside them");
     } else {
       if (rows.empty()) throw std::runtime_error("nothing to export: no task");
-      exporter::ExportResult r = exporter::exportRecords(*db, rows, job.out, job.format);
+      exporter::ExportResult r = exporter::exportRecords(*db, rows, staged.path(), job.format);
+      staged.commit();
       lines << QObject::tr("Wrote %1 records of %2 tasks to %3/records.%4")
                    .arg(r.records)
                    .arg(rows.size())
@@ -123,12 +128,15 @@ ExportDialog::ExportDialog(const QString& database, QWidget* parent) : QDialog(p
   outRow->addWidget(browse);
   compile_ = new QCheckBox(tr("Compile the library (lib/libtessel_kernels.so)"), this);
   compile_->setChecked(true);
+  replace_ = new QCheckBox(tr("Replace the folder if it holds files (all of it)"), this);
+  replace_->setObjectName(QStringLiteral("exportReplace"));
 
   auto* form = new QFormLayout;
   form->addRow(tr("What:"), scope_);
   form->addRow(tr("Format:"), format_);
   form->addRow(tr("Into folder:"), outRow);
   form->addRow(QString(), compile_);
+  form->addRow(QString(), replace_);
 
   report_ = new QPlainTextEdit(this);
   report_->setObjectName(QStringLiteral("exportReport"));
@@ -181,6 +189,10 @@ void ExportDialog::setCompile(bool compile) {
   compile_->setChecked(compile);
 }
 
+void ExportDialog::setReplace(bool replace) {
+  replace_->setChecked(replace);
+}
+
 QString ExportDialog::report() const {
   return report_->toPlainText();
 }
@@ -206,6 +218,7 @@ void ExportDialog::startExport() {
   job.format = format_->currentData().toString().toStdString();
   job.scope = scope_->currentData().toInt();
   job.compile = compile_->isChecked();
+  job.replace = replace_->isChecked();
   job.tasks = tasks_;
   job.selected = selected_;
   if (job.out.empty()) {

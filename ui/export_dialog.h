@@ -3,7 +3,9 @@
 // CMakeLists.txt) or every record as CSV or JSON lines, of the open model,
 // the selected task or every task in the database. Tasks that cannot be
 // exported yet (no valid program, or the fused subgraph of a model that is
-// not open) are left out and listed. The export runs on a worker thread.
+// not open) are left out and listed. The export runs on a worker thread,
+// into a folder beside the chosen one that is renamed into place: a folder
+// that holds files is replaced whole only when the user ticks "Replace".
 #pragma once
 
 #include <QDialog>
@@ -39,6 +41,8 @@ class ExportDialog : public QDialog {
   void setFormat(const QString& format);  // kernels | csv | jsonl
   void setOutputDirectory(const QString& dir);
   void setCompile(bool compile);
+  // Replace a folder that holds files (all of it); unticked, such a folder is refused.
+  void setReplace(bool replace);
   // Runs the export on a worker thread; exported() follows.
   void startExport();
   bool isRunning() const { return running_; }
@@ -65,6 +69,7 @@ class ExportDialog : public QDialog {
   QComboBox* format_;
   QLineEdit* out_;
   QCheckBox* compile_;
+  QCheckBox* replace_;
   QPushButton* export_;
   QPlainTextEdit* report_;
 };

@@ -92,7 +92,7 @@ int exportCommand(const std::vector<std::string>& argv) {
   const std::string out = args.get("out");
   // Written beside --out and renamed into place: a failed or interrupted
   // export leaves the folder as it was.
-  exporter::StagedFolder staged(out, args.has("force"));
+  exporter::StagedFolder staged(out, args.has("force"), "give --force to replace it, or another --out");
   nlohmann::json j;
   j["out"] = out;
   j["format"] = format;

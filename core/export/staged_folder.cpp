@@ -51,7 +51,7 @@ std::string someEntries(const fs::path& folder) {
 
 }  // namespace
 
-StagedFolder::StagedFolder(const std::string& target, bool replace) {
+StagedFolder::StagedFolder(const std::string& target, bool replace, const std::string& replaceHint) {
   fs::path t = fs::absolute(target).lexically_normal();
   if (t.filename().empty()) t = t.parent_path();  // "out/"
   target_ = t.string();
@@ -66,7 +66,7 @@ StagedFolder::StagedFolder(const std::string& target, bool replace) {
       throw std::runtime_error("cannot export to " + target + ": it is a file, not a folder");
     if (!replace && !fs::is_empty(t, ec))
       throw std::runtime_error("cannot export to " + target + ": the folder is not empty (it holds " + someEntries(t) +
-                               "); an export replaces the whole folder: give --force to replace it, or another --out");
+                               "); an export replaces the whole folder: " + replaceHint);
   }
   removeAbandoned(t);
   staging_ = (parent / (stagingPrefix(t) + std::to_string(::getpid()))).string();

@@ -15,8 +15,9 @@ class StagedFolder {
   // Checks the target before anything is written: its parent must be a
   // folder, and the target nothing, an empty folder, or (with `replace`,
   // --force) a folder to replace. Throws std::runtime_error naming what is in
-  // the way (up to a few of the files an export would replace).
-  StagedFolder(const std::string& target, bool replace);
+  // the way (up to a few of the files an export would replace), ending with
+  // `replaceHint` (how this front end replaces a folder: "give --force ...").
+  StagedFolder(const std::string& target, bool replace, const std::string& replaceHint);
   ~StagedFolder();  // an export not committed leaves the target as it was
   StagedFolder(const StagedFolder&) = delete;
   StagedFolder& operator=(const StagedFolder&) = delete;

@@ -625,10 +625,10 @@ void TestRunner::cacheFlushEvicts() {
                              {"cold", CacheState::Cold, false},
                              {"model, weights", CacheState::Model, true},
                              {"model, activation", CacheState::Model, false}};
-  // Interleaved, best of three each, so a busy moment cannot decide it. The
-  // shared cache keeps the activation only while no other process streams
-  // through it (CTest runs another test beside this one): up to three tries.
-  QString figures;
+  // Interleaved, best of three each, so a busy moment cannot decide it; and
+  // up to three tries of the whole comparison (CTest runs another test beside
+  // this one, which may stream through the shared cache).
+  QString figures, failure;
   for (int attempt = 0; attempt < 3; ++attempt) {
     for (Case& c : cases)
       c.best = INFINITY;
@@ -646,11 +646,15 @@ void TestRunner::cacheFlushEvicts() {
       figures += QString(" %1 %2 us;").arg(c.name).arg(c.best * 1e6, 0, 'f', 1);
     qInfo("%s", qPrintable(figures));
     const double warm = cases[0].best, cold = cases[1].best, weights = cases[2].best, activation = cases[3].best;
-    QVERIFY2(cold > 1.3 * warm, qPrintable(figures));
-    QVERIFY2(weights > 1.3 * warm, qPrintable(figures));
-    if (activation < 0.9 * cold) return;
+    // Each try decides on all three: a busy moment (another test streaming
+    // through the caches, a loaded machine) can spoil any of them.
+    failure.clear();
+    if (!(cold > 1.3 * warm)) failure = "cold was not slower than warm";
+    if (!(weights > 1.3 * warm)) failure = "under model, a weight was not evicted (not slower than warm)";
+    if (!(activation < 0.9 * cold)) failure = "under model, an activation came from memory, not from the shared cache";
+    if (failure.isEmpty()) return;
   }
-  QFAIL(qPrintable("under model, an activation came from memory, not from the shared cache: " + figures));
+  QFAIL(qPrintable(failure + ", in three tries: " + figures));
 }
 
 // A kernel that reads an input packed gets it from the library's packing

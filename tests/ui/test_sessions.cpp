@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include <QAction>
+#include <QCheckBox>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -415,6 +416,26 @@ class TestSessions : public QObject {
     QVERIFY(exported.wait(60000));
     QVERIFY(!exported.at(2).at(0).toBool());
     QVERIFY2(dialog->report().startsWith("Export failed"), qPrintable(dialog->report()));
+
+    // The kernels' folder again: it holds files, so it is refused (and left
+    // as it was) until "Replace" is ticked; then it is replaced whole.
+    QFile mine(out + "/notes.txt");
+    QVERIFY(mine.open(QIODevice::WriteOnly));
+    mine.write("my notes\n");
+    mine.close();
+    dialog->setOutputDirectory(out);
+    dialog->startExport();
+    QVERIFY(exported.wait(60000));
+    QVERIFY(!exported.at(3).at(0).toBool());
+    QVERIFY2(dialog->report().contains("the folder is not empty") && dialog->report().contains("Replace the folder"),
+             qPrintable(dialog->report()));
+    QVERIFY(QFileInfo::exists(out + "/notes.txt"));
+    QVERIFY(QFileInfo::exists(out + "/manifest.json"));
+    dialog->findChild<QCheckBox*>("exportReplace")->setChecked(true);
+    dialog->startExport();
+    QVERIFY(exported.wait(60000));
+    QVERIFY2(exported.at(4).at(0).toBool(), qPrintable(dialog->report()));
+    QVERIFY(QFileInfo::exists(out + "/records.jsonl") && !QFileInfo::exists(out + "/notes.txt"));
   }
 
   // Sessions of a database that does not exist: an error dialog, no sessions dialog.
