@@ -229,16 +229,11 @@ std::string shapeText(const std::vector<int64_t>& s) {
 // naming the task (an edited or damaged file, not a JSON parser's message).
 std::vector<int64_t> shapeFromJson(const std::string& text, const TaskRow& t) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  std::vector<int64_t> shape;
-  bool ok = j.is_array();  // [] is a scalar output
-  for (const nlohmann::json& d : ok ? j : nlohmann::json::array()) {
-    ok = ok && d.is_number_integer() && d.get<int64_t>() >= 0;
-    if (ok) shape.push_back(d.get<int64_t>());
-  }
-  if (!ok)
-    throw StoreError("task " + std::to_string(t.id) + " (" + t.key + ") is damaged: its shape '" + text.substr(0, 80) +
-                     "' is not a list of dimensions");
-  return shape;
+  auto dimension = [](const nlohmann::json& d) { return d.is_number_integer() && d.get<int64_t>() >= 0; };
+  // [] is a scalar output.
+  if (j.is_array() && std::all_of(j.begin(), j.end(), dimension)) return j.get<std::vector<int64_t>>();
+  throw StoreError("task " + std::to_string(t.id) + " (" + t.key + ") is damaged: its shape '" + text.substr(0, 80) +
+                   "' is not a list of dimensions");
 }
 
 TaskRow readTask(Statement& st) {

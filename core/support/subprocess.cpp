@@ -139,24 +139,21 @@ bool abandoned(const std::filesystem::path& owner) {
   return free;
 }
 
-}  // namespace
-
-size_t removeAbandonedTempDirs() {
-  size_t removed = 0;
+// The folders under $TMPDIR (or /tmp) that a killed or crashed Tessel left.
+void removeAbandonedTempDirs() {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(tempBase(), ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind("tessel-", 0) != 0 || !e.is_directory(ec)) continue;
-    if (!abandoned(e.path() / ".owner")) continue;
-    std::filesystem::remove_all(e.path(), ec);
-    ++removed;
+    if (name.rfind("tessel-", 0) == 0 && e.is_directory(ec) && abandoned(e.path() / ".owner"))
+      std::filesystem::remove_all(e.path(), ec);
   }
-  return removed;
 }
+
+}  // namespace
 
 std::string makeTempDir(const std::string& prefix, bool keep) {
   static std::once_flag swept;
-  std::call_once(swept, [] { removeAbandonedTempDirs(); });
+  std::call_once(swept, removeAbandonedTempDirs);
   std::string tmpl = tempBase() + "/" + prefix + "-" + std::to_string(::getpid()) + "-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');

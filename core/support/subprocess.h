@@ -37,7 +37,5 @@ std::vector<ProcessResult> runProcesses(const std::vector<std::vector<std::strin
 std::string makeTempDir(const std::string& prefix, bool keep = false);
 // Removes a folder (and drops its owner lock, if makeTempDir made it).
 void removeTree(const std::string& path);
-// The folders of dead owners under $TMPDIR (or /tmp); returns how many went.
-size_t removeAbandonedTempDirs();
 
 }  // namespace tessel::support

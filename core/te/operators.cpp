@@ -221,7 +221,6 @@ struct LibraryOp {
 
 void convolution(DagBuilder& b, const Shape& s, Layout layout, const std::string& op, bool biasRelu) {
   Conv2dParams p{s[7], s[8], s.size() > 9 ? s[9] : 1, s.size() > 10 ? s[10] : 1, layout};
-  if (p.dilation <= 0 || p.groups <= 0) throw std::invalid_argument(op + ": dilation and groups must be positive");
   if (s[1] % p.groups) throw std::invalid_argument(op + ": groups must divide the input channels");
   Tensor x = b.placeholder("X", image(layout, s[0], s[1], s[2], s[3]));
   Tensor w = b.placeholder("W",
