@@ -13,6 +13,7 @@
 #include <QAction>
 #include <QCheckBox>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
@@ -29,6 +30,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
+#include <csignal>
 #include <fstream>
 #include <map>
 
@@ -538,6 +540,55 @@ class TestSessions : public QObject {
     QVERIFY(box);
     QVERIFY2(box->text().contains("being written by another Tessel process"), qPrintable(box->text()));
     QVERIFY(window.findChild<QAction*>("actionStart")->isEnabled());
+  }
+
+  // A tuning killed with SIGKILL leaves its session `running` in the file:
+  // the studio shows it `interrupted` with why (and writes nothing while it
+  // only reads), reopens it, and Start takes it over to the end.
+  void interruptedSessionIsShownAndResumed() {
+    const QString db = tmp_.filePath("killed.db");
+    QProcess cli;
+    cli.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    cli.start(TESSEL_CLI_PATH, {"tune", "tiny_cnn", "--trials", "100000", "--db", db, "--quiet"});
+    QVERIFY(cli.waitForStarted());
+    QElapsedTimer clock;
+    clock.start();
+    while (scalar(db, "SELECT count(*) FROM records").toInt() < 8 && clock.elapsed() < 120000)
+      QTest::qWait(200);
+    ::kill(static_cast<pid_t>(cli.processId()), SIGKILL);
+    QVERIFY(cli.waitForFinished(30000));
+    const int killedAt = scalar(db, "SELECT count(*) FROM records").toInt();
+    QVERIFY2(killedAt >= 8, qPrintable(QString::number(killedAt)));
+    QCOMPARE(scalar(db, "SELECT status FROM sessions"), QString("running"));  // as the killed process left it
+    const qint64 session = scalar(db, "SELECT id FROM sessions").toLongLong();
+
+    MainWindow window;
+    window.setPersistent(false);
+    QVERIFY(window.setDatabasePath(db));
+    tessel::ui::SessionsDialog* dialog = window.showSessions();
+    QVERIFY(dialog);
+    QSignalSpy loaded(dialog, &tessel::ui::SessionsDialog::loaded);
+    QVERIFY(dialog->isLoaded() || loaded.wait(30000));
+    QStandardItemModel* rows = dialog->sessionsModel();
+    QCOMPARE(rows->rowCount(), 1);
+    QStandardItem* status = rows->item(0, tessel::ui::SessionsDialog::Status);
+    QCOMPARE(status->text(), QString("interrupted"));
+    QVERIFY2(status->toolTip().contains("process ended"), qPrintable(status->toolTip()));
+    dialog->close();
+    QCOMPARE(scalar(db, "SELECT status FROM sessions"), QString("running"));  // a reader writes nothing
+
+    QSignalSpy reopened(&window, &MainWindow::sessionReopened);
+    window.reopenSession(session);
+    QVERIFY(reopened.wait(60000));
+    QCOMPARE(window.resumableSession(), session);
+    window.setTrialBudget(16);
+    QSignalSpy done(&window, &MainWindow::tuningFinished);
+    window.startTuning();
+    QVERIFY(done.wait(300000));
+    QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
+    QCOMPARE(scalar(db, "SELECT count(*) FROM sessions"), QString("1"));
+    QCOMPARE(scalar(db, "SELECT status FROM sessions"), QString("finished"));
+    QVERIFY(scalar(db, "SELECT count(*) FROM records").toInt() >= killedAt + 16);
   }
 
   // tessel-studio --db FILE --reopen SESSION --screenshot: the reopened session.
