@@ -383,10 +383,13 @@ std::unique_ptr<Database> Database::open(const std::string& path, OpenMode mode)
     } catch (const StoreError& e) {
       const std::string why = e.what();
       // SQLite must create PATH-shm beside a file a killed tuning left with its
-      // -wal: in a folder this user cannot write, that is not corruption.
-      if (why.find("readonly") != std::string::npos || why.find("read-only") != std::string::npos)
+      // -wal: in a folder this user cannot write, that is not corruption
+      // (SQLite says "readonly" or "unable to open", depending on the step).
+      const std::string folder = fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string();
+      const bool shmNeeded = !immutable && !fs::exists(path + "-shm", walEc) && ::access(folder.c_str(), W_OK) != 0;
+      if (shmNeeded || why.find("readonly") != std::string::npos || why.find("read-only") != std::string::npos)
         throw StoreError("cannot read " + path + ": a tuning that was killed left its -wal beside it, and SQLite " +
-                         "must create " + path + "-shm to read it, which " + fs::path(path).parent_path().string() +
+                         "must create " + path + "-shm to read it, which " + folder +
                          " does not allow (open it once where it can be written, e.g. a copy of the folder)");
       throw StoreError(path + " is corrupt or not a database: " + why);
     }
