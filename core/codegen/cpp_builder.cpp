@@ -47,7 +47,8 @@ std::vector<support::ProcessResult> compileUnits(const std::vector<Unit>& units,
   std::vector<std::vector<std::string>> cmds;
   for (const Unit& u : units)
     cmds.push_back(compileCommand(o, u));
-  return support::runProcesses(cmds, o.jobs, o.timeoutSeconds, o.cancel);
+  // The compiler's own temporary files go into the build folder, swept with it.
+  return support::runProcesses(cmds, o.jobs, o.timeoutSeconds, o.cancel, o.workDir);
 }
 
 void record(const Unit& u, const support::ProcessResult& r, std::vector<BuildOutput>* out) {

@@ -2,8 +2,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,9 +31,79 @@ std::string tempBase() {
   return base && *base ? base : "/tmp";
 }
 
+// argv[0] as execvp would find it ("" if nowhere): looked up before fork,
+// since the forked child may only make async-signal-safe calls.
+std::string findInPath(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+// The guardian's SIGTERM, sent by the kernel when its parent dies: the
+// whole group (the command and what it started) goes with it.
+void killOwnGroup(int) {
+  ::kill(0, SIGKILL);
+}
+
+// Starts `program` with stdout and stderr on outFd under a guardian: a child
+// of this process that leads a new process group, starts the command in it,
+// waits for it and ends as it ended (same exit code, same signal). When this
+// process dies, even by SIGKILL, the kernel sends the guardian SIGTERM
+// (PR_SET_PDEATHSIG) and it kills the group: no compiler outlives its tuner.
+// Between fork and exec only async-signal-safe calls. Returns the guardian's
+// pid (= the group's id), or -1 with errno.
+pid_t spawnGuarded(const char* program, char* const* args, char* const* envp, int outFd) {
+  const pid_t parent = ::getpid();
+  const pid_t guardian = ::fork();
+  if (guardian > 0) ::setpgid(guardian, guardian);  // both sides: a kill(-pid) at once finds the group
+  if (guardian != 0) return guardian;
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_NAME, "tessel-guard");
+  struct sigaction sa {};
+  sa.sa_handler = killOwnGroup;
+  ::sigaction(SIGTERM, &sa, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);  // the forking thread may block signals
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent) killOwnGroup(0);  // the parent died before prctl
+  const pid_t command = ::fork();
+  if (command == 0) {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigaction(SIGTERM, &dfl, nullptr);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // and should the guardian be killed alone
+    const int in = ::open("/dev/null", O_RDONLY);
+    if (in < 0 || ::dup2(in, 0) < 0 || ::dup2(outFd, 1) < 0 || ::dup2(outFd, 2) < 0) ::_exit(127);
+    ::execve(program, args, envp);
+    static const char msg[] = "cannot execute the command\n";
+    ssize_t ignored = ::write(2, msg, sizeof msg - 1);
+    (void)ignored;
+    ::_exit(127);
+  }
+  int status = 0;
+  while (command > 0 && ::waitpid(command, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (command < 0 || !WIFSIGNALED(status)) ::_exit(command < 0 ? 127 : WEXITSTATUS(status));
+  // The same signal, without a core file of its own.
+  struct rlimit noCore {};
+  ::setrlimit(RLIMIT_CORE, &noCore);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigaction(WTERMSIG(status), &dfl, nullptr);
+  ::kill(::getpid(), WTERMSIG(status));
+  ::_exit(128 + WTERMSIG(status));
+}
+
 }  // namespace
 
-ProcessResult runProcess(const std::vector<std::string>& argv, double timeoutSeconds, const CancelFlag& cancel) {
+ProcessResult runProcess(const std::vector<std::string>& argv, double timeoutSeconds, const CancelFlag& cancel,
+                         const std::string& tmpDir) {
   ProcessResult r;
   auto start = std::chrono::steady_clock::now();
   // The child's output: a file unlinked at once (nothing is left behind).
@@ -43,26 +114,29 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeoutSec
     return r;
   }
   unlink(outPath.c_str());
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, outFd, 1);
-  posix_spawn_file_actions_adddup2(&fa, outFd, 2);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
+  const std::string program = findInPath(argv[0]);
+  if (program.empty()) {
+    close(outFd);
+    r.output = "cannot start '" + argv[0] + "': not found in PATH";
+    return r;
+  }
   std::vector<char*> args;
   for (const std::string& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
+  // The environment, with TMPDIR moved where the command's own temporary
+  // files are swept with their folder should it be killed mid-way.
+  const std::string tmpVar = "TMPDIR=" + tmpDir;
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e)
+    if (tmpDir.empty() || std::strncmp(*e, "TMPDIR=", 7) != 0) env.push_back(*e);
+  if (!tmpDir.empty()) env.push_back(const_cast<char*>(tmpVar.c_str()));
+  env.push_back(nullptr);
+  const pid_t pid = spawnGuarded(program.c_str(), args.data(), env.data(), outFd);
+  if (pid < 0) {
+    const int err = errno;
     close(outFd);
-    r.output = "cannot start '" + argv[0] + "': " + std::strerror(rc);
+    r.output = "cannot start '" + argv[0] + "': " + std::strerror(err);
     return r;
   }
   r.started = true;
@@ -97,7 +171,7 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeoutSec
 }
 
 std::vector<ProcessResult> runProcesses(const std::vector<std::vector<std::string>>& commands, int jobs,
-                                        double timeoutSeconds, const CancelFlag& cancel) {
+                                        double timeoutSeconds, const CancelFlag& cancel, const std::string& tmpDir) {
   std::vector<ProcessResult> results(commands.size());
   std::atomic<size_t> next{0};
   std::vector<std::thread> pool;
@@ -109,7 +183,7 @@ std::vector<ProcessResult> runProcesses(const std::vector<std::vector<std::strin
           results[i].output = "cancelled";
           continue;
         }
-        results[i] = runProcess(commands[i], timeoutSeconds, cancel);
+        results[i] = runProcess(commands[i], timeoutSeconds, cancel, tmpDir);
       }
     });
   for (std::thread& t : pool)

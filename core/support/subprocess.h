@@ -20,13 +20,17 @@ struct ProcessResult {
 };
 
 // Runs argv[0] (looked up in PATH) in its own process group; on timeout or
-// cancellation the whole group is killed.
-ProcessResult runProcess(const std::vector<std::string>& argv, double timeoutSeconds, const CancelFlag& cancel = {});
+// cancellation the whole group is killed, and so it is when this process
+// dies (a guardian process leads the group, see subprocess.cpp). A non-empty
+// tmpDir is the command's TMPDIR (a compiler's own temporary files).
+ProcessResult runProcess(const std::vector<std::string>& argv, double timeoutSeconds, const CancelFlag& cancel = {},
+                         const std::string& tmpDir = {});
 
 // Runs several commands, at most `jobs` at a time; once cancelled, the rest
 // are not started (their results say cancelled, not started).
 std::vector<ProcessResult> runProcesses(const std::vector<std::vector<std::string>>& commands, int jobs,
-                                        double timeoutSeconds, const CancelFlag& cancel = {});
+                                        double timeoutSeconds, const CancelFlag& cancel = {},
+                                        const std::string& tmpDir = {});
 
 // A fresh directory under $TMPDIR (or /tmp): PREFIX-PID-XXXXXX, holding a
 // `.owner` file this process keeps locked (flock) until removeTree(). The

@@ -4,16 +4,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <fstream>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -71,6 +74,29 @@ QString query(const QString& db, const char* sql) {
     sqlite3_finalize(st);
   }
   sqlite3_close(raw);
+  return out;
+}
+
+// A process as /proc/PID/stat tells it.
+struct ProcStat {
+  QString comm;
+  char state = 0;
+  int ppid = 0, pgrp = 0;
+};
+std::map<int, ProcStat> processes() {
+  std::map<int, ProcStat> out;
+  for (const QString& name : QDir("/proc").entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+    bool isPid = false;
+    const int pid = name.toInt(&isPid);
+    QFile f("/proc/" + name + "/stat");
+    if (!isPid || !f.open(QIODevice::ReadOnly)) continue;
+    const QByteArray line = f.readAll();
+    const int open = line.indexOf('('), close = line.lastIndexOf(')');
+    const QList<QByteArray> rest = line.mid(close + 2).split(' ');
+    if (open < 0 || close < 0 || rest.size() < 3) continue;
+    out[pid] = {QString::fromUtf8(line.mid(open + 1, close - open - 1)), rest[0].at(0), rest[1].toInt(),
+                rest[2].toInt()};
+  }
   return out;
 }
 
@@ -321,6 +347,60 @@ class TestCli : public QObject {
     QVERIFY2(ours().isEmpty(), qPrintable(ours().join(' ')));
   }
 
+  // A tuner killed with SIGKILL takes its compilers with it: each runs in a
+  // process group led by a guardian that the kernel tells of its parent's
+  // death, and the compiler's own temporary files are in the build folder.
+  // The compiler here is a script that leaves a temporary file where gcc
+  // leaves its own and then takes two minutes, as a large unit would.
+  void noCompilerOutlivesItsTuner() {
+    QTemporaryDir tmp, bin;
+    const QString slow = bin.filePath("slow-cxx");
+    {
+      QFile f(slow);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("#!/bin/sh\ntouch \"${TMPDIR:-/tmp}/cxx-temp-$$\"\nsleep 120\n");
+    }
+    QVERIFY(QFile::setPermissions(
+        slow, QFileDevice::ReadOwner | QFileDevice::ExeOwner | QFileDevice::ReadOther | QFileDevice::ExeOther));
+    QProcess tuner;
+    isolate(tuner, tmp.path());
+    QProcessEnvironment env = tuner.processEnvironment();
+    env.insert("TESSEL_CXX", slow);
+    tuner.setProcessEnvironment(env);
+    tuner.start(TESSEL_CLI_PATH, {"tune-op", "matmul", "--shape", "64,64,64", "--trials", "100000", "--batch", "8",
+                                  "--search", "random", "--no-db", "--quiet"});
+    QVERIFY(tuner.waitForStarted());
+    const int tunerPid = static_cast<int>(tuner.processId());
+    QSet<int> groups;  // process groups of the tuner's compilers
+    QElapsedTimer clock;
+    clock.start();
+    while (groups.isEmpty() && clock.elapsed() < 60000) {
+      const std::map<int, ProcStat> all = processes();
+      for (const auto& [pid, p] : all) {
+        if (p.comm != "sleep") continue;
+        for (int up = p.ppid; up > 1 && all.count(up); up = all.at(up).ppid)
+          if (up == tunerPid) groups.insert(p.pgrp);
+      }
+      QTest::qWait(20);
+    }
+    QVERIFY2(!groups.isEmpty(), "no compiler of the tuner was seen running");
+    ::kill(tunerPid, SIGKILL);
+    QVERIFY(tuner.waitForFinished(30000));
+    // Gone (or a zombie not yet reaped by whoever adopted it) within 5 s.
+    QStringList alive;
+    for (clock.restart(); clock.elapsed() < 5000; QTest::qWait(50)) {
+      alive.clear();
+      for (const auto& [pid, p] : processes())
+        if (groups.contains(p.pgrp) && p.state != 'Z') alive << QString("%1 %2").arg(pid).arg(p.comm);
+      if (alive.isEmpty()) break;
+    }
+    QVERIFY2(alive.isEmpty(), qPrintable("still running: " + alive.join(", ")));
+    const QStringList left = QDir(tmp.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden);
+    QCOMPARE(left.size(), 1);  // the build folder, swept by the next run (nothingLeftInTheTempFolder)
+    QVERIFY2(left[0].startsWith("tessel-build-"), qPrintable(left.join(' ')));
+    QVERIFY(!QDir(tmp.filePath(left[0])).entryList({"cxx-temp-*"}).isEmpty());
+  }
+
   // Read-only commands on a valid, a truncated and a damaged database: the
   // file stays byte-identical and nothing appears beside it (no -wal, -shm or
   // -writer.lock), whether the command succeeds or refuses the file.
@@ -376,8 +456,11 @@ class TestCli : public QObject {
   }
 
   // A valid database in a folder the user cannot write is read, not called
-  // corrupt (it once was: SQLite wanted to create -shm beside it). Run as
-  // another user when the test runs as root, for whom permissions do not apply.
+  // corrupt (it once was: SQLite wanted to create -shm beside it), and so is
+  // one a killed tuning left with its -wal and -shm; with its -wal alone (the
+  // -shm deleted or not copied) it cannot be read there, and the message says
+  // why. Run as another user when the test runs as root, for whom permissions
+  // do not apply.
   void readOnlyFolderIsRead() {
     QTemporaryDir dir;
     const QString folder = dir.filePath("ro"), db = folder + "/t.db";
@@ -385,27 +468,58 @@ class TestCli : public QObject {
     Run tuned = runCli({"tune-op", "matmul", "--shape", "16,16,16", "--trials", "2", "--batch", "2", "--db", db});
     QVERIFY2(tuned.code == 0, qPrintable(tuned.err));
     QVERIFY(::chmod(dir.path().toUtf8().constData(), 0755) == 0 && ::chmod(folder.toUtf8().constData(), 0555) == 0);
-    QStringList args = {"db", "stats", "--db", db, "--json"};
     QString program = TESSEL_CLI_PATH;
+    QStringList prefix;
     if (::geteuid() == 0) {
       if (QStandardPaths::findExecutable("setpriv").isEmpty()) QSKIP("running as root without setpriv to drop it");
-      const QStringList asNobody = {"--reuid=65534", "--regid=65534", "--clear-groups", program};
+      prefix = {"--reuid=65534", "--regid=65534", "--clear-groups", program};
       program = QStandardPaths::findExecutable("setpriv");
       // The build may sit where that user cannot go (a clone under /root).
       QProcess probe;
-      probe.start(program, asNobody + QStringList{"--version"});
+      probe.start(program, prefix + QStringList{"--version"});
       if (!probe.waitForFinished(30000) || probe.exitCode() != 0)
         QSKIP("running as root, and the unprivileged user (nobody) cannot run this build's tessel from here");
-      args = asNobody + args;
     }
-    QProcess p;
-    isolate(p);
-    p.start(program, args);
-    QVERIFY(p.waitForFinished(60000));
-    const QString err = QString::fromUtf8(p.readAllStandardError());
-    QVERIFY2(p.exitCode() == 0, qPrintable(err));
-    QCOMPARE(QJsonDocument::fromJson(p.readAllStandardOutput()).object()["records"].toInt(), 2);
+    auto stats = [&](QString* err) {
+      QProcess p;
+      isolate(p);
+      p.start(program, prefix + QStringList{"db", "stats", "--db", db, "--json"});
+      if (!p.waitForFinished(60000)) return -2;
+      *err = QString::fromUtf8(p.readAllStandardError());
+      return p.exitCode() == 0 ? QJsonDocument::fromJson(p.readAllStandardOutput()).object()["records"].toInt() : -1;
+    };
+    QString err;
+    QCOMPARE(stats(&err), 2);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
     QVERIFY(!QFile::exists(db + "-shm") && !QFile::exists(db + "-wal"));
+
+    // A tuning killed in the middle leaves -wal and -shm: both are read.
+    QVERIFY(::chmod(folder.toUtf8().constData(), 0755) == 0);
+    QProcess tuning;
+    isolate(tuning);
+    tuning.start(TESSEL_CLI_PATH, {"tune-op", "matmul", "--shape", "32,32,32", "--trials", "100000", "--batch", "4",
+                                   "--search", "random", "--db", db, "--resume"});
+    QVERIFY(tuning.waitForStarted());
+    QElapsedTimer clock;
+    clock.start();
+    auto records = [&] { return query(db, "SELECT count(*) FROM records").toInt(); };
+    while (records() < 6 && clock.elapsed() < 120000)
+      QTest::qWait(100);
+    ::kill(static_cast<pid_t>(tuning.processId()), SIGKILL);
+    QVERIFY(tuning.waitForFinished(30000));
+    const int killedAt = records();
+    QVERIFY2(killedAt >= 6, qPrintable(QString::number(killedAt)));
+    QVERIFY(QFile::exists(db + "-wal") && QFile::exists(db + "-shm"));
+    QVERIFY(::chmod(folder.toUtf8().constData(), 0555) == 0);
+    QCOMPARE(stats(&err), killedAt);
+
+    // Its -wal alone: refused with the reason, not called corrupt, nothing created.
+    QVERIFY(::chmod(folder.toUtf8().constData(), 0755) == 0 && QFile::remove(db + "-shm"));
+    QVERIFY(::chmod(folder.toUtf8().constData(), 0555) == 0);
+    const QStringList files = QDir(folder).entryList(QDir::Files);
+    QCOMPARE(stats(&err), -1);
+    QVERIFY2(err.contains("left its -wal") && !err.contains("corrupt"), qPrintable(err));
+    QCOMPARE(QDir(folder).entryList(QDir::Files), files);
     ::chmod(folder.toUtf8().constData(), 0755);  // so that QTemporaryDir can remove it
   }
 
