@@ -123,7 +123,7 @@ std::vector<Program> ModelGuidedSearch::nextBatch(int n) {
     if (pop.size() % 64 == 0 && support::isCancelled(params_.cancel)) return {};
     Individual ind;
     if (!randomIndividual(&ind)) break;
-    if (seen_.count(ind.key)) {
+    if (seen_.contains(ind.key)) {
       ++misses;
       continue;
     }
@@ -139,14 +139,14 @@ std::vector<Program> ModelGuidedSearch::nextBatch(int n) {
   std::vector<Program> batch;
   for (const Individual& ind : all) {
     if (int(batch.size()) >= n - randomCount) break;
-    if (!std::isfinite(ind.score) || !seen_.insert(ind.key).second) continue;
+    if (!std::isfinite(ind.score) || !seen_.insert(ind.key)) continue;
     proposed_[ind.key] = {ind.decisions, ind.score};
     batch.push_back(ind.steps);
   }
   for (int misses = 0; int(batch.size()) < n && misses < 50 * n;) {
     Individual ind;
     if (!randomIndividual(&ind)) break;
-    if (!seen_.insert(ind.key).second) {
+    if (!seen_.insert(ind.key)) {
       ++misses;
       continue;
     }
@@ -176,6 +176,14 @@ void ModelGuidedSearch::update(const std::vector<Program>& programs,
       }
       proposed_.erase(it);
     }
+  }
+  // Only the best population x measuredSeedShare of them seed a population
+  // (nextBatch): the rest need not be kept, or a long tuning holds them all.
+  const size_t keep = size_t(params_.population * params_.measuredSeedShare);
+  if (measured_.size() > 2 * keep + 64) {
+    std::nth_element(measured_.begin(), measured_.begin() + std::ptrdiff_t(keep), measured_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    measured_.resize(keep);
   }
   model_->update(task_, programs, costs);
 }

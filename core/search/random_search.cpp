@@ -37,7 +37,7 @@ std::vector<Program> RandomSearch::nextBatch(int n) {
   for (int misses = 0; int(batch.size()) < n && misses < 50 * n;) {
     Program p;
     if (!sample(&p)) break;
-    if (!seen_.insert(schedule::serializeSteps(p)).second) {
+    if (!seen_.insert(schedule::serializeSteps(p))) {
       ++misses;
       continue;
     }

@@ -2,12 +2,13 @@
 // from the measured results.
 #pragma once
 
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <random>
-#include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "cost/cost_model.h"
@@ -19,6 +20,20 @@
 namespace tessel::search {
 
 using Program = std::vector<schedule::Step>;
+
+// The programs a policy has proposed or restored, by a 64-bit hash of their
+// steps' JSON: a tuning of tens of thousands of trials keeps a few bytes per
+// program instead of its text (about half a kilobyte). Two programs sharing a
+// hash (odds about n^2 / 2^65) only means one of them is never proposed.
+class SeenPrograms {
+ public:
+  bool insert(const std::string& key) { return hashes_.insert(std::hash<std::string>{}(key)).second; }
+  bool contains(const std::string& key) const { return hashes_.count(std::hash<std::string>{}(key)) > 0; }
+  size_t size() const { return hashes_.size(); }
+
+ private:
+  std::unordered_set<size_t> hashes_;
+};
 
 class SearchPolicy {
  public:
@@ -66,7 +81,7 @@ class RandomSearch : public SearchPolicy {
   schedule::HardwareParams hw_;
   std::vector<schedule::Sketch> sketches_;
   std::mt19937_64 rng_;
-  std::set<std::string> seen_;
+  SeenPrograms seen_;
   int rejected_ = 0;
 };
 

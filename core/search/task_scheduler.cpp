@@ -110,11 +110,16 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
   // Every task's options first: a resumed session's earlier trials count
   // towards the budget, and a task tuned before needs no warm-up round.
   std::vector<TuneOptions> prepared(tasks.size(), o.perTask);
+  std::vector<char> resumed(tasks.size(), 0);  // the task has records of the resumed session
   int trials = 0;
   for (size_t i = 0; i < tasks.size(); ++i) {
     prepared[i].trials = std::numeric_limits<int>::max() / 2;  // the scheduler decides when a task stops
+    // The records are stored as they come (onRecords) and never read back
+    // from the result: a long tuning need not hold them all.
+    prepared[i].keepRecords = false;
     if (o.prepareTask) o.prepareTask(i, prepared[i]);
     if (prepared[i].previous.empty()) continue;
+    resumed[i] = 1;
     double best = kInf;
     for (const TuneRecord& r : prepared[i].previous)
       if (r.result.ok()) best = std::min(best, r.result.medianCost());
@@ -136,7 +141,11 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
   // A copy of the options: a cancellation may interrupt the constructor
   // (the reference build), and the task must still be startable afterwards.
   auto tunerOf = [&](size_t i) -> TaskTuner& {
-    if (!tuners[i]) tuners[i] = std::make_unique<TaskTuner>(tasks[i].task, prepared[i]);
+    if (!tuners[i]) {
+      tuners[i] = std::make_unique<TaskTuner>(tasks[i].task, prepared[i]);
+      prepared[i].previous = {};  // the tuner has learned from them
+      prepared[i].known = {};
+    }
     return *tuners[i];
   };
   const support::CancelFlag& cancel = o.perTask.cancel;
@@ -153,7 +162,7 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
       before = tuner.result().trials;
       // Never past the budget; a task's first round is its warm-up.
       int cap = o.trials - trials;
-      if (prepared[size_t(i)].previous.empty() && scheduler.rounds()[size_t(i)] == 0) cap = std::min(cap, warmupBatch);
+      if (!resumed[size_t(i)] && scheduler.rounds()[size_t(i)] == 0) cap = std::min(cap, warmupBatch);
       measured = tuner.runRound(cap);
     } catch (const std::exception&) {
       if (!support::isCancelled(cancel)) throw;
@@ -187,7 +196,7 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
   // Tasks never scheduled this time still report what their records hold
   // (not after a cancellation, which must not build their references).
   for (size_t i = 0; i < tasks.size() && !support::isCancelled(cancel); ++i)
-    if (!tuners[i] && !prepared[i].previous.empty()) tunerOf(i);
+    if (!tuners[i] && resumed[i]) tunerOf(i);
   for (size_t i = 0; i < tasks.size(); ++i)
     if (tuners[i]) result.tasks[i] = tuners[i]->finish();
   result.rounds = scheduler.rounds();

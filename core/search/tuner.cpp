@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "support/release_memory.h"
 #include "target/target.h"
 
 namespace tessel::search {
@@ -67,7 +68,7 @@ TaskTuner::TaskTuner(const task::SearchTask& task, TuneOptions options)
         continue;  // from an older definition of the steps: skip it
       }
       if (stored == &o_.previous) {
-        r.records.push_back(rec);
+        if (o_.keepRecords) r.records.push_back(rec);
         ++r.trials;
         if (rec.result.ok()) {
           ++r.validTrials;
@@ -81,6 +82,8 @@ TaskTuner::TaskTuner(const task::SearchTask& task, TuneOptions options)
     }
     if (!programs.empty()) policy->restore(programs, results, decisions);
   }
+  o_.previous = {};  // learned from: not needed again
+  o_.known = {};
 }
 
 TaskTuner::~TaskTuner() = default;
@@ -127,8 +130,8 @@ int TaskTuner::runRound(int maxPrograms) {
     rec.decisions = std::move(info.decisions);
     rec.predicted = info.predicted;
     rec.costModel = std::move(info.costModel);
-    fresh.push_back(rec);
-    r.records.push_back(std::move(rec));
+    if (o_.keepRecords) r.records.push_back(rec);
+    fresh.push_back(std::move(rec));
     ++r.trials;
     if (m.ok()) {
       ++r.validTrials;
@@ -145,6 +148,7 @@ int TaskTuner::runRound(int maxPrograms) {
   r.bestSeconds = r.validTrials ? best : 0;
   r.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (o_.onBatch) o_.onBatch(r.trials, r.validTrials ? best : 0);
+  support::releaseFreeMemory();  // what the round's search and training freed
   return int(batch.size());
 }
 

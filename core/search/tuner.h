@@ -46,6 +46,10 @@ struct TuneOptions {
   // measured again. Neither is passed to onRecords.
   std::vector<TuneRecord> previous;
   std::vector<TuneRecord> known;
+  // false: TuneResult::records stays empty (a model's tuning stores the
+  // records through onRecords and reads none back; kept, they grow with
+  // every trial).
+  bool keepRecords = true;
   // Set from another thread: the round in flight ends within about a tenth
   // of a second (search, compilers and the kernel being measured are cut
   // short) and its batch is discarded, neither recorded nor learned from.
