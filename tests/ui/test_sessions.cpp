@@ -478,6 +478,22 @@ class TestSessions : public QObject {
     QVERIFY2(box->text().contains("corrupt.db"), qPrintable(box->text()));
     QVERIFY(window.databasePath().isEmpty());
     QCOMPARE(readAll(bad), bytes);
+
+    // A table dropped: named in the dialog (not "Ready", not SQL), the file as it was.
+    const QString dropped = tmp_.filePath("dropped.db");
+    QVERIFY(QFile::copy(db_, dropped));
+    sqlite3* raw = nullptr;
+    QCOMPARE(sqlite3_open(dropped.toUtf8().constData(), &raw), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(raw, "DROP TABLE records", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    const QByteArray droppedBytes = readAll(dropped);
+    QVERIFY(!window.setDatabasePath(dropped));
+    box = nullptr;
+    for (QMessageBox* b : window.findChildren<QMessageBox*>("errorDialog"))
+      if (b->isVisible() && b->text().contains("dropped.db")) box = b;
+    QVERIFY(box);
+    QVERIFY2(box->text().contains("records") && !box->text().contains("no such table"), qPrintable(box->text()));
+    QCOMPARE(readAll(dropped), droppedBytes);
   }
 
   // A model with an op Tessel does not support: the dialog names the op and node.
