@@ -116,8 +116,11 @@ std::vector<Program> ModelGuidedSearch::nextBatch(int n) {
   std::vector<Individual> pop;
   std::sort(measured_.begin(), measured_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   size_t seeds = std::min(measured_.size(), size_t(params_.population * params_.measuredSeedShare));
-  for (size_t i = 0; i < seeds; ++i)
-    pop.push_back(measured_[i].second);
+  for (size_t i = 0; i < seeds; ++i) {
+    Individual ind;
+    ind.decisions = schedule::deserializeDecisions(measured_[i].second);
+    if (rebuild(ind)) pop.push_back(std::move(ind));  // the program it was (materialize is exact)
+  }
   int size = anneal_ ? std::max(64, params_.population / 16) : params_.population;
   for (int misses = 0; int(pop.size()) < size && misses < size;) {
     if (pop.size() % 64 == 0 && support::isCancelled(params_.cancel)) return {};
@@ -167,20 +170,14 @@ void ModelGuidedSearch::update(const std::vector<Program>& programs,
     costs.push_back(c);
     auto it = proposed_.find(key);
     if (it != proposed_.end()) {
-      if (std::isfinite(c)) {
-        Individual ind;
-        ind.decisions = it->second.decisions;
-        ind.steps = programs[i];
-        ind.key = key;
-        measured_.push_back({c, std::move(ind)});
-      }
+      if (std::isfinite(c)) measured_.push_back({c, schedule::serializeDecisions(it->second.decisions)});
       proposed_.erase(it);
     }
   }
   // Only the best population x measuredSeedShare of them seed a population
   // (nextBatch): the rest need not be kept, or a long tuning holds them all.
   const size_t keep = size_t(params_.population * params_.measuredSeedShare);
-  if (measured_.size() > 2 * keep + 64) {
+  if (measured_.size() > keep + 64) {
     std::nth_element(measured_.begin(), measured_.begin() + std::ptrdiff_t(keep), measured_.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     measured_.resize(keep);

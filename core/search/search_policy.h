@@ -133,8 +133,11 @@ class ModelGuidedSearch : public RandomSearch {
     schedule::ProgramDecisions decisions;
     double score = std::numeric_limits<double>::quiet_NaN();
   };
-  std::map<std::string, Proposed> proposed_;             // key -> what was proposed, until measured
-  std::vector<std::pair<double, Individual>> measured_;  // (cost, program), valid ones
+  std::map<std::string, Proposed> proposed_;  // key -> what was proposed, until measured
+  // (seconds, decisions as JSON) of the valid measured programs, the best
+  // population x measuredSeedShare of them: their text is a tenth of their
+  // parsed steps, and a population rebuilds its seeds from it.
+  std::vector<std::pair<double, std::string>> measured_;
   double lastSearchSeconds_ = 0;
   size_t lastPredictions_ = 0;
 };
