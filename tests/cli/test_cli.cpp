@@ -207,11 +207,15 @@ class TestCli : public QObject {
                                              << "[65536, 65536]: 4294967296 elements, more than the 2147483647";
     // Only regular files are models.
     const QString folder = scratch().filePath("folder.onnx"), fifo = scratch().filePath("pipe.onnx");
+    const QString ptFolder = scratch().filePath("folder.pt");
     QDir().mkpath(folder);
+    QDir().mkpath(ptFolder);
     ::mkfifo(fifo.toUtf8().constData(), 0600);
     QTest::newRow("inspect: a device") << QStringList{"inspect", "/dev/zero"}
                                        << "model '/dev/zero' is a character device, not a regular file";
     QTest::newRow("inspect: a folder") << QStringList{"inspect", folder} << "folder.onnx' is a folder, not a file";
+    QTest::newRow("inspect: a folder as .pt")
+        << QStringList{"inspect", ptFolder} << "folder.pt' is a folder, not a file";
     QTest::newRow("inspect: a FIFO") << QStringList{"inspect", fifo} << "pipe.onnx' is a FIFO, not a regular file";
   }
 
