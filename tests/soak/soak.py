@@ -12,9 +12,14 @@ stops the tuning with SIGINT and checks what is left:
     by signal 9`, a killed compiler of a single program is a build error);
   - the tuner's resident memory against the trials recorded: the growth per
     thousand trials over the run's second half (after the caches fill).
+With --heap-watch LIB (tests/soak/heap_watch.c built as a shared library) the
+tuner's heap is logged too, and the summary adds the floors (the least of each
+four minutes, past the round's transient allocations) of the heap in use and
+of the resident set, as growth per thousand trials over the second half.
 Prints a JSON summary (and writes it with --json FILE); exits 1 when a check
 fails. Usage:
   tests/soak/soak.py --tessel build/bin/tessel --minutes 60 [--model resnet18]
+                     [--heap-watch heap_watch.so]
 """
 import argparse
 import json
@@ -103,17 +108,51 @@ class Killer(threading.Thread):
                 self.misses += 1
 
 
-def slope_per_thousand(samples):
-    """Least-squares slope of RSS (KiB) over records, per 1000 records."""
+def slope_per_thousand(samples, key="rss_kib"):
+    """Least-squares slope of samples[key] over records, per 1000 records."""
     if len(samples) < 3:
         return None
     xs = [s["records"] for s in samples]
-    ys = [s["rss_kib"] for s in samples]
+    ys = [s[key] for s in samples]
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     sxx = sum((x - mx) ** 2 for x in xs)
     if sxx == 0:
         return None
     return 1000 * sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+
+
+def floors(samples, key, window=240):
+    """The least sample of each window of seconds (with its records)."""
+    least = {}
+    for s in samples:
+        w = int(s["seconds"] // window)
+        if w not in least or s[key] < least[w][key]:
+            least[w] = s
+    return [least[w] for w in sorted(least)]
+
+
+def floor_half(points):
+    """The points of the second half of the run."""
+    return [p for p in points if p["seconds"] >= 0.5 * points[-1]["seconds"]] if points else []
+
+
+def heap_samples(path, pid, start, samples):
+    """The heap log's lines of the tuner, each with the records at its time."""
+    out = []
+    try:
+        lines = open(path).read().split("\n")
+    except OSError:
+        return out
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 7 or parts[0] != str(pid):
+            continue
+        seconds = int(parts[1]) - start
+        fields = dict(p.split("=") for p in parts[2:])
+        before = [s for s in samples if s["seconds"] <= seconds]
+        if before:
+            out.append({"seconds": seconds, "records": before[-1]["records"], "inuse_kib": int(fields["inuse"]) // 1024})
+    return out
 
 
 def main():
@@ -125,6 +164,7 @@ def main():
     ap.add_argument("--db", help="database (default: a new one in a temporary folder)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", help="also write the summary here")
+    ap.add_argument("--heap-watch", help="heap_watch.so: log the tuner's heap (see the docstring)")
     args = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="tessel-soak-")
@@ -133,7 +173,11 @@ def main():
     # More trials than the time allows: the soak ends it with SIGINT.
     cmd = [args.tessel, "tune", args.model, "--trials", "1000000", "--db", db, "--quiet"]
     start = time.time()
-    tuner = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    env = dict(os.environ)
+    heap_log = os.path.join(work, "heap.log")
+    if args.heap_watch:
+        env.update(LD_PRELOAD=os.path.abspath(args.heap_watch), HEAP_WATCH_OUT=heap_log)
+    tuner = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     killer = Killer(tuner.pid, args.kill_every, random.Random(args.seed))
     killer.start()
     samples = []
@@ -203,9 +247,14 @@ def main():
         "rss_kib_first": samples[0]["rss_kib"] if samples else None,
         "rss_kib_last": samples[-1]["rss_kib"] if samples else None,
         "rss_kib_per_1000_trials_second_half": slope_per_thousand(half),
+        "rss_floor_kib_per_1000_trials_second_half": slope_per_thousand(floor_half(floors(samples, "rss_kib"))),
         "failures": failures,
         "work_dir": work,
     }
+    if args.heap_watch:
+        heap = floors(heap_samples(heap_log, tuner.pid, int(start), samples), "inuse_kib")
+        summary["heap_floor_kib_first_last"] = [heap[0]["inuse_kib"], heap[-1]["inuse_kib"]] if heap else None
+        summary["heap_floor_kib_per_1000_trials_second_half"] = slope_per_thousand(floor_half(heap), "inuse_kib")
     with open(os.path.join(work, "samples.json"), "w") as f:
         json.dump(samples, f)
     text = json.dumps(summary, indent=2)
