@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Tessel builds against (SPEC "Dependencies").
+# redis-tools carries the Redis server binary the fleet's tests start on a
+# loopback port; the redis-server package would also start a system daemon.
 # Idempotent: asks apt only for what is missing, so it is quick when all is there.
 set -euo pipefail
 
@@ -13,6 +15,7 @@ packages=(
   xvfb xauth libonnx-testdata gnuplot-nox
   python3 bsdutils python3-torchvision
   clang libclang-rt-14-dev
+  libhiredis-dev redis-tools
 )
 
 missing=()

@@ -19,6 +19,7 @@ const std::vector<Command>& commands() {
        datasetCommand},
       {"costmodel", "train|eval", "train a cost model on a dataset, or score it on held-out models", costmodelOptions,
        costmodelHelp, costmodelCommand},
+      {"fleet", "status --redis URL", "the measurement agents and their queues", fleetOptions, fleetHelp, fleetCommand},
   };
   return table;
 }

@@ -41,6 +41,7 @@ TESSEL_CLI_COMMAND(inspect)
 TESSEL_CLI_COMMAND(conformance)
 TESSEL_CLI_COMMAND(dataset)
 TESSEL_CLI_COMMAND(costmodel)
+TESSEL_CLI_COMMAND(fleet)
 #undef TESSEL_CLI_COMMAND
 
 // Path of an executable installed beside this one (tessel-worker).

@@ -7,6 +7,7 @@
 #include "args.h"
 #include "commands.h"
 #include "interrupt.h"
+#include "measure_option.h"
 #include "tuning/dataset.h"
 #include "tuning/dataset_collection.h"
 #include "tuning_options.h"
@@ -23,7 +24,10 @@ int collect(const Args& args) {
   if (c.models.empty()) throw UsageError("--models names no model");
   c.programsPerTask = int(args.getInt("programs-per-task", 64, 1, 1000000));
   c.randomShare = double(args.getInt("random-percent", 50, 0, 100)) / 100.0;
-  c.tuning.target = targetOption(args);
+  const MeasureChoice measured = measureOption(args, args.has("quiet") || args.has("json"));
+  c.tuning.measure = measured.where;
+  c.tuning.makeMeasurer = measured.factory;
+  c.tuning.target = targetOption(args, true, measured.local());
   c.tuning.fusion = args.getChoice("fusion", "dp", {"dp", "rule", "none"});
   c.tuning.seed = uint64_t(args.getInt("seed", 1, 0, tuning::kMaxSeed));
   c.tuning.batch = int(args.getInt("batch", 32, 1, tuning::kMaxBatch));
@@ -80,7 +84,7 @@ int exportSet(const Args& args) {
 
 OptionSpec datasetOptions() {
   return {{"models", "programs-per-task", "random-percent", "db", "out", "target", "arch", "fusion", "seed", "batch",
-           "population", "timeout", "jobs", "cache-flush"},
+           "population", "timeout", "jobs", "cache-flush", "measure"},
           {"json", "quiet", "help"}};
 }
 
@@ -113,7 +117,7 @@ std::string datasetHelp() {
          "  --seed S            random seed (default 1)\n"
          "  --timeout SECONDS   per-program run time limit (default 10)\n"
          "  --jobs N            parallel compiler processes (default: cores)\n" +
-         cacheFlushHelp(measure::CacheState::Model) +
+         cacheFlushHelp(measure::CacheState::Model) + measureHelp() +
          "  --json              collect: one JSON object on stdout\n"
          "  --quiet             no progress on stderr\n"
          "\n"

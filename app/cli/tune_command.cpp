@@ -7,6 +7,7 @@
 #include "args.h"
 #include "commands.h"
 #include "interrupt.h"
+#include "measure_option.h"
 #include "progress_bar.h"
 #include "tuning/model_tuning.h"
 #include "tuning_options.h"
@@ -32,7 +33,7 @@ std::string help() {
          "  --seed S            random seed (default 1)\n"
          "  --timeout SECONDS   per-program run time limit (default 10)\n"
          "  --jobs N            parallel compiler processes (default: cores)\n" +
-         cacheFlushHelp(measure::CacheState::Model) +
+         cacheFlushHelp(measure::CacheState::Model) + measureHelp() +
          "  --db FILE           the tuning database (default $TESSEL_DB, else\n"
          "                      ~/.local/share/tessel/tessel.db)\n"
          "  --resume            continue the model's last session (interrupted, or finished\n"
@@ -67,7 +68,10 @@ tuning::TuningConfig configOf(const Args& args) {
   c.command = "tune";
   c.model = args.positional()[0];
   c.inputShapes = args.get("input-shapes");
-  c.target = targetOption(args);
+  const MeasureChoice measured = measureOption(args, args.has("quiet"));
+  c.measure = measured.where;
+  c.makeMeasurer = measured.factory;
+  c.target = targetOption(args, true, measured.local());
   c.fusion = args.getChoice("fusion", "dp", {"dp", "rule", "none"});
   c.trials = int(args.getInt("trials", tuning::kDefaultTrials, 1, tuning::kMaxTrials));
   c.search = searchOption(args);
@@ -93,7 +97,7 @@ tuning::TuningConfig configOf(const Args& args) {
 
 OptionSpec tuneOptions() {
   return {{"trials", "target", "arch", "fusion", "search", "cost-model", "cost-model-file", "batch", "population",
-           "seed", "timeout", "db", "jobs", "input-shapes", "cache-flush"},
+           "seed", "timeout", "db", "jobs", "input-shapes", "cache-flush", "measure"},
           {"json", "help", "resume", "no-db", "quiet"}};
 }
 

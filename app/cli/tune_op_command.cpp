@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "interrupt.h"
 #include "measure/cache_state.h"
+#include "measure_option.h"
 #include "progress_bar.h"
 #include "search/tuner.h"
 #include "store/tuning_recorder.h"
@@ -44,7 +45,7 @@ std::string help() {
          "  --population N      evolutionary population (default 2048)\n"
          "  --timeout SECONDS   per-program run time limit (default 10)\n" +
          cacheFlushHelp(measure::CacheState::Warm) +
-         "  --jobs N            parallel compiler processes (default: cores)\n"
+         "  --jobs N            parallel compiler processes (default: cores)\n" + measureHelp() +
          "  --db FILE           keep every record in this SQLite database (default:\n"
          "                      $TESSEL_DB, else ~/.local/share/tessel/tessel.db)\n"
          "  --resume            continue the task's last session (interrupted, or finished\n"
@@ -82,7 +83,7 @@ std::string siblingExecutable(const std::string& name) {
 
 OptionSpec tuneOpOptions() {
   return {{"shape", "target", "arch", "layout", "trials", "search", "cost-model", "cost-model-file", "seed", "batch",
-           "timeout", "jobs", "db", "population", "cache-flush"},
+           "timeout", "jobs", "db", "population", "cache-flush", "measure"},
           {"json", "help", "compare", "show-code", "resume", "no-db", "quiet"}};
 }
 
@@ -137,7 +138,9 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
     throw UsageError("--no-db cannot be combined with --db or --resume");
   std::string op = args.positional()[0];
   std::vector<int64_t> shape = parseShape(args.get("shape"));
-  const std::string target = targetOption(args);
+  const bool quietFlag = args.has("quiet");
+  const MeasureChoice measured = measureOption(args, quietFlag);
+  const std::string target = targetOption(args, true, measured.local());
   const std::string search = searchOption(args);
   std::string costModel = costModelOption(args);
   const std::shared_ptr<cost::CostModel> pretrained = costModelFileOption(args, &costModel);
@@ -164,6 +167,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   o.measurer.run.seed = unsigned(o.seed);
   o.measurer.run.cacheState = cacheFlushOption(args, measure::CacheState::Warm);
   o.measurer.build.jobs = int(args.getInt("jobs", cores, 1, tuning::kMaxJobs));
+  o.makeMeasurer = measured.factory;
   const bool json = args.has("json"), quiet = args.has("quiet");
   const bool lines = !json && !quiet;  // plain progress lines where no bar is drawn
   InterruptGuard interrupt;
@@ -186,6 +190,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
                              {"batch", o.batchSize},
                              {"population", o.evolution.population},
                              {"cache_flush", measure::cacheStateName(o.measurer.run.cacheState)}};
+    if (!measured.local()) config["measure"] = measured.where;
     recorder.emplace(*db, task, config.dump(), o.trials, args.has("resume"));
     recorder->attach(o);
     if (recorder->damagedRecords() && !quiet)
@@ -294,6 +299,10 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
     j["predictions"] = r.predictions;
     j["seconds"] = r.wallSeconds;
     j["errors"] = errors;
+    if (measured.fleetStats) {
+      j["measure"] = measured.where;
+      j["fleet"] = measured.fleetStats();
+    }
     j["best_steps"] = nlohmann::json::parse(schedule::serializeSteps(r.bestSteps));
     if (peers) {
       nlohmann::json b = nlohmann::json::object();

@@ -46,8 +46,15 @@ std::string targetArgument(const std::string& target) {
   return target == "cpu" ? "" : " --target \"" + target + "\"";
 }
 
-std::string targetOption(const Args& args, bool gpuAllowed) {
+std::string targetOption(const Args& args, bool gpuAllowed, bool measuredHere) {
   target::Target t = targetOfArgs(args);
+  if (!measuredHere) {
+    // The fleet's agents measure: this machine needs neither the GPU nor the arch.
+    if (!t.isCpu() && t.arch == "native")
+      throw UsageError("--target " + t.str() + ": with --measure redis://, name the agents' GPU arch (--arch sm_90): " +
+                       "'native' would mean this machine's GPU");
+    return t.str();
+  }
   if (!t.isCpu()) {
     if (!gpuAllowed)
       throw UsageError("--target " + t.str() + ": this command runs on the CPU only (a cuda target is for tune, " +

@@ -17,8 +17,9 @@ namespace tessel::cli {
 // measure, returned canonical ("cpu" for this machine's CPU; a cuda target
 // with its GPU's arch resolved). A CPU arch this CPU lacks is a usage error;
 // a cuda target without a working NVIDIA driver is an error naming why
-// (std::runtime_error), and a usage error where !gpuAllowed.
-std::string targetOption(const Args& args, bool gpuAllowed = true);
+// (std::runtime_error), and a usage error where !gpuAllowed. Where the
+// fleet measures (!measuredHere) only a cuda target's arch is required.
+std::string targetOption(const Args& args, bool gpuAllowed = true, bool measuredHere = true);
 // --target with --arch folded in, parsed but not checked against the machine.
 target::Target targetOfArgs(const Args& args);
 // Its help lines.

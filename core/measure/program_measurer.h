@@ -12,6 +12,7 @@
 #include "codegen/cpp_codegen.h"
 #include "measure/backend.h"
 #include "measure/cpp_program_builder.h"
+#include "measure/measurer.h"
 #include "measure/runner.h"
 #include "schedule/steps.h"
 #include "task/search_task.h"
@@ -29,29 +30,25 @@ struct MeasurerOptions {
 // and its thread count (run.threads). The defaults above are the target "cpu".
 MeasurerOptions measurerOptionsFor(const target::Target& target);
 
-struct ProgramResult {
-  MeasureResult result;
-  std::string source;  // the kernel's code (empty if it could not be instantiated)
-};
-
 // What the task's programs are measured against: its buffers (the naive
 // program's arguments), its tolerance and its reference built by `builder`.
 RunTask makeRunTask(const task::SearchTask& task, ProgramBuilder& builder);
 
-class ProgramMeasurer {
+// Builds and measures on this machine (the measurer a tuner uses unless told
+// otherwise).
+class ProgramMeasurer final : public Measurer {
  public:
   // The backend of the task's target (makeBuilder, makeRunner).
   ProgramMeasurer(const task::SearchTask& task, const MeasurerOptions& options);
   // These builder and runner.
   ProgramMeasurer(const task::SearchTask& task, std::unique_ptr<ProgramBuilder> builder,
                   std::unique_ptr<ProgramRunner> runner);
-  ~ProgramMeasurer();
+  ~ProgramMeasurer() override;
   ProgramMeasurer(const ProgramMeasurer&) = delete;
   ProgramMeasurer& operator=(const ProgramMeasurer&) = delete;
 
-  std::vector<ProgramResult> measure(const std::vector<std::vector<schedule::Step>>& programs);
-  // One program's code, as measure() builds it.
-  std::string source(const std::vector<schedule::Step>& program) const { return builder_->source(program); }
+  std::vector<ProgramResult> measure(const std::vector<std::vector<schedule::Step>>& programs) override;
+  std::string source(const std::vector<schedule::Step>& program) const override { return builder_->source(program); }
   // Tolerance of the correctness check for this task.
   double tolerance() const { return runTask_.tolerance; }
   std::string workDir() const { return builder_->workDir(); }

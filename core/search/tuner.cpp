@@ -13,7 +13,7 @@ namespace tessel::search {
 struct TaskTuner::State {
   std::unique_ptr<SearchPolicy> policy;
   ModelGuidedSearch* guided = nullptr;
-  std::unique_ptr<measure::ProgramMeasurer> measurer;
+  std::unique_ptr<measure::Measurer> measurer;
   double best = std::numeric_limits<double>::infinity();
   bool exhausted = false;
 };
@@ -49,7 +49,8 @@ TaskTuner::TaskTuner(const task::SearchTask& task, TuneOptions options)
                    ? makeSearchPolicy(o_.search, task_, o_.hardware, o_.seed, o_.sharedCostModel, o_.evolution)
                    : makeSearchPolicy(o_.search, task_, o_.hardware, o_.seed, o_.costModel, o_.evolution);
   s_->guided = dynamic_cast<ModelGuidedSearch*>(s_->policy.get());
-  s_->measurer = std::make_unique<measure::ProgramMeasurer>(task_, o_.measurer);
+  s_->measurer = o_.makeMeasurer ? o_.makeMeasurer(task_, o_.measurer)
+                                 : std::make_unique<measure::ProgramMeasurer>(task_, o_.measurer);
   TuneResult& r = r_;
   double& best = s_->best;
   auto& policy = s_->policy;

@@ -36,6 +36,9 @@ struct TuneOptions {
   schedule::HardwareParams hardware;
   EvolutionParams evolution;
   measure::MeasurerOptions measurer;
+  // Makes each task's measurer (the fleet's, for one); empty: a
+  // measure::ProgramMeasurer on this machine.
+  measure::MeasurerFactory makeMeasurer;
   // Called after each measured batch (trials so far, best seconds so far).
   std::function<void(int, double)> onBatch;
   // Called with each measured batch's records, before onBatch (the store

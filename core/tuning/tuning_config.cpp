@@ -34,6 +34,7 @@ nlohmann::json TuningConfig::toJson(size_t tasks) const {
                       {"timeout_s", c.timeoutSeconds},
                       {"tasks", tasks}};
   if (!c.inputShapes.empty()) j["input_shapes"] = c.inputShapes;
+  if (c.measure != "local") j["measure"] = c.measure;
   if (!c.costModelFile.empty()) j["cost_model_file"] = c.costModelFile;
   return j;
 }
@@ -52,6 +53,7 @@ search::TuneOptions TuningConfig::taskOptions() const {
   t.measurer.run.seed = unsigned(c.seed);
   t.measurer.run.cacheState = c.cacheState;
   t.measurer.build.jobs = c.jobs > 0 ? c.jobs : cores;
+  t.makeMeasurer = c.makeMeasurer;
   return t;
 }
 

@@ -45,11 +45,18 @@ struct TuningConfig {
   int jobs = 0;                                    // compilers at once (0: one per core)
   // Where tessel-worker is; not stored (a property of the installation).
   std::string workerPath;
+  // Where programs are built and measured: "local", or the fleet's Redis
+  // URL without its password (fleet/redis_url.h; stored as the session's).
+  std::string measure = "local";
+  // The fleet's measurers (fleet/fleet_measurer.h) where measure is not
+  // local; not stored.
+  measure::MeasurerFactory makeMeasurer;
 
   // The empty fields filled with their defaults, the target canonical
   // (std::invalid_argument for a bad one).
   TuningConfig resolved() const;
-  // What the session keeps: every field but workerPath, plus the task count.
+  // What the session keeps: every field but workerPath and makeMeasurer,
+  // plus the task count ("measure" only where it is not local).
   nlohmann::json toJson(size_t tasks) const;
   // One task's tuner options (batch, search, cost model by name, seed,
   // population, the target's hardware, measurement and build); trials are

@@ -1,0 +1,384 @@
+#include "fleet/agent.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <deque>
+#include <fstream>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "fleet/fleet_keys.h"
+#include "fleet/job_format.h"
+#include "fleet/redis_client.h"
+#include "fleet/stream_entry.h"
+#include "measure/cuda_driver.h"
+#include "measure/program_measurer.h"
+#include "support/version.h"
+#include "target/target.h"
+
+namespace tessel::fleet {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+std::string ms(double seconds) {
+  return std::to_string(long(seconds * 1000));
+}
+
+// What the slots and the heartbeat share.
+struct AgentState {
+  std::mutex m;
+  std::set<std::string> held;  // stream entries in hand: their leases are renewed
+  std::set<std::string> jobs;  // their job ids, for the fleet's view
+  long jobsDone = 0, programsDone = 0;
+  double busySeconds = 0;
+  std::deque<std::pair<Clock::time_point, long>> recent;  // (when, programs) of the last minute's jobs
+};
+
+// The measurers of the tasks a slot saw last (each built its reference once).
+class MeasurerCache {
+ public:
+  measure::ProgramMeasurer& get(const MeasureJob& job, const measure::MeasurerOptions& base) {
+    const MeasureRules& r = job.rules;
+    const std::string key = job.task.key + "|" + job.task.target + "|" + std::to_string(r.timeoutSeconds) + "," +
+                            std::to_string(r.warmup) + "," + std::to_string(r.repeats) + "," +
+                            std::to_string(r.minRepeatSeconds) + "," + measure::cacheStateName(r.cacheState) + "," +
+                            std::to_string(r.seed) + "," + std::to_string(r.buildTimeoutSeconds) + "," +
+                            std::to_string(r.registerTiles) + std::to_string(r.layoutRewrite);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it)
+      if (it->key == key) {
+        entries_.splice(entries_.begin(), entries_, it);  // most recent first
+        return *entries_.front().measurer;
+      }
+    Entry e;
+    e.key = key;
+    e.task = std::make_unique<task::SearchTask>(job.task);  // the builder keeps a reference to it
+    e.measurer = std::make_unique<measure::ProgramMeasurer>(*e.task, applyRules(base, job.rules));
+    entries_.push_front(std::move(e));
+    if (entries_.size() > kKept) entries_.pop_back();
+    return *entries_.front().measurer;
+  }
+
+ private:
+  static constexpr size_t kKept = 8;
+  struct Entry {
+    std::string key;
+    std::unique_ptr<task::SearchTask> task;
+    std::unique_ptr<measure::ProgramMeasurer> measurer;
+  };
+  std::list<Entry> entries_;
+};
+
+class Slot {
+ public:
+  Slot(const AgentOptions& o, std::string name, std::string target, AgentState& state)
+      : o_(o), name_(std::move(name)), target_(std::move(target)), stream_(jobStream(target_)), state_(state) {
+    base_ = measure::measurerOptionsFor(target::parseTarget(target_));
+    base_.run.workerPath = o.workerPath;
+    if (o.buildJobs > 0)
+      base_.build.jobs = o.buildJobs;
+    else
+      base_.build.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
+    base_.run.cancel = base_.build.cancel = o.stop;  // a stop cuts the job in hand short
+    leaseSeconds_ = o.leaseSeconds > 0 ? o.leaseSeconds : kLeaseSeconds;
+  }
+
+  void serve() {
+    std::unique_ptr<RedisClient> redis;
+    bool grouped = false;
+    while (!support::isCancelled(o_.stop)) {
+      try {
+        if (!redis) redis = std::make_unique<RedisClient>(o_.redis);
+        if (!grouped) ensureGroup(*redis, stream_, kAgentGroup), grouped = true;
+        std::vector<StreamEntry> entries = takeOver(*redis);
+        if (entries.empty()) entries = readNew(*redis, &grouped);
+        for (const StreamEntry& e : entries)
+          handle(*redis, e);
+      } catch (const RedisError& e) {
+        log(std::string(e.what()) + "; trying again in a second");
+        redis.reset();
+        grouped = false;
+        sleepUnlessStopped(1.0);
+      }
+    }
+  }
+
+ private:
+  void log(const std::string& line) const {
+    if (o_.log) o_.log(line);
+  }
+
+  void sleepUnlessStopped(double seconds) const {
+    const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < end && !support::isCancelled(o_.stop))
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+
+  // A job whose agent stopped renewing its lease (died, or lost Redis).
+  std::vector<StreamEntry> takeOver(RedisClient& redis) {
+    const RedisReply r =
+        redis.command({"XAUTOCLAIM", stream_, kAgentGroup, name_, ms(leaseSeconds_), "0-0", "COUNT", "1"});
+    if (r.isError()) return {};
+    std::vector<StreamEntry> out = claimedEntries(r, "job");
+    for (const StreamEntry& e : out)
+      log("took over " + e.id + " from an agent that stopped answering");
+    return out;
+  }
+
+  std::vector<StreamEntry> readNew(RedisClient& redis, bool* grouped) {
+    const RedisReply r = redis.command(
+        {"XREADGROUP", "GROUP", kAgentGroup, name_, "COUNT", "1", "BLOCK", ms(kBlockSeconds), "STREAMS", stream_, ">"});
+    if (r.isError()) {
+      // Redis restarted without its data: the group is gone with the stream.
+      if (r.str.rfind("NOGROUP", 0) == 0)
+        *grouped = false;
+      else
+        throw RedisError("Redis refused XREADGROUP: " + r.str);
+      return {};
+    }
+    return readEntries(r, "job");
+  }
+
+  void handle(RedisClient& redis, const StreamEntry& e) {
+    const auto t0 = Clock::now();
+    if (e.deleted) {  // nothing to measure: the tuner withdrew it
+      redis.command({"XACK", stream_, kAgentGroup, e.id});
+      return;
+    }
+    JobResult result;
+    result.agent = name_;
+    MeasureJob job;
+    try {
+      job = decodeJob(e.value);
+    } catch (const JobFormatError& err) {
+      const auto [id, tuner] = jobAddress(e.value);
+      log("refused job " + (id.empty() ? e.id : id) + ": " + err.what());
+      result.job = id;
+      result.error = std::string("the agent refused the job: ") + err.what();
+      finish(redis, e, tuner, result);
+      return;
+    }
+    result.job = job.id;
+    if (redis.checked({"EXISTS", tunerKey(job.tuner)}).integer == 0) {
+      log("dropped job " + job.id + ": its tuner is gone");
+      finish(redis, e, "", result);
+      return;
+    }
+    if (job.task.target != target_) {
+      result.error = "the agent serves '" + target_ + "', not the job's target '" + job.task.target + "'";
+      finish(redis, e, job.tuner, result);
+      return;
+    }
+    hold(e.id, job.id, true);
+    measure(job, &result);
+    hold(e.id, job.id, false);
+    if (support::isCancelled(o_.stop)) {
+      handBack(redis, e);
+      return;
+    }
+    result.agentSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    finish(redis, e, job.tuner, result);
+    std::lock_guard lock(state_.m);
+    ++state_.jobsDone;
+    state_.programsDone += long(job.programs.size());
+    state_.busySeconds += result.agentSeconds;
+    state_.recent.push_back({Clock::now(), long(job.programs.size())});
+  }
+
+  void measure(const MeasureJob& job, JobResult* result) {
+    measure::ProgramMeasurer* measurer = nullptr;
+    try {
+      measurer = &cache_.get(job, base_);
+    } catch (const std::exception& err) {
+      result->error = std::string("the agent cannot measure the task: ") + err.what();
+      return;
+    }
+    // Steps that do not parse are that program's error; the others are measured.
+    std::vector<std::vector<schedule::Step>> programs;
+    std::vector<size_t> owner;
+    result->results.assign(job.programs.size(), {});
+    for (size_t i = 0; i < job.programs.size(); ++i) {
+      try {
+        programs.push_back(schedule::deserializeSteps(job.programs[i]));
+        owner.push_back(i);
+      } catch (const std::exception& err) {
+        result->results[i].error = measure::ErrorCode::Instantiation;
+        result->results[i].message = std::string("its steps do not parse: ") + err.what();
+      }
+    }
+    const std::vector<measure::ProgramResult> measured = measurer->measure(programs);
+    for (size_t k = 0; k < measured.size(); ++k)
+      result->results[owner[k]] = measured[k].result;
+  }
+
+  void hold(const std::string& entry, const std::string& job, bool held) {
+    std::lock_guard lock(state_.m);
+    if (held)
+      state_.held.insert(entry), state_.jobs.insert(job);
+    else
+      state_.held.erase(entry), state_.jobs.erase(job);
+  }
+
+  // Posts the result (unless there is no tuner to post it to) and retires the
+  // job, in one transaction. Tried again while Redis is away: a result is
+  // not lost because Redis restarted (the tuner ignores a second one).
+  void finish(RedisClient& redis, const StreamEntry& e, const std::string& tuner, const JobResult& result) {
+    std::vector<std::vector<std::string>> tx = {{"MULTI"}};
+    if (!tuner.empty()) {
+      tx.push_back({"XADD", resultStream(tuner), "*", "result", encodeResult(result)});
+      tx.push_back({"PEXPIRE", resultStream(tuner), ms(kResultTtlSeconds)});
+    }
+    tx.push_back({"XACK", stream_, kAgentGroup, e.id});
+    tx.push_back({"XDEL", stream_, e.id});
+    tx.push_back({"EXEC"});
+    for (;;) {
+      try {
+        redis.pipeline(tx);
+        return;
+      } catch (const RedisError& err) {
+        if (support::isCancelled(o_.stop)) throw;
+        log(std::string(err.what()) + "; posting the result of " + result.job + " again in a second");
+        sleepUnlessStopped(1.0);
+      }
+    }
+  }
+
+  // A job cut short by a stop goes back to the queue for another agent.
+  void handBack(RedisClient& redis, const StreamEntry& e) {
+    try {
+      redis.pipeline({{"MULTI"},
+                      {"XADD", stream_, "*", "job", e.value},
+                      {"XACK", stream_, kAgentGroup, e.id},
+                      {"XDEL", stream_, e.id},
+                      {"EXEC"}});
+      log("handed back " + e.id);
+    } catch (const RedisError& err) {
+      log(std::string("could not hand back ") + e.id + " (" + err.what() + "): another agent takes it over");
+    }
+  }
+
+  const AgentOptions& o_;
+  std::string name_, target_, stream_;
+  AgentState& state_;
+  measure::MeasurerOptions base_;
+  double leaseSeconds_ = kLeaseSeconds;
+  MeasurerCache cache_;
+};
+
+std::string hostName() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+json heartbeat(const AgentOptions& o, const std::string& name, const std::string& target, AgentState& s, long started) {
+  std::lock_guard lock(s.m);
+  const auto now = Clock::now();
+  while (!s.recent.empty() && now - s.recent.front().first > std::chrono::seconds(60))
+    s.recent.pop_front();
+  long recentPrograms = 0;
+  for (const auto& r : s.recent)
+    recentPrograms += r.second;
+  return {{"name", name},
+          {"host", hostName()},
+          {"pid", long(getpid())},
+          {"target", target},
+          {"device", deviceDescription(target)},
+          {"slots", o.jobSlots},
+          {"started", started},
+          {"version", support::version()},
+          {"jobs_done", s.jobsDone},
+          {"programs_done", s.programsDone},
+          {"busy_s", s.busySeconds},
+          {"programs_per_s_last_minute", double(recentPrograms) / 60.0},
+          {"jobs_in_hand", std::vector<std::string>(s.jobs.begin(), s.jobs.end())}};
+}
+
+}  // namespace
+
+std::string defaultAgentName() {
+  std::random_device rd;
+  char suffix[9];
+  std::snprintf(suffix, sizeof suffix, "%08x", unsigned(rd()));
+  return hostName() + ":" + std::to_string(getpid()) + ":" + suffix;
+}
+
+std::string deviceDescription(const std::string& targetText) {
+  const target::Target t = target::parseTarget(targetText);
+  if (!t.isCpu()) {
+    if (!measure::cuda::unavailableReason().empty())
+      return "no usable GPU (" + measure::cuda::unavailableReason() + ")";
+    return measure::cuda::gpus().at(0).name + " (" + measure::cuda::gpus().at(0).arch() + ")";
+  }
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model = "CPU";
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  return model + ", " + std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " threads";
+}
+
+long runAgent(const AgentOptions& o) {
+  const std::string target = target::parseTarget(o.target).str();
+  if (o.jobSlots < 1 || o.jobSlots > 64) throw std::invalid_argument("--slots must be in [1, 64]");
+  const std::string name = o.name.empty() ? defaultAgentName() : o.name;
+  RedisClient redis(o.redis);  // RedisError now if Redis cannot be reached at all
+  ensureGroup(redis, jobStream(target), kAgentGroup);
+  const long started = long(std::time(nullptr));
+  AgentState state;
+  if (o.log)
+    o.log("agent " + name + " serves '" + target + "' at " + o.redis.str() + " with " + std::to_string(o.jobSlots) +
+          " slot(s)");
+  std::vector<std::unique_ptr<Slot>> slots;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < o.jobSlots; ++i) {
+    slots.push_back(std::make_unique<Slot>(o, name, target, state));
+    threads.emplace_back([s = slots.back().get()] { s->serve(); });
+  }
+  // The heartbeat: the agent's state for the fleet's view, and the leases of
+  // the jobs in hand renewed (XCLAIM by their holder resets their idle time).
+  std::unique_ptr<RedisClient> beat;
+  while (!support::isCancelled(o.stop)) {
+    try {
+      if (!beat) beat = std::make_unique<RedisClient>(o.redis);
+      std::vector<std::string> renew = {"XCLAIM", jobStream(target), kAgentGroup, name, "0"};
+      {
+        std::lock_guard lock(state.m);
+        renew.insert(renew.end(), state.held.begin(), state.held.end());
+      }
+      renew.push_back("JUSTID");
+      std::vector<std::vector<std::string>> cmds = {
+          {"SET", agentKey(name), heartbeat(o, name, target, state, started).dump(), "PX", ms(kAliveSeconds)}};
+      if (renew.size() > 6) cmds.push_back(renew);
+      beat->pipeline(cmds);
+    } catch (const RedisError&) {
+      beat.reset();  // the slots say so; beat again when Redis is back
+    }
+    const auto next = Clock::now() + std::chrono::duration<double>(kHeartbeatSeconds);
+    while (Clock::now() < next && !support::isCancelled(o.stop))
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (std::thread& t : threads)
+    t.join();
+  try {
+    if (!beat) beat = std::make_unique<RedisClient>(o.redis, 2);
+    beat->command({"DEL", agentKey(name)});
+  } catch (const RedisError&) {
+  }
+  if (o.log) o.log("agent " + name + " stopped after " + std::to_string(state.jobsDone) + " jobs");
+  return state.jobsDone;
+}
+
+}  // namespace tessel::fleet

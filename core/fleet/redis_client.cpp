@@ -1,0 +1,155 @@
+#include "fleet/redis_client.h"
+
+#include <hiredis/hiredis.h>
+#include <sys/time.h>
+
+#include <memory>
+
+namespace tessel::fleet {
+
+namespace {
+
+timeval toTimeval(double seconds) {
+  timeval tv;
+  tv.tv_sec = time_t(seconds);
+  tv.tv_usec = suseconds_t((seconds - double(tv.tv_sec)) * 1e6);
+  return tv;
+}
+
+RedisReply copied(const redisReply* r) {
+  RedisReply out;
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+      out.type = RedisReply::Type::String;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = RedisReply::Type::Status;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = RedisReply::Type::Error;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.type = RedisReply::Type::Integer;
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = RedisReply::Type::Array;
+      out.elements.reserve(r->elements);
+      for (size_t i = 0; i < r->elements; ++i)
+        out.elements.push_back(copied(r->element[i]));
+      break;
+    default:
+      out.type = RedisReply::Type::Nil;
+  }
+  return out;
+}
+
+struct ReplyFree {
+  void operator()(void* r) const { freeReplyObject(r); }
+};
+
+}  // namespace
+
+const RedisReply& RedisReply::operator[](size_t i) const {
+  static const RedisReply nil;
+  return i < elements.size() ? elements[i] : nil;
+}
+
+RedisClient::RedisClient(RedisEndpoint endpoint, double timeoutSeconds)
+    : endpoint_(std::move(endpoint)), timeoutSeconds_(timeoutSeconds) {
+  if (endpoint_.tls)
+    throw RedisError("cannot reach " + endpoint_.str() +
+                     ": this Tessel's Redis client (hiredis 0.14) has no TLS; reach the server through a TLS "
+                     "tunnel (stunnel, ssh -L) and give the tunnel's local end as redis://");
+  connect();
+}
+
+RedisClient::~RedisClient() {
+  drop();
+}
+
+void RedisClient::drop() {
+  if (c_) redisFree(c_);
+  c_ = nullptr;
+}
+
+void RedisClient::connect() {
+  drop();
+  const timeval tv = toTimeval(timeoutSeconds_);
+  c_ = endpoint_.socketPath.empty() ? redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port, tv)
+                                    : redisConnectUnixWithTimeout(endpoint_.socketPath.c_str(), tv);
+  if (!c_ || c_->err) {
+    const std::string why = c_ ? c_->errstr : "out of memory";
+    drop();
+    throw RedisError("cannot reach Redis at " + endpoint_.str() + ": " + why);
+  }
+  // The connect timeout is not a command timeout in hiredis 0.14.
+  redisSetTimeout(c_, tv);
+  ++connections_;
+  auto send = [&](const std::vector<std::string>& args) {
+    RedisReply r = command(args);
+    if (r.isError()) {
+      drop();
+      throw RedisError("Redis at " + endpoint_.str() + " refused " + args[0] + ": " + r.str);
+    }
+  };
+  if (!endpoint_.password.empty()) {
+    if (endpoint_.user.empty())
+      send({"AUTH", endpoint_.password});
+    else
+      send({"AUTH", endpoint_.user, endpoint_.password});
+  }
+  if (endpoint_.database) send({"SELECT", std::to_string(endpoint_.database)});
+}
+
+RedisReply RedisClient::command(const std::vector<std::string>& args) {
+  return pipeline({args}).at(0);
+}
+
+RedisReply RedisClient::checked(const std::vector<std::string>& args) {
+  RedisReply r = command(args);
+  if (r.isError()) throw RedisError("Redis at " + endpoint_.str() + " refused " + args.at(0) + ": " + r.str);
+  return r;
+}
+
+std::vector<RedisReply> RedisClient::pipeline(const std::vector<std::vector<std::string>>& commands) {
+  if (!c_) connect();
+  for (const std::vector<std::string>& args : commands) {
+    std::vector<const char*> argv;
+    std::vector<size_t> lens;
+    for (const std::string& a : args) {
+      argv.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    if (redisAppendCommandArgv(c_, int(argv.size()), argv.data(), lens.data()) != REDIS_OK) {
+      const std::string why = c_->errstr;
+      drop();
+      throw RedisError("lost Redis at " + endpoint_.str() + ": " + why);
+    }
+  }
+  std::vector<RedisReply> replies;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    void* raw = nullptr;
+    if (redisGetReply(c_, &raw) != REDIS_OK || !raw) {
+      const std::string why = c_->err ? c_->errstr : "no reply";
+      drop();
+      throw RedisError("lost Redis at " + endpoint_.str() + ": " + why);
+    }
+    std::unique_ptr<void, ReplyFree> owned(raw);
+    replies.push_back(copied(static_cast<redisReply*>(raw)));
+  }
+  return replies;
+}
+
+std::string RedisClient::serverRunId() {
+  const RedisReply info = checked({"INFO", "server"});
+  const size_t at = info.str.find("run_id:");
+  if (at == std::string::npos) return "";
+  const size_t end = info.str.find_first_of("\r\n", at);
+  return info.str.substr(at + 7, end - at - 7);
+}
+
+}  // namespace tessel::fleet
