@@ -165,11 +165,12 @@ class XgbModel final : public CostModel {
 
   std::string name() const override { return "xgb"; }
 
-  std::string save() const override {
-    if (!booster_) return {};
+  std::string save() const override { return booster_ ? saved(booster_) : std::string(); }
+
+  static std::string saved(const Booster& b) {
     bst_ulong len = 0;
     const char* buf = nullptr;
-    check(XGBoosterSaveModelToBuffer(booster_.get(), R"({"format": "ubj"})", &len, &buf), "XGBoosterSaveModelToBuffer");
+    check(XGBoosterSaveModelToBuffer(b.get(), R"({"format": "ubj"})", &len, &buf), "XGBoosterSaveModelToBuffer");
     return std::string(buf, static_cast<size_t>(len));
   }
 
@@ -332,8 +333,11 @@ class XgbModel final : public CostModel {
 
   void train() {
     Booster b = loss_ == "rank" ? trainRank() : trainThroughput();
-    b.setParam("nthread", std::to_string(threadCount()));  // for prediction
-    booster_ = std::move(b);
+    // A booster made from a DMatrix keeps it (and its histogram index) for
+    // as long as it lives: kept as the model, that is a second copy of every
+    // training row between rounds, growing with each trial. The trees alone,
+    // loaded into a booster of their own, predict the same.
+    load(saved(b));
   }
 
   Booster trainThroughput() {
