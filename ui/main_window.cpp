@@ -11,8 +11,10 @@
 #include <QFutureWatcher>
 #include <QKeySequence>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPointer>
 #include <QProgressBar>
 #include <QSettings>
 #include <QSpinBox>
@@ -26,6 +28,8 @@
 
 #include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
+#include "fleet/fleet_measurer.h"
+#include "fleet/redis_url.h"
 #include "frontend/model_loader.h"
 #include "graph/zoo.h"
 #include "store/database.h"
@@ -34,6 +38,7 @@
 #include "ui/app_icon.h"
 #include "ui/code_view.h"
 #include "ui/export_dialog.h"
+#include "ui/fleet_panel.h"
 #include "ui/graph_view.h"
 #include "ui/log_panel.h"
 #include "ui/node_properties_panel.h"
@@ -229,10 +234,24 @@ void MainWindow::createToolBar() {
   connect(fusionBox_, &QComboBox::currentTextChanged, this, [this] {
     if (!model_.isEmpty() && !session_->isRunning()) setModelPath(model_);  // re-fuse
   });
+  // Where the programs are built and measured: here, or by a fleet's agents
+  // (tessel-agent) through Redis, as --measure on the command line.
+  measureBox_ = new QComboBox(this);
+  measureBox_->setObjectName(QStringLiteral("measureBox"));
+  measureBox_->setEditable(true);
+  measureBox_->addItem(QStringLiteral("local"));
+  measureBox_->setMinimumContentsLength(18);
+  measureBox_->setToolTip(
+      tr("Where programs are measured: local, or a fleet's Redis "
+         "(redis://[:PASSWORD@]HOST:PORT) whose agents (tessel-agent) serve the target"));
+  const QString measure = settings.value("tuning/measure", "local").toString();
+  if (measure != QLatin1String("local")) measureBox_->addItem(measure);
+  measureBox_->setCurrentText(measure);
   toolBar_->addWidget(targetBox_);
   toolBar_->addWidget(fusionBox_);
   toolBar_->addWidget(costModelBox_);
   toolBar_->addWidget(costModelFileButton_);
+  toolBar_->addWidget(measureBox_);
   toolBar_->addWidget(budgetBox_);
   toolBar_->addSeparator();
   toolBar_->addAction(startAction_);
@@ -259,12 +278,21 @@ void MainWindow::createDocks() {
   QDockWidget* code = addPanel(tr("Code"), "codeDock", code_, Qt::RightDockWidgetArea);
   QDockWidget* props = addPanel(tr("Properties"), "propertiesDock", graph_->propertiesPanel(), Qt::RightDockWidgetArea);
   QDockWidget* log = addPanel(tr("Log"), "logDock", log_, Qt::BottomDockWidgetArea);
+  fleet_ = new FleetPanel(this);
+  QDockWidget* fleet = addPanel(tr("Fleet"), "fleetDock", fleet_, Qt::BottomDockWidgetArea);
+  // The panel follows the measure box once an entry is done, not per keystroke.
+  auto showFleet = [this] { fleet_->setMeasure(measureBox_->currentText()); };
+  connect(measureBox_, &QComboBox::activated, this, showFleet);
+  connect(measureBox_->lineEdit(), &QLineEdit::editingFinished, this, showFleet);
+  showFleet();
 
   // Graph above the plots on the left; tasks above the search space, code
   // and node properties (tabbed) on the right; the log along the bottom.
   tabifyDockWidget(space, code);
   tabifyDockWidget(code, props);
+  tabifyDockWidget(log, fleet);
   space->raise();
+  log->raise();
   resizeDocks({graph, tasks}, {760, 520}, Qt::Horizontal);
   resizeDocks({graph, plots, tasks, space}, {420, 260, 260, 420}, Qt::Vertical);
   resizeDocks({log}, {110}, Qt::Vertical);
@@ -563,6 +591,25 @@ void MainWindow::startTuning() {
   request.config.costModel = costModelBox_->currentText().toStdString();
   request.config.costModelFile = costModelFile_.toStdString();
   request.config.target = kTarget;
+  const QString measure = measureBox_->currentText().trimmed();
+  if (!measure.isEmpty() && measure != QLatin1String("local")) {
+    fleet::FleetOptions f;
+    try {
+      f.redis = fleet::parseRedisUrl(measure.toStdString());
+    } catch (const std::invalid_argument& e) {
+      tuning_ = false;
+      QMessageBox::warning(this, tr("Where to measure"), QString::fromStdString(e.what()));
+      return;
+    }
+    // From the tuning thread: queued to the log.
+    f.log = [log = QPointer<LogPanel>(log_)](const std::string& line) {
+      if (log)
+        QMetaObject::invokeMethod(log, "appendMessage", Qt::QueuedConnection,
+                                  Q_ARG(QString, QStringLiteral("fleet: ") + QString::fromStdString(line)));
+    };
+    request.config.measure = f.redis.str();
+    request.config.makeMeasurer = fleet::fleetMeasurerFactory(f);
+  }
   request.database = effectiveDatabase();
   // The model as shown: tuned without preparing it again.
   if (prepared_ && prepared_->fusion == request.config.fusion) request.prepared = prepared_;
@@ -586,6 +633,7 @@ void MainWindow::startTuning() {
     settings.setValue("tuning/trials", trialBudget_);
     settings.setValue("tuning/fusion", fusionBox_->currentText());
     settings.setValue("tuning/costModel", costModelBox_->currentText());
+    settings.setValue("tuning/measure", measure.isEmpty() ? QStringLiteral("local") : measure);
   }
   log_->appendMessage(tr("Tuning %1: %2 trials into %3").arg(model_).arg(trialBudget_).arg(request.database));
   if (!resumable_) {

@@ -35,6 +35,7 @@ namespace tessel::ui {
 
 class CodeView;
 class ExportDialog;
+class FleetPanel;
 class SessionsDialog;
 class GraphView;
 class LogPanel;
@@ -218,6 +219,9 @@ class MainWindow : public QMainWindow {
   QToolButton* costModelFileButton_ = nullptr;
   QString costModelFile_;
   QComboBox* targetBox_ = nullptr;
+  // Where the next tuning measures: "local" or a fleet's Redis URL.
+  QComboBox* measureBox_ = nullptr;
+  FleetPanel* fleet_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   QMenu* zooMenu_ = nullptr;
   QLabel* databaseLabel_ = nullptr;

@@ -34,7 +34,10 @@ MeasureChoice measureOption(const Args& args, bool quiet) {
         {"duplicates", s.duplicates},
         {"round_trip_s", s.roundTripSeconds},
         {"agent_s", s.agentSeconds},
-        {"overhead", s.roundTripSeconds > 0 ? (s.roundTripSeconds - s.agentSeconds) / s.roundTripSeconds : 0.0}};
+        {"measure_s", s.measureSeconds},
+        {"wait_s", s.waitSeconds},
+        // Queueing, transfer and posting, against the agents' build and measurement.
+        {"overhead", s.agentSeconds > 0 ? (s.roundTripSeconds - s.agentSeconds) / s.agentSeconds : 0.0}};
   };
   return c;
 #else

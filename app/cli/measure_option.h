@@ -16,7 +16,8 @@ struct MeasureChoice {
   std::string where = "local";       // "local", or the Redis URL without its password
   measure::MeasurerFactory factory;  // empty: local
   // The fleet's counts over the whole tuning (null when local), as JSON:
-  // jobs, programs, resent, duplicates, round_trip_s, agent_s, overhead.
+  // jobs, programs, resent, duplicates, round_trip_s, agent_s, measure_s,
+  // wait_s, overhead.
   std::function<nlohmann::json()> fleetStats;
   bool local() const { return !factory; }
 };

@@ -153,9 +153,18 @@ struct FleetMeasurer::Impl {
     stats->programs += long(o.count);
     stats->roundTripSeconds += since(o.sent);
     stats->agentSeconds += r.agentSeconds;
+    for (const measure::MeasureResult& m : r.results)
+      stats->measureSeconds += m.runSeconds;
   }
 
   std::vector<measure::ProgramResult> measure(const std::vector<std::vector<schedule::Step>>& programs) {
+    const auto start = Clock::now();
+    std::vector<measure::ProgramResult> res = measureRound(programs);
+    stats->waitSeconds += since(start);
+    return res;
+  }
+
+  std::vector<measure::ProgramResult> measureRound(const std::vector<std::vector<schedule::Step>>& programs) {
     std::vector<measure::ProgramResult> res(programs.size());
     if (programs.empty()) return res;
     std::map<std::string, Outstanding> out;

@@ -33,6 +33,8 @@ struct FleetStats {
   long jobs = 0, programs = 0, resent = 0, duplicates = 0;
   double roundTripSeconds = 0;  // from sending each job to reading its result
   double agentSeconds = 0;      // of that, the agents' (taking the job to posting its result)
+  double measureSeconds = 0;    // of that, measuring (the programs' run times; the rest is mostly building)
+  double waitSeconds = 0;       // the tuner's time in measure(): sending, waiting, reading
 };
 
 class FleetMeasurer final : public measure::Measurer {

@@ -4,12 +4,12 @@
 // loses nothing; Redis killed and restarted empty mid-round; jobs an agent
 // does not understand get an error result; SIGTERM hands the job in hand back.
 #include <signal.h>
-#include <sqlite3.h>
 
 #include <QtTest>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "db_query.h"
 #include "fleet/fleet_keys.h"
 #include "fleet/fleet_status.h"
 #include "fleet/job_format.h"
@@ -27,18 +27,6 @@ namespace {
 const QString kPassword = "fleet-test-pw";
 
 // The first column of the first row (as text), "" if none.
-QString query(const QString& db, const std::string& sql) {
-  sqlite3* raw = nullptr;
-  QString out;
-  if (sqlite3_open_v2(db.toUtf8().constData(), &raw, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(raw, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-      out = QString::fromUtf8(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
-    sqlite3_finalize(st);
-  }
-  sqlite3_close(raw);
-  return out;
-}
 
 struct Run {
   int code = -1;
@@ -150,11 +138,11 @@ class TestFleet : public QObject {
   // The database holds `trials` records of distinct programs, each measured
   // or an error with its message, and a best program checked correct.
   void checkDatabase(const QString& db, int trials) {
-    QCOMPARE(query(db, "SELECT COUNT(*) FROM records").toInt(), trials);
-    QCOMPARE(query(db, "SELECT COUNT(DISTINCT steps) FROM records").toInt(), trials);
-    QCOMPARE(query(db, "SELECT COUNT(*) FROM records WHERE error_code != 0 AND error_msg = ''").toInt(), 0);
-    QVERIFY(query(db, "SELECT COUNT(*) FROM records WHERE error_code = 0 AND cost > 0").toInt() > trials / 2);
-    QCOMPARE(query(db, "SELECT status FROM sessions ORDER BY id DESC LIMIT 1"), QString("finished"));
+    QCOMPARE(queryFirst(db, "SELECT COUNT(*) FROM records").toInt(), trials);
+    QCOMPARE(queryFirst(db, "SELECT COUNT(DISTINCT steps) FROM records").toInt(), trials);
+    QCOMPARE(queryFirst(db, "SELECT COUNT(*) FROM records WHERE error_code != 0 AND error_msg = ''").toInt(), 0);
+    QVERIFY(queryFirst(db, "SELECT COUNT(*) FROM records WHERE error_code = 0 AND cost > 0").toInt() > trials / 2);
+    QCOMPARE(queryFirst(db, "SELECT status FROM sessions ORDER BY id DESC LIMIT 1"), QString("finished"));
   }
 
  private slots:
