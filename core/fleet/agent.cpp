@@ -180,18 +180,19 @@ class Slot {
       return;
     }
     hold(e.id, job.id, true);
+    const auto work = Clock::now();
     measure(job, &result);
+    result.agentSeconds = std::chrono::duration<double>(Clock::now() - work).count();
     hold(e.id, job.id, false);
     if (support::isCancelled(o_.stop)) {
       handBack(redis, e);
       return;
     }
-    result.agentSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
     finish(redis, e, job.tuner, result);
     std::lock_guard lock(state_.m);
     ++state_.jobsDone;
     state_.programsDone += long(job.programs.size());
-    state_.busySeconds += result.agentSeconds;
+    state_.busySeconds += std::chrono::duration<double>(Clock::now() - t0).count();
     state_.recent.push_back({Clock::now(), long(job.programs.size())});
   }
 

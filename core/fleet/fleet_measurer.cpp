@@ -194,7 +194,8 @@ struct FleetMeasurer::Impl {
       job.programs.clear();
       for (size_t i = first; i < first + count; ++i)
         job.programs.push_back(schedule::serializeSteps(programs[i]));
-      out.emplace(job.id, Outstanding{first, count, encodeJob(job), "", Clock::now()});
+      const auto encoding = Clock::now();  // the round trip counts the encoding too
+      out.emplace(job.id, Outstanding{first, count, encodeJob(job), "", encoding});
       first += count;
     }
     while (!out.empty()) {
@@ -206,7 +207,7 @@ struct FleetMeasurer::Impl {
         if (!redis) redis = std::make_unique<RedisClient>(fleet.redis), reconnected(out, &lastResult);
         beat();
         for (auto& [id, o] : out)
-          if (o.entry.empty()) o.entry = send(o.payload), o.sent = Clock::now();
+          if (o.entry.empty()) o.entry = send(o.payload);
         const RedisReply r =
             redis->checked({"XREAD", "COUNT", "256", "BLOCK", ms(kBlockSeconds), "STREAMS", results, lastResult});
         std::vector<std::string> read = {"XDEL", results};

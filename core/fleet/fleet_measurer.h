@@ -31,8 +31,8 @@ struct FleetOptions {
 // overhead (queueing, transfer, decoding, posting), summed over its jobs.
 struct FleetStats {
   long jobs = 0, programs = 0, resent = 0, duplicates = 0;
-  double roundTripSeconds = 0;  // from sending each job to reading its result
-  double agentSeconds = 0;      // of that, the agents' (taking the job to posting its result)
+  double roundTripSeconds = 0;  // from encoding each job to decoding its result
+  double agentSeconds = 0;      // of that, the agents' building and measuring (the rest is overhead)
   double measureSeconds = 0;    // of that, measuring (the programs' run times; the rest is mostly building)
   double waitSeconds = 0;       // the tuner's time in measure(): sending, waiting, reading
 };

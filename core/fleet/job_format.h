@@ -73,7 +73,9 @@ struct JobResult {
   // this message.
   std::string error;
   std::vector<measure::MeasureResult> results;  // one per program, in order
-  double agentSeconds = 0;                      // from taking the job to posting its result
+  // Building and measuring the programs (the task's reference too, the
+  // first time): the job's work, without decoding, checking and posting.
+  double agentSeconds = 0;
 };
 
 std::string encodeResult(const JobResult& result);

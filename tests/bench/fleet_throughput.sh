@@ -83,8 +83,8 @@ print(f"fleet jobs: {f['jobs']}, resent {f['resent']}, duplicates {f['duplicates
 print(f"per job: {f['round_trip_s'] / f['jobs']:.2f} s from sending to reading the result, of which the agent "
       f"{f['agent_s'] / f['jobs']:.2f} s (build {(f['agent_s'] - f['measure_s']) / f['jobs']:.2f} s, "
       f"measure {f['measure_s'] / f['jobs']:.2f} s)")
-print(f"overhead (queueing, transfer, posting): {overhead / f['jobs'] * 1e3:.0f} ms per job = "
-      f"{100 * overhead / f['agent_s']:.1f} % of its build and measurement")
+print(f"overhead (encoding, queueing, transfer, decoding, checks, posting): "
+      f"{overhead / f['jobs'] * 1e3:.2f} ms per job = {100 * overhead / f['agent_s']:.3f} % of its build and measurement")
 # The tuner's time: its search, its wait for the agents (sending, waiting,
 # reading), and the rest (recording, training the cost model). With N
 # machines the agents' work and the overhead divide by N, the rest does not.
