@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
       if (!value(1, 256, &v) || v != int(v)) return usage("--jobs takes a whole number in [1, 256]");
       o.buildJobs = int(v);
     } else if (a == "--lease") {
-      if (!value(1, 86400, &v)) return usage("--lease takes seconds in [1, 86400]");
+      if (!value(3, 86400, &v)) return usage("--lease takes seconds in [3, 86400] (three heartbeats at least)");
       o.leaseSeconds = v;
     } else {
       return usage("unknown or incomplete option '" + a + "'");

@@ -50,8 +50,9 @@ class MeasurerCache {
  public:
   measure::ProgramMeasurer& get(const MeasureJob& job, const measure::MeasurerOptions& base) {
     const MeasureRules& r = job.rules;
-    const std::string key = job.task.key + "|" + job.task.target + "|" + std::to_string(r.timeoutSeconds) + "," +
-                            std::to_string(r.warmup) + "," + std::to_string(r.repeats) + "," +
+    // The definition itself, not its key: a key is a hash, and a job is not trusted.
+    const std::string key = job.task.dag.toString() + "|" + job.task.target + "|" + std::to_string(r.timeoutSeconds) +
+                            "," + std::to_string(r.warmup) + "," + std::to_string(r.repeats) + "," +
                             std::to_string(r.minRepeatSeconds) + "," + measure::cacheStateName(r.cacheState) + "," +
                             std::to_string(r.seed) + "," + std::to_string(r.buildTimeoutSeconds) + "," +
                             std::to_string(r.registerTiles) + std::to_string(r.layoutRewrite);
@@ -70,6 +71,8 @@ class MeasurerCache {
   }
 
  private:
+  // Each kept measurer holds its reference built and an idle worker process
+  // (a CUDA context on a GPU): a few, not a model's every task.
   static constexpr size_t kKept = 8;
   struct Entry {
     std::string key;
@@ -109,6 +112,9 @@ class Slot {
         redis.reset();
         grouped = false;
         sleepUnlessStopped(1.0);
+      } catch (const std::exception& e) {  // a bug, or a reply of a shape not foreseen: never the agent's end
+        log(std::string("error: ") + e.what() + "; going on in a second");
+        sleepUnlessStopped(1.0);
       }
     }
   }
@@ -126,9 +132,15 @@ class Slot {
 
   // A job whose agent stopped renewing its lease (died, or lost Redis).
   std::vector<StreamEntry> takeOver(RedisClient& redis) {
+    // The scan goes on from where the last one stopped: one call looks at
+    // only ten pending entries.
     const RedisReply r =
-        redis.command({"XAUTOCLAIM", stream_, kAgentGroup, name_, ms(leaseSeconds_), "0-0", "COUNT", "1"});
-    if (r.isError()) return {};
+        redis.command({"XAUTOCLAIM", stream_, kAgentGroup, name_, ms(leaseSeconds_), claimCursor_, "COUNT", "1"});
+    if (r.isError()) {
+      claimCursor_ = "0-0";
+      return {};
+    }
+    claimCursor_ = r[0].str.empty() ? "0-0" : r[0].str;
     std::vector<StreamEntry> out = claimedEntries(r, "job");
     for (const StreamEntry& e : out)
       log("took over " + e.id + " from an agent that stopped answering");
@@ -181,10 +193,17 @@ class Slot {
     }
     hold(e.id, job.id, true);
     const auto work = Clock::now();
-    measure(job, &result);
+    try {
+      measure(job, &result);
+    } catch (const std::exception& err) {
+      result.results.clear();
+      result.error = std::string("the agent failed on the job: ") + err.what();
+    }
     result.agentSeconds = std::chrono::duration<double>(Clock::now() - work).count();
     hold(e.id, job.id, false);
-    if (support::isCancelled(o_.stop)) {
+    // Cut short by a stop: back to the queue. Measured in full before the
+    // stop came: posted.
+    if (support::isCancelled(o_.stop) && cutShort(result)) {
       handBack(redis, e);
       return;
     }
@@ -222,6 +241,13 @@ class Slot {
       result->results[owner[k]] = measured[k].result;
   }
 
+  static bool cutShort(const JobResult& r) {
+    if (!r.error.empty()) return true;
+    for (const measure::MeasureResult& m : r.results)
+      if (m.error == measure::ErrorCode::Unknown && m.message == "cancelled") return true;
+    return false;
+  }
+
   void hold(const std::string& entry, const std::string& job, bool held) {
     std::lock_guard lock(state_.m);
     if (held)
@@ -244,7 +270,9 @@ class Slot {
     tx.push_back({"EXEC"});
     for (;;) {
       try {
-        redis.pipeline(tx);
+        const std::vector<RedisReply> replies = redis.pipeline(tx);
+        if (!replies.back().isArray())  // EXEC refused (out of memory, ...): nothing of it happened
+          throw RedisError("Redis did not run the transaction: " + replies.back().str);
         return;
       } catch (const RedisError& err) {
         if (support::isCancelled(o_.stop)) throw;
@@ -273,6 +301,7 @@ class Slot {
   AgentState& state_;
   measure::MeasurerOptions base_;
   double leaseSeconds_ = kLeaseSeconds;
+  std::string claimCursor_ = "0-0";
   MeasurerCache cache_;
 };
 
@@ -282,7 +311,8 @@ std::string hostName() {
   return buf;
 }
 
-json heartbeat(const AgentOptions& o, const std::string& name, const std::string& target, AgentState& s, long started) {
+json heartbeat(const AgentOptions& o, const std::string& name, const std::string& target, const std::string& device,
+               AgentState& s, long started) {
   std::lock_guard lock(s.m);
   const auto now = Clock::now();
   while (!s.recent.empty() && now - s.recent.front().first > std::chrono::seconds(60))
@@ -294,7 +324,7 @@ json heartbeat(const AgentOptions& o, const std::string& name, const std::string
           {"host", hostName()},
           {"pid", long(getpid())},
           {"target", target},
-          {"device", deviceDescription(target)},
+          {"device", device},
           {"slots", o.jobSlots},
           {"started", started},
           {"version", support::version()},
@@ -334,10 +364,15 @@ std::string deviceDescription(const std::string& targetText) {
 long runAgent(const AgentOptions& o) {
   const std::string target = target::parseTarget(o.target).str();
   if (o.jobSlots < 1 || o.jobSlots > 64) throw std::invalid_argument("--slots must be in [1, 64]");
+  // Shorter, and a live agent's jobs would be taken from it between its renewals.
+  if (o.leaseSeconds != 0 && o.leaseSeconds < 3 * kHeartbeatSeconds)
+    throw std::invalid_argument("the lease must last three heartbeats at least (" +
+                                std::to_string(int(3 * kHeartbeatSeconds)) + " s)");
   const std::string name = o.name.empty() ? defaultAgentName() : o.name;
   RedisClient redis(o.redis);  // RedisError now if Redis cannot be reached at all
   ensureGroup(redis, jobStream(target), kAgentGroup);
   const long started = long(std::time(nullptr));
+  const std::string device = deviceDescription(target);
   AgentState state;
   if (o.log)
     o.log("agent " + name + " serves '" + target + "' at " + o.redis.str() + " with " + std::to_string(o.jobSlots) +
@@ -361,11 +396,13 @@ long runAgent(const AgentOptions& o) {
       }
       renew.push_back("JUSTID");
       std::vector<std::vector<std::string>> cmds = {
-          {"SET", agentKey(name), heartbeat(o, name, target, state, started).dump(), "PX", ms(kAliveSeconds)}};
+          {"SET", agentKey(name), heartbeat(o, name, target, device, state, started).dump(), "PX", ms(kAliveSeconds)}};
       if (renew.size() > 6) cmds.push_back(renew);
       beat->pipeline(cmds);
     } catch (const RedisError&) {
       beat.reset();  // the slots say so; beat again when Redis is back
+    } catch (const std::exception& e) {
+      if (o.log) o.log(std::string("heartbeat: ") + e.what());
     }
     const auto next = Clock::now() + std::chrono::duration<double>(kHeartbeatSeconds);
     while (Clock::now() < next && !support::isCancelled(o.stop))

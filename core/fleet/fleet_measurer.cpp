@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -99,8 +100,11 @@ struct FleetMeasurer::Impl {
         get.push_back(k.str);
       if (get.size() == 1) continue;
       for (const RedisReply& v : redis->checked(get).elements) {
-        const nlohmann::json a = nlohmann::json::parse(v.str, nullptr, false);
-        if (a.is_object() && a.value("target", "") == task.target) slots += std::max(1, a.value("slots", 1));
+        // Anyone with the password may write a heartbeat: read it as untrusted.
+        const nlohmann::json a = parseUntrusted(v.str);
+        if (!a.is_object() || !a.contains("target") || a["target"] != task.target) continue;
+        const nlohmann::json& n = a.contains("slots") ? a["slots"] : nlohmann::json();
+        slots += n.is_number_integer() ? int(std::clamp<int64_t>(n.get<int64_t>(), 1, 64)) : 1;
       }
     } while (cursor != "0");
     return slots;
@@ -195,9 +199,23 @@ struct FleetMeasurer::Impl {
       for (size_t i = first; i < first + count; ++i)
         job.programs.push_back(schedule::serializeSteps(programs[i]));
       const auto encoding = Clock::now();  // the round trip counts the encoding too
-      out.emplace(job.id, Outstanding{first, count, encodeJob(job), "", encoding});
+      Outstanding o{first, count, "", "", encoding};
+      try {
+        o.payload = encodeJob(job);
+        if (o.payload.size() > kMaxMessageBytes)
+          throw std::invalid_argument("the job is larger than " + std::to_string(kMaxMessageBytes >> 20) + " MiB");
+      } catch (const std::invalid_argument& e) {  // a definition too large to send: its programs' errors
+        JobResult unsent;
+        unsent.agent = "(none)";
+        unsent.error = std::string("the job cannot be sent: ") + e.what();
+        take(unsent, o, &res);
+        first += count;
+        continue;
+      }
+      out.emplace(job.id, std::move(o));
       first += count;
     }
+    Clock::time_point lastRetiredCheck = Clock::now();
     while (!out.empty()) {
       if (support::isCancelled(options.run.cancel)) {
         withdraw(out);
@@ -208,6 +226,14 @@ struct FleetMeasurer::Impl {
         beat();
         for (auto& [id, o] : out)
           if (o.entry.empty()) o.entry = send(o.payload);
+        // Jobs retired without an answer (an agent dropped them, thinking
+        // this tuner gone): found before the results are read, since a
+        // result is posted in the transaction that retires its job.
+        std::vector<std::string> retired;
+        if (since(lastRetiredCheck) > kLeaseSeconds / 3) {
+          retired = retiredJobs(out);
+          lastRetiredCheck = Clock::now();
+        }
         const RedisReply r =
             redis->checked({"XREAD", "COUNT", "256", "BLOCK", ms(kBlockSeconds), "STREAMS", results, lastResult});
         std::vector<std::string> read = {"XDEL", results};
@@ -218,8 +244,12 @@ struct FleetMeasurer::Impl {
           try {
             jr = decodeResult(e.value);
           } catch (const JobFormatError& err) {
-            log(std::string("ignored a result that does not read: ") + err.what());
-            continue;
+            // Still the answer to its job, if it says which: an error for its programs.
+            jr.job = resultJob(e.value);
+            jr.agent = "(unknown)";
+            jr.error = std::string("its result does not read: ") + err.what();
+            jr.results.clear();
+            log("a result of job " + jr.job + " does not read: " + err.what());
           }
           auto it = out.find(jr.job);
           if (it == out.end()) {
@@ -230,12 +260,32 @@ struct FleetMeasurer::Impl {
           out.erase(it);
         }
         if (read.size() > 2) redis->command(read);
+        for (const std::string& id : retired)
+          if (auto it = out.find(id); it != out.end()) {
+            log("job " + id + " was retired unanswered: sending it again");
+            it->second.entry.clear();
+            ++stats->resent;
+          }
         if (r.isNil()) noAgentLine();
       } catch (const RedisError& e) {
         if (!wait(e, &connected)) return cancelled(res);
       }
     }
     return res;
+  }
+
+  // The outstanding jobs whose stream entries are gone.
+  std::vector<std::string> retiredJobs(const std::map<std::string, Outstanding>& out) {
+    std::vector<std::vector<std::string>> ranges;
+    std::vector<std::string> ids;
+    for (const auto& [id, o] : out)
+      if (!o.entry.empty()) ranges.push_back({"XRANGE", stream, o.entry, o.entry}), ids.push_back(id);
+    std::vector<std::string> gone;
+    if (ranges.empty()) return gone;
+    const std::vector<RedisReply> replies = redis->pipeline(ranges);
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (replies[i].isArray() && replies[i].elements.empty()) gone.push_back(ids[i]);
+    return gone;
   }
 
   // While no agent serves the target, a line every ten seconds.

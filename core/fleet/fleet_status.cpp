@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fleet/fleet_keys.h"
+#include "fleet/job_format.h"
 
 namespace tessel::fleet {
 
@@ -51,8 +52,13 @@ FleetView fleetStatus(RedisClient& redis) {
     std::vector<std::string> get = {"MGET"};
     get.insert(get.end(), agents.begin(), agents.end());
     for (const RedisReply& v : redis.checked(get).elements) {
-      const nlohmann::json a = nlohmann::json::parse(v.str, nullptr, false);
-      if (a.is_object()) view.agents.push_back(agentFrom(a));  // expired since the scan: nil, skipped
+      const nlohmann::json a = parseUntrusted(v.str);
+      if (!a.is_object()) continue;  // expired since the scan (nil), or not a heartbeat
+      try {
+        view.agents.push_back(agentFrom(a));
+      } catch (const nlohmann::json::exception&) {
+        // A field of the wrong type: not an agent of this Tessel; left out.
+      }
     }
   }
   std::sort(view.agents.begin(), view.agents.end(), [](const AgentView& a, const AgentView& b) {

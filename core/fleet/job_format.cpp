@@ -35,10 +35,14 @@ json parse(const std::string& text, const char* what) {
   if (text.size() > kMaxMessageBytes)
     throw JobFormatError(std::string("the ") + what + " is larger than " + std::to_string(kMaxMessageBytes >> 20) +
                          " MiB");
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw JobFormatError(std::string("the ") + what + " is not a JSON object");
+  json j = parseUntrusted(text);
+  if (j.is_discarded() || !j.is_object())
+    throw JobFormatError(std::string("the ") + what + " is not a JSON object (or is nested deeper than " +
+                         std::to_string(kMaxJsonDepth) + ")");
   return j;
 }
+
+struct TooDeep {};
 
 void checkFormat(const json& j, const char* format, const char* what) {
   if (!j.contains("format") || j["format"] != format)
@@ -98,6 +102,20 @@ MeasureRules rulesFromJson(const json& j) {
 
 }  // namespace
 
+nlohmann::json parseUntrusted(const std::string& text) {
+  if (text.size() > kMaxMessageBytes) return json(json::value_t::discarded);
+  // Copying and printing JSON recurse: nesting is refused while parsing.
+  const json::parser_callback_t bounded = [](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxJsonDepth) throw TooDeep{};
+    return true;
+  };
+  try {
+    return json::parse(text, bounded, false);
+  } catch (const TooDeep&) {
+    return json(json::value_t::discarded);
+  }
+}
+
 MeasureRules rulesOf(const measure::MeasurerOptions& o) {
   MeasureRules r;
   r.timeoutSeconds = o.run.timeoutSeconds;
@@ -135,7 +153,9 @@ std::string encodeJob(const MeasureJob& job) {
   return j.dump();
 }
 
-MeasureJob decodeJob(const std::string& text) {
+namespace {
+
+MeasureJob readJob(const std::string& text) {
   const json j = parse(text, "job");
   checkFormat(j, kJobFormat, "job");
   MeasureJob job;
@@ -172,9 +192,18 @@ MeasureJob decodeJob(const std::string& text) {
   return job;
 }
 
+}  // namespace
+
+MeasureJob decodeJob(const std::string& text) {
+  try {
+    return readJob(text);
+  } catch (const json::exception& e) {  // a field of the wrong type where a value is read
+    throw JobFormatError(std::string("the job does not read: ") + e.what());
+  }
+}
+
 std::pair<std::string, std::string> jobAddress(const std::string& text) {
-  if (text.size() > kMaxMessageBytes) return {};
-  const json j = json::parse(text, nullptr, false);
+  const json j = parseUntrusted(text);
   if (j.is_discarded() || !j.is_object()) return {};
   auto str = [&](const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string(); };
   return {str("id"), str("tuner")};
@@ -199,7 +228,9 @@ std::string encodeResult(const JobResult& r) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);  // compiler output may hold bad UTF-8
 }
 
-JobResult decodeResult(const std::string& text) {
+namespace {
+
+JobResult readResult(const std::string& text) {
   const json j = parse(text, "result");
   checkFormat(j, kResultFormat, "result");
   JobResult r;
@@ -228,6 +259,21 @@ JobResult decodeResult(const std::string& text) {
     r.results.push_back(std::move(m));
   }
   return r;
+}
+
+}  // namespace
+
+JobResult decodeResult(const std::string& text) {
+  try {
+    return readResult(text);
+  } catch (const json::exception& e) {
+    throw JobFormatError(std::string("the result does not read: ") + e.what());
+  }
+}
+
+std::string resultJob(const std::string& text) {
+  const json j = parseUntrusted(text);
+  return j.is_object() && j.contains("job") && j["job"].is_string() ? j["job"].get<std::string>() : std::string();
 }
 
 }  // namespace tessel::fleet

@@ -8,6 +8,7 @@
 // naming the first one that is wrong.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ inline constexpr int kJobVersion = 1;
 // agent or tuner reads (a job of 64 ResNet-18 programs is ~40 KiB).
 inline constexpr size_t kMaxProgramsPerJob = 4096;
 inline constexpr size_t kMaxMessageBytes = 64u << 20;
+// The deepest nesting a job or result may have (a job's expressions are at
+// most te::kMaxJsonExprDepth deep, a few levels below the top).
+inline constexpr int kMaxJsonDepth = 640;
 
 struct JobFormatError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
@@ -80,5 +84,13 @@ struct JobResult {
 
 std::string encodeResult(const JobResult& result);
 JobResult decodeResult(const std::string& text);
+// The job a result answers, as far as it can be read ("" when not even
+// that): a result that does not decode still answers its job, as an error.
+std::string resultJob(const std::string& text);
+
+// Untrusted text as JSON, refused (a discarded value) when it is not JSON,
+// is longer than kMaxMessageBytes or nests deeper than kMaxJsonDepth (copying
+// and printing JSON recurse; parsing does not).
+nlohmann::json parseUntrusted(const std::string& text);
 
 }  // namespace tessel::fleet

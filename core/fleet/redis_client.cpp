@@ -3,6 +3,7 @@
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace tessel::fleet {
@@ -58,8 +59,8 @@ const RedisReply& RedisReply::operator[](size_t i) const {
   return i < elements.size() ? elements[i] : nil;
 }
 
-RedisClient::RedisClient(RedisEndpoint endpoint, double timeoutSeconds)
-    : endpoint_(std::move(endpoint)), timeoutSeconds_(timeoutSeconds) {
+RedisClient::RedisClient(RedisEndpoint endpoint, double timeoutSeconds, double connectSeconds)
+    : endpoint_(std::move(endpoint)), timeoutSeconds_(timeoutSeconds), connectSeconds_(connectSeconds) {
   if (endpoint_.tls)
     throw RedisError("cannot reach " + endpoint_.str() +
                      ": this Tessel's Redis client (hiredis 0.14) has no TLS; reach the server through a TLS "
@@ -78,9 +79,10 @@ void RedisClient::drop() {
 
 void RedisClient::connect() {
   drop();
+  const timeval connectTv = toTimeval(std::min(connectSeconds_, timeoutSeconds_));
   const timeval tv = toTimeval(timeoutSeconds_);
-  c_ = endpoint_.socketPath.empty() ? redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port, tv)
-                                    : redisConnectUnixWithTimeout(endpoint_.socketPath.c_str(), tv);
+  c_ = endpoint_.socketPath.empty() ? redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port, connectTv)
+                                    : redisConnectUnixWithTimeout(endpoint_.socketPath.c_str(), connectTv);
   if (!c_ || c_->err) {
     const std::string why = c_ ? c_->errstr : "out of memory";
     drop();

@@ -38,9 +38,10 @@ struct RedisReply {
 
 class RedisClient {
  public:
-  // Connects (RedisError when it cannot). `timeoutSeconds` bounds the
-  // connect and every command: a blocking read must ask for less.
-  explicit RedisClient(RedisEndpoint endpoint, double timeoutSeconds = 10);
+  // Connects (RedisError when it cannot). `timeoutSeconds` bounds every
+  // command (a blocking read must ask for less), `connectSeconds` each
+  // connect: short, so a host that drops packets delays a stop by that much.
+  explicit RedisClient(RedisEndpoint endpoint, double timeoutSeconds = 10, double connectSeconds = 2);
   ~RedisClient();
   RedisClient(const RedisClient&) = delete;
   RedisClient& operator=(const RedisClient&) = delete;
@@ -64,7 +65,7 @@ class RedisClient {
   void connect();
   void drop();
   RedisEndpoint endpoint_;
-  double timeoutSeconds_;
+  double timeoutSeconds_, connectSeconds_;
   redisContext* c_ = nullptr;
   int connections_ = 0;
 };

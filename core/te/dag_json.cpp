@@ -1,6 +1,7 @@
 #include "te/dag_json.h"
 
 #include <array>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
@@ -89,7 +90,8 @@ struct Writer {
 
 struct Reader {
   size_t nodes = 0;
-  const std::set<std::string>* defined = nullptr;  // tensors a load may read
+  std::map<std::string, size_t> ranks;  // tensors a load may read: those defined before, by rank
+  std::set<std::string> vars;           // variables the body may use: its operation's axes
 
   Expr expr(const json& j, int depth) {
     if (depth > kMaxJsonExprDepth)
@@ -123,8 +125,10 @@ struct Reader {
           if (!p.is_string() || p.get_ref<const std::string&>().empty())
             throw std::invalid_argument("a variable or load has no name");
           n.name = p.get<std::string>();
-          if (n.kind == ExprKind::Load && !defined->count(n.name))
+          if (n.kind == ExprKind::Load && !ranks.count(n.name))
             throw std::invalid_argument("a load reads '" + n.name + "', which no earlier operation defines");
+          if (n.kind == ExprKind::Var && !vars.count(n.name))
+            throw std::invalid_argument("variable '" + n.name + "' is not an axis of its operation");
       }
     }
     const int want = arity(n.kind);
@@ -132,6 +136,9 @@ struct Reader {
     if (want >= 0 && got != size_t(want))
       throw std::invalid_argument(std::string("a '") + kKindNames[size_t(n.kind)] + "' expression has " +
                                   std::to_string(got) + " operands, not " + std::to_string(want));
+    if (n.kind == ExprKind::Load && got != ranks.at(n.name))
+      throw std::invalid_argument("a load of '" + n.name + "' has " + std::to_string(got) + " indices for its " +
+                                  std::to_string(ranks.at(n.name)) + " dimensions");
     for (size_t i = first; i < j.size(); ++i)
       n.args.push_back(expr(j[i], depth + 1));
     return std::make_shared<const ExprNode>(std::move(n));
@@ -179,13 +186,14 @@ json dagToJson(const ComputeDAG& dag) {
   return {{"ops", std::move(ops)}, {"outputs", dag.outputs()}};
 }
 
-ComputeDAG dagFromJson(const json& j) {
+namespace {
+
+ComputeDAG readDag(const json& j) {
   if (!j.is_object() || !j.contains("ops") || !j["ops"].is_array() || !j.contains("outputs") ||
       !j["outputs"].is_array())
     throw std::invalid_argument("a compute definition is not {ops: [...], outputs: [...]}");
   Reader r;
   std::set<std::string> defined;
-  r.defined = &defined;
   std::vector<Op> ops;
   for (const json& o : j["ops"]) {
     if (!o.is_object() || !o.contains("name") || !o["name"].is_string() || !o.contains("shape") ||
@@ -215,9 +223,15 @@ ComputeDAG dagFromJson(const json& j) {
         op.reduce = ReduceKind(k);
         op.reduceAxes = axesFromJson(o.value("reduce_axes", json::array()));
       }
+      r.vars.clear();
+      for (const IterVar& v : op.axes)
+        r.vars.insert(v.name);
+      for (const IterVar& v : op.reduceAxes)
+        r.vars.insert(v.name);
       op.body = r.expr(o["body"], 0);
     }
     defined.insert(op.name);
+    r.ranks[op.name] = op.shape.size();
     ops.push_back(std::move(op));
   }
   std::vector<std::string> outputs;
@@ -228,6 +242,16 @@ ComputeDAG dagFromJson(const json& j) {
   }
   if (ops.empty() || outputs.empty()) throw std::invalid_argument("a compute definition has no operation or output");
   return ComputeDAG(std::move(ops), std::move(outputs));
+}
+
+}  // namespace
+
+ComputeDAG dagFromJson(const json& j) {
+  try {
+    return readDag(j);
+  } catch (const json::exception& e) {  // a value of the wrong type
+    throw std::invalid_argument(std::string("a compute definition does not read: ") + e.what());
+  }
 }
 
 }  // namespace tessel::te

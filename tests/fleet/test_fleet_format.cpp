@@ -93,6 +93,12 @@ class TestFleetFormat : public QObject {
                                        << "an output names no operation";
     QTest::newRow("not an object") << "array"
                                    << "is not {ops";
+    QTest::newRow("load with an index too few") << "rank"
+                                                << "has 1 indices for its 2 dimensions";
+    QTest::newRow("variable of no axis") << "var"
+                                         << "is not an axis of its operation";
+    QTest::newRow("field of the wrong type") << "type"
+                                             << "does not read";
   }
   void badDefinitionsAreRefusedByName() {
     QFETCH(QString, edit);
@@ -106,6 +112,9 @@ class TestFleetFormat : public QObject {
     if (edit == "extent") j["ops"][2]["axes"][0][1] = 0;
     if (edit == "output") j["outputs"] = json::array({"nothing"});
     if (edit == "array") j = json::array();
+    if (edit == "rank") body[2].erase(body[2].size() - 1);  // load A[i, k] -> A[i]
+    if (edit == "var") body[2][3] = json::array({"var", "i32", "q"});
+    if (edit == "type") j["ops"][0]["placeholder"] = 1;
     try {
       te::dagFromJson(j);
       QFAIL("accepted");
@@ -131,6 +140,35 @@ class TestFleetFormat : public QObject {
     } catch (const std::invalid_argument& e) {
       QVERIFY2(QString(e.what()).contains("nested deeper than"), e.what());
     }
+  }
+
+  // JSON nested a hundred thousand deep where a job or a result has a
+  // number: refused while parsing (copying or printing it would recurse
+  // through the stack), and the agent or tuner goes on.
+  void deepJsonIsRefusedWhileParsing() {
+    const int depth = 100000;
+    const std::string deep = std::string(depth, '[') + std::string(depth, ']');
+    const std::string job =
+        R"({"format": "tessel-measure-job", "version": )" + deep + R"(, "id": "t/1", "tuner": "t"})";
+    try {
+      fleet::decodeJob(job);
+      QFAIL("accepted");
+    } catch (const fleet::JobFormatError& e) {
+      QVERIFY2(QString(e.what()).contains("nested deeper than"), e.what());
+    }
+    QVERIFY(fleet::jobAddress(job).second.empty());
+    const std::string result =
+        R"({"format": "tessel-measure-result", "version": 1, "job": "t/1", "agent_s": )" + deep + "}";
+    QVERIFY_THROWS_EXCEPTION(fleet::JobFormatError, fleet::decodeResult(result));
+    QVERIFY(fleet::parseUntrusted(result).is_discarded());
+  }
+
+  // A result that does not decode still says which job it answers.
+  void unreadableResultsNameTheirJob() {
+    const std::string text = R"({"format": "tessel-measure-result", "version": 1, "job": "t/9", "agent": 5})";
+    QVERIFY_THROWS_EXCEPTION(fleet::JobFormatError, fleet::decodeResult(text));
+    QCOMPARE(fleet::resultJob(text), std::string("t/9"));
+    QCOMPARE(fleet::resultJob("{not json"), std::string());
   }
 
   void jobsRoundTrip() {
