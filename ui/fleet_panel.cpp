@@ -64,6 +64,7 @@ FleetPanel::FleetPanel(QWidget* parent) : QWidget(parent) {
                   QStringLiteral("fleetAgents"));
   queues_ = table(this, {tr("Target"), tr("Queued"), tr("In flight")}, QStringLiteral("fleetQueues"));
   auto* layout = new QVBoxLayout(this);
+  layout->setSizeConstraint(QLayout::SetNoConstraint);  // the minimum is minimumSizeHint's
   layout->addWidget(status_);
   layout->addWidget(agents_, 3);
   layout->addWidget(queues_, 1);

@@ -25,6 +25,9 @@ class FleetPanel : public QWidget {
   // What the panel says above its tables: the fleet's URL, or why it
   // cannot be read.
   QString statusText() const;
+  // Small: beside the log, it must not make the window taller than the
+  // log alone does (its tables scroll instead).
+  QSize minimumSizeHint() const override { return {160, 60}; }
 
  signals:
   // After each reading, shown or failed.

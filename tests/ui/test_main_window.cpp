@@ -27,6 +27,7 @@
 #include "cost/learned/learned_models.h"
 #include "frontend/model_loader.h"
 #include "ui/code_view.h"
+#include "ui/fleet_panel.h"
 #include "ui/graph_layout.h"
 #include "ui/graph_view.h"
 #include "ui/log_panel.h"
@@ -44,7 +45,7 @@ using tessel::ui::test::UiThreadGaps;
 
 namespace {
 
-const QStringList kDockTitles = {"Graph", "Tasks", "Search space", "Code", "Properties", "Plots", "Log"};
+const QStringList kDockTitles = {"Graph", "Tasks", "Search space", "Code", "Properties", "Plots", "Log", "Fleet"};
 
 struct ProcessResult {
   bool finished = false;
@@ -109,7 +110,7 @@ class TestMainWindow : public QObject {
     settings.clear();
   }
 
-  void hasTheSixDocks() {
+  void hasItsDocks() {
     MainWindow window;
     const QList<QDockWidget*> docks = window.findChildren<QDockWidget*>();
     QStringList titles;
@@ -129,6 +130,7 @@ class TestMainWindow : public QObject {
 
     // Each dock holds its view.
     QVERIFY(qobject_cast<LogPanel*>(dockTitled(window, "Log")->widget()));
+    QVERIFY(qobject_cast<tessel::ui::FleetPanel*>(dockTitled(window, "Fleet")->widget()));
     QVERIFY(qobject_cast<tessel::ui::TasksPanel*>(dockTitled(window, "Tasks")->widget()));
     QVERIFY(qobject_cast<tessel::ui::GraphView*>(dockTitled(window, "Graph")->widget()));
     QVERIFY(qobject_cast<tessel::ui::PlotsPanel*>(dockTitled(window, "Plots")->widget()));
