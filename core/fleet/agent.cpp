@@ -11,7 +11,6 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <set>
 #include <thread>
 
@@ -30,10 +29,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-
-std::string ms(double seconds) {
-  return std::to_string(long(seconds * 1000));
-}
 
 // What the slots and the heartbeat share.
 struct AgentState {
@@ -134,8 +129,8 @@ class Slot {
   std::vector<StreamEntry> takeOver(RedisClient& redis) {
     // The scan goes on from where the last one stopped: one call looks at
     // only ten pending entries.
-    const RedisReply r =
-        redis.command({"XAUTOCLAIM", stream_, kAgentGroup, name_, ms(leaseSeconds_), claimCursor_, "COUNT", "1"});
+    const RedisReply r = redis.command(
+        {"XAUTOCLAIM", stream_, kAgentGroup, name_, milliseconds(leaseSeconds_), claimCursor_, "COUNT", "1"});
     if (r.isError()) {
       claimCursor_ = "0-0";
       return {};
@@ -148,8 +143,8 @@ class Slot {
   }
 
   std::vector<StreamEntry> readNew(RedisClient& redis, bool* grouped) {
-    const RedisReply r = redis.command(
-        {"XREADGROUP", "GROUP", kAgentGroup, name_, "COUNT", "1", "BLOCK", ms(kBlockSeconds), "STREAMS", stream_, ">"});
+    const RedisReply r = redis.command({"XREADGROUP", "GROUP", kAgentGroup, name_, "COUNT", "1", "BLOCK",
+                                        milliseconds(kBlockSeconds), "STREAMS", stream_, ">"});
     if (r.isError()) {
       // Redis restarted without its data: the group is gone with the stream.
       if (r.str.rfind("NOGROUP", 0) == 0)
@@ -263,7 +258,7 @@ class Slot {
     std::vector<std::vector<std::string>> tx = {{"MULTI"}};
     if (!tuner.empty()) {
       tx.push_back({"XADD", resultStream(tuner), "*", "result", encodeResult(result)});
-      tx.push_back({"PEXPIRE", resultStream(tuner), ms(kResultTtlSeconds)});
+      tx.push_back({"PEXPIRE", resultStream(tuner), milliseconds(kResultTtlSeconds)});
     }
     tx.push_back({"XACK", stream_, kAgentGroup, e.id});
     tx.push_back({"XDEL", stream_, e.id});
@@ -338,10 +333,7 @@ json heartbeat(const AgentOptions& o, const std::string& name, const std::string
 }  // namespace
 
 std::string defaultAgentName() {
-  std::random_device rd;
-  char suffix[9];
-  std::snprintf(suffix, sizeof suffix, "%08x", unsigned(rd()));
-  return hostName() + ":" + std::to_string(getpid()) + ":" + suffix;
+  return uniqueProcessName();
 }
 
 std::string deviceDescription(const std::string& targetText) {
@@ -395,8 +387,9 @@ long runAgent(const AgentOptions& o) {
         renew.insert(renew.end(), state.held.begin(), state.held.end());
       }
       renew.push_back("JUSTID");
-      std::vector<std::vector<std::string>> cmds = {
-          {"SET", agentKey(name), heartbeat(o, name, target, device, state, started).dump(), "PX", ms(kAliveSeconds)}};
+      std::vector<std::vector<std::string>> cmds = {{"SET", agentKey(name),
+                                                     heartbeat(o, name, target, device, state, started).dump(), "PX",
+                                                     milliseconds(kAliveSeconds)}};
       if (renew.size() > 6) cmds.push_back(renew);
       beat->pipeline(cmds);
     } catch (const RedisError&) {

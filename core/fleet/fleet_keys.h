@@ -18,6 +18,14 @@
 
 namespace tessel::fleet {
 
+// Seconds as the whole milliseconds Redis's PX, BLOCK and idle times take.
+inline std::string milliseconds(double seconds) {
+  return std::to_string(long(seconds * 1000));
+}
+// "HOST:PID:RANDOM": unique per process, for agents and tuners alike (a
+// restarted process does not take its predecessor's name).
+std::string uniqueProcessName();
+
 inline std::string jobStream(const std::string& target) {
   return "tessel:jobs:" + target;
 }

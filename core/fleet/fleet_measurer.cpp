@@ -1,12 +1,9 @@
 #include "fleet/fleet_measurer.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <thread>
 
 #include "fleet/fleet_keys.h"
@@ -21,21 +18,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string ms(double seconds) {
-  return std::to_string(long(seconds * 1000));
-}
-
 double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-std::string newTunerId() {
-  std::random_device rd;
-  char buf[80];
-  char host[64] = {};
-  gethostname(host, sizeof host - 1);
-  std::snprintf(buf, sizeof buf, "%s:%d:%08x", host, int(getpid()), unsigned(rd()));
-  return buf;
 }
 
 // A job sent and not yet answered.
@@ -53,7 +37,7 @@ struct FleetMeasurer::Impl {
   measure::MeasurerOptions options;
   FleetOptions fleet;
   std::shared_ptr<FleetStats> stats;
-  std::string tuner = newTunerId();
+  std::string tuner = uniqueProcessName();
   std::string stream, results;
   std::unique_ptr<RedisClient> redis;
   std::string runId;  // of the Redis the round's jobs were sent to
@@ -84,7 +68,7 @@ struct FleetMeasurer::Impl {
 
   void beat(bool now = false) {
     if (!now && since(lastBeat) < kHeartbeatSeconds) return;
-    redis->checked({"SET", tunerKey(tuner), "1", "PX", ms(kAliveSeconds * 5)});
+    redis->checked({"SET", tunerKey(tuner), "1", "PX", milliseconds(kAliveSeconds * 5)});
     lastBeat = Clock::now();
   }
 
@@ -234,8 +218,8 @@ struct FleetMeasurer::Impl {
           retired = retiredJobs(out);
           lastRetiredCheck = Clock::now();
         }
-        const RedisReply r =
-            redis->checked({"XREAD", "COUNT", "256", "BLOCK", ms(kBlockSeconds), "STREAMS", results, lastResult});
+        const RedisReply r = redis->checked(
+            {"XREAD", "COUNT", "256", "BLOCK", milliseconds(kBlockSeconds), "STREAMS", results, lastResult});
         std::vector<std::string> read = {"XDEL", results};
         for (const StreamEntry& e : readEntries(r, "result")) {
           lastResult = e.id;
