@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "fleet/fleet_keys.h"
+#include "fleet/fleet_status.h"
 #include "fleet/job_format.h"
 #include "fleet/redis_client.h"
 #include "fleet/stream_entry.h"
@@ -72,25 +73,12 @@ struct FleetMeasurer::Impl {
     lastBeat = Clock::now();
   }
 
-  // Slots of the agents serving the task's target now.
+  // Slots of the agents serving the task's target now (heartbeats read as
+  // `fleet status` reads them: untrusted).
   int agentSlots() {
     int slots = 0;
-    std::string cursor = "0";
-    do {
-      const RedisReply r = redis->checked({"SCAN", cursor, "MATCH", kAgentKeyPattern, "COUNT", "1000"});
-      cursor = r[0].str;
-      std::vector<std::string> get = {"MGET"};
-      for (const RedisReply& k : r[1].elements)
-        get.push_back(k.str);
-      if (get.size() == 1) continue;
-      for (const RedisReply& v : redis->checked(get).elements) {
-        // Anyone with the password may write a heartbeat: read it as untrusted.
-        const nlohmann::json a = parseUntrusted(v.str);
-        if (!a.is_object() || !a.contains("target") || a["target"] != task.target) continue;
-        const nlohmann::json& n = a.contains("slots") ? a["slots"] : nlohmann::json();
-        slots += n.is_number_integer() ? int(std::clamp<int64_t>(n.get<int64_t>(), 1, 64)) : 1;
-      }
-    } while (cursor != "0");
+    for (const AgentView& a : fleetStatus(*redis).agents)
+      if (a.target == task.target) slots += std::clamp(a.jobSlots, 1, 64);
     return slots;
   }
 
