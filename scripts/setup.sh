@@ -15,7 +15,7 @@ packages=(
   xvfb xauth libonnx-testdata gnuplot-nox
   python3 bsdutils python3-torchvision
   clang libclang-rt-14-dev
-  libhiredis-dev redis-tools
+  libhiredis-dev libssl-dev openssl redis-tools
 )
 
 missing=()

@@ -79,7 +79,8 @@ int fleetCommand(const std::vector<std::string>& argv) {
     std::printf("%-20s %8ld %10ld\n", q.target.c_str(), q.queued, q.inFlight);
   return 0;
 #else
-  throw UsageError("this Tessel was built without the measurement fleet (install libhiredis-dev and rebuild)");
+  throw UsageError(
+      "this Tessel was built without the measurement fleet (install libhiredis-dev and libssl-dev, and rebuild)");
 #endif
 }
 

@@ -41,8 +41,9 @@ MeasureChoice measureOption(const Args& args, bool quiet) {
   };
   return c;
 #else
-  throw UsageError("--measure " + where +
-                   ": this Tessel was built without the measurement fleet (install libhiredis-dev and rebuild)");
+  throw UsageError(
+      "--measure " + where +
+      ": this Tessel was built without the measurement fleet (install libhiredis-dev and libssl-dev, and rebuild)");
 #endif
 }
 

@@ -1,12 +1,15 @@
 // A connection to Redis (hiredis, synchronous): commands as argument lists
 // (binary-safe, so no text is ever interpolated into a command), replies
-// copied into plain values. One per thread: a connection is not shared.
+// copied into plain values. Over TCP or a Unix socket hiredis does the I/O;
+// over TLS (rediss://) hiredis formats and parses and a TlsStream carries the
+// bytes. One per thread: a connection is not shared.
 // A lost connection is an exception; the next command connects again (and
 // authenticates and selects the database again), so the caller decides
 // whether to wait for Redis and what to do again.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,8 +17,11 @@
 #include "fleet/redis_url.h"
 
 struct redisContext;
+struct redisReader;
 
 namespace tessel::fleet {
+
+class TlsStream;
 
 // Redis cannot be reached, or the connection broke mid-command.
 struct RedisError : std::runtime_error {
@@ -64,9 +70,13 @@ class RedisClient {
  private:
   void connect();
   void drop();
+  // `count` commands already formatted, sent and answered over TLS.
+  std::vector<RedisReply> tlsPipeline(const std::string& formatted, size_t count);
   RedisEndpoint endpoint_;
   double timeoutSeconds_, connectSeconds_;
-  redisContext* c_ = nullptr;
+  redisContext* c_ = nullptr;       // plain TCP or a Unix socket
+  std::unique_ptr<TlsStream> tls_;  // TLS: the bytes go through this,
+  redisReader* reader_ = nullptr;   // and the replies are parsed by this
   int connections_ = 0;
 };
 

@@ -32,7 +32,8 @@ int integerIn(const std::string& text, int lo, int hi, const char* what, const s
   return v;
 }
 
-// "KEY=VALUE&..." of a unix:// URL.
+// "KEY=VALUE&..." of a unix:// URL (password, user, db) or a rediss:// one
+// (certificate files).
 void readQuery(const std::string& query, RedisEndpoint* e, const std::string& url) {
   size_t at = 0;
   while (at < query.size()) {
@@ -41,15 +42,21 @@ void readQuery(const std::string& query, RedisEndpoint* e, const std::string& ur
     const std::string item = query.substr(at, end - at);
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    if (key == "password")
+    if (e->tls && key == "cacert")
+      e->caFile = percentDecoded(value, url);
+    else if (e->tls && key == "cert")
+      e->certFile = percentDecoded(value, url);
+    else if (e->tls && key == "key")
+      e->keyFile = percentDecoded(value, url);
+    else if (!e->tls && key == "password")
       e->password = percentDecoded(value, url);
-    else if (key == "user")
+    else if (!e->tls && key == "user")
       e->user = percentDecoded(value, url);
-    else if (key == "db")
+    else if (!e->tls && key == "db")
       e->database = integerIn(value, 0, 1 << 20, "database", url);
     else
-      throw std::invalid_argument("Redis URL '" + url + "' has an unknown parameter '" + key +
-                                  "' (password, user, db)");
+      throw std::invalid_argument("Redis URL '" + url + "' has an unknown parameter '" + key + "' (" +
+                                  (e->tls ? "cacert, cert, key" : "password, user, db") + ")");
     at = end + 1;
   }
 }
@@ -88,7 +95,17 @@ RedisEndpoint parseRedisUrl(const std::string& url) {
     throw std::invalid_argument("'" + url + "' is not a Redis URL (redis://HOST:PORT, rediss://HOST:PORT or " +
                                 "unix:///PATH)");
   }
-  // [[USER]:PASSWORD@]HOST[:PORT][/DB]
+  // [[USER]:PASSWORD@]HOST[:PORT][/DB][?PARAMETERS], the parameters of rediss:// only
+  const size_t query = rest.find('?', rest.rfind('@') == std::string::npos ? 0 : rest.rfind('@'));
+  if (query != std::string::npos) {
+    if (!e.tls)
+      throw std::invalid_argument("Redis URL '" + url +
+                                  "' has parameters; only a rediss:// URL takes them (cacert, cert, key)");
+    readQuery(rest.substr(query + 1), &e, url);
+    rest.resize(query);
+  }
+  if (!e.keyFile.empty() && e.certFile.empty())
+    throw std::invalid_argument("Redis URL '" + url + "' names a client key without its certificate (cert=FILE)");
   const size_t slash = rest.find('/');
   if (slash != std::string::npos) {
     if (slash + 1 < rest.size()) e.database = integerIn(rest.substr(slash + 1), 0, 1 << 20, "database", url);

@@ -1,7 +1,10 @@
 // Where the fleet's Redis is, as a URL: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`
 // (TCP, port 6379 by default), `rediss://...` (the same over TLS) or
 // `unix:///PATH/redis.sock[?password=PASSWORD&db=DB]` (a Unix socket on this
-// machine). A password may be percent-encoded (%40 for '@').
+// machine). A password may be percent-encoded (%40 for '@'). A `rediss://` URL
+// may name its certificates: `?cacert=CA.pem` (the CA to trust instead of the
+// system's), `&cert=CLIENT.pem&key=CLIENT.key` (the client's, which Redis asks
+// for unless it is set `tls-auth-clients no`).
 #pragma once
 
 #include <string>
@@ -16,6 +19,7 @@ struct RedisEndpoint {
   std::string password;    // empty: no AUTH
   int database = 0;
   bool tls = false;
+  std::string caFile, certFile, keyFile;  // TLS only; empty: the system's CAs, no client certificate
   // The URL without its password, for messages and the fleet's view.
   std::string str() const;
 };

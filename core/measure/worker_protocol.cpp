@@ -1,14 +1,14 @@
 #include "measure/worker_protocol.h"
 
 #include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
+
+#include "support/sigpipe_blocker.h"
 
 namespace tessel::measure::protocol {
 
@@ -20,40 +20,6 @@ using nlohmann::json;
 void setError(std::string* error, const std::string& text) {
   if (error) *error = text;
 }
-
-// Blocks SIGPIPE in this thread for its lifetime. If a write raised a SIGPIPE
-// that was not already pending, it is consumed before the mask is restored, so
-// the process never sees it (a library must not change process-wide signal
-// dispositions behind the application's back).
-class SigpipeBlocker {
- public:
-  SigpipeBlocker() {
-    sigemptyset(&pipeSet_);
-    sigaddset(&pipeSet_, SIGPIPE);
-    sigset_t pending;
-    sigemptyset(&pending);
-    sigpending(&pending);
-    wasPending_ = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipeSet_, &oldMask_);
-  }
-  ~SigpipeBlocker() {
-    if (gotEpipe_ && !wasPending_) {
-      const timespec zero{0, 0};
-      while (sigtimedwait(&pipeSet_, nullptr, &zero) == -1 && errno == EINTR) {
-      }
-    }
-    pthread_sigmask(SIG_SETMASK, &oldMask_, nullptr);
-  }
-  SigpipeBlocker(const SigpipeBlocker&) = delete;
-  SigpipeBlocker& operator=(const SigpipeBlocker&) = delete;
-  void noteEpipe() { gotEpipe_ = true; }
-
- private:
-  sigset_t pipeSet_;
-  sigset_t oldMask_;
-  bool wasPending_ = false;
-  bool gotEpipe_ = false;
-};
 
 // Non-finite doubles have no JSON form: send them as strings.
 json encodeDouble(double v) {
@@ -106,7 +72,7 @@ bool getDouble(const json& j, const char* name, double& out, std::string* error)
 }  // namespace
 
 IoStatus writeAll(int fd, const void* data, size_t size, std::string* error) {
-  SigpipeBlocker blocker;
+  support::SigpipeBlocker blocker;
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     const ssize_t n = ::write(fd, p, size);

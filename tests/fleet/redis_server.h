@@ -46,6 +46,13 @@ class RedisServer {
 
   ~RedisServer() { stop(); }
 
+  // Serve TLS only (on the port start() picks), with this certificate and
+  // key, trusting clients whose certificates `caFile` signed (Redis asks
+  // clients for one by default).
+  void useTls(const QString& certFile, const QString& keyFile, const QString& caFile) {
+    tlsArgs_ = {"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--tls-ca-cert-file", caFile};
+  }
+
   // Starts it (on `port`, or a free one) and waits until it answers; false
   // with why otherwise. `password`: requirepass.
   bool start(QString* why, int port = 0, const QString& password = {}) {
@@ -57,12 +64,18 @@ class RedisServer {
       link_ = dir_.filePath("redis-server");
       QFile::remove(link_);
       QFile::link(exe, link_);
-      QStringList args = {"--bind", "127.0.0.1", "--port",   QString::number(port_), "--save", "", "--appendonly",
-                          "no",     "--dir",     dir_.path()};
+      QStringList args = {"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir_.path()};
+      if (tlsArgs_.isEmpty())
+        args << "--port" << QString::number(port_);
+      else
+        args << "--port"
+             << "0"
+             << "--tls-port" << QString::number(port_) << tlsArgs_;
       if (!password.isEmpty()) args << "--requirepass" << password;
       process_.setProgram(link_);
       process_.setArguments(args);
       process_.setProcessChannelMode(QProcess::MergedChannels);
+      log_.clear();  // a restart waits for its own "Ready"
       process_.start();
       if (!process_.waitForStarted(5000)) continue;
       QElapsedTimer t;
@@ -93,6 +106,7 @@ class RedisServer {
 
  private:
   QTemporaryDir dir_;
+  QStringList tlsArgs_;
   QString link_, log_;
   QProcess process_;
   int port_ = 0;

@@ -26,8 +26,6 @@ namespace {
 
 const QString kPassword = "fleet-test-pw";
 
-// The first column of the first row (as text), "" if none.
-
 struct Run {
   int code = -1;
   QString out, err;

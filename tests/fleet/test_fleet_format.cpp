@@ -345,6 +345,29 @@ class TestFleetFormat : public QObject {
                                        << "unknown parameter 'timeout'";
     QTest::newRow("bad escape") << "redis://:%zz@h"
                                 << "percent-encoding";
+    QTest::newRow("certificates without TLS") << "redis://h?cacert=/ca.pem"
+                                              << "only a rediss:// URL takes them";
+    QTest::newRow("TLS takes no password parameter") << "rediss://h?password=x"
+                                                     << "unknown parameter 'password' (cacert, cert, key)";
+    QTest::newRow("key without certificate") << "rediss://h?key=/k.pem"
+                                             << "client key without its certificate";
+  }
+
+  // rediss:// names its certificate files; a '?' in the password is not a parameter.
+  void tlsRedisUrls() {
+    const fleet::RedisEndpoint e =
+        fleet::parseRedisUrl("rediss://:p%3Fw?x@cache.lan:6390/2?cacert=/etc/ca.pem&cert=/c.pem&key=/c%20k.pem");
+    QVERIFY(e.tls);
+    QCOMPARE(e.host, std::string("cache.lan"));
+    QCOMPARE(e.port, 6390);
+    QCOMPARE(e.database, 2);
+    QCOMPARE(e.password, std::string("p?w?x"));
+    QCOMPARE(e.caFile, std::string("/etc/ca.pem"));
+    QCOMPARE(e.certFile, std::string("/c.pem"));
+    QCOMPARE(e.keyFile, std::string("/c k.pem"));
+    QCOMPARE(e.str(), std::string("rediss://cache.lan:6390/2"));
+    const fleet::RedisEndpoint plain = fleet::parseRedisUrl("rediss://h");
+    QVERIFY(plain.tls && plain.caFile.empty() && plain.certFile.empty());
   }
   void badRedisUrls() {
     QFETCH(QString, url);
