@@ -98,6 +98,11 @@ void RedisClient::drop() {
   tls_.reset();
 }
 
+std::string RedisClient::clientCertificateHint() const {
+  if (!endpoint_.certFile.empty()) return "";
+  return " (a Redis server asks for a client certificate unless set tls-auth-clients no: give cert=FILE&key=FILE)";
+}
+
 void RedisClient::connect() {
   drop();
   if (endpoint_.tls) {
@@ -106,7 +111,10 @@ void RedisClient::connect() {
                                          TlsFiles{endpoint_.caFile, endpoint_.certFile, endpoint_.keyFile},
                                          std::min(connectSeconds_, timeoutSeconds_), timeoutSeconds_);
     } catch (const TlsError& e) {
-      throw RedisError("cannot reach Redis at " + endpoint_.str() + ": " + e.what());
+      // TLS 1.2 refuses a missing client certificate in the handshake, with an alert.
+      const std::string why = e.what();
+      throw RedisError("cannot reach Redis at " + endpoint_.str() + ": " + why +
+                       (why.find("alert") != std::string::npos ? clientCertificateHint() : ""));
     }
     reader_ = redisReaderCreate();
     if (!reader_) {
@@ -139,10 +147,9 @@ void RedisClient::connect() {
     try {
       command({"PING"});  // any reply will do (before AUTH it is NOAUTH)
     } catch (const RedisError& e) {
-      if (!endpoint_.certFile.empty()) throw;
-      throw RedisError(std::string(e.what()) +
-                       " (a Redis server asks for a client certificate unless set tls-auth-clients no: give "
-                       "cert=FILE&key=FILE)");
+      const std::string why = e.what();
+      if (why.find("timed out") != std::string::npos) throw;
+      throw RedisError(why + clientCertificateHint());
     }
   }
   if (!endpoint_.password.empty()) {

@@ -70,6 +70,8 @@ class RedisClient {
  private:
   void connect();
   void drop();
+  // Why a TLS server may have refused us, when we sent no client certificate ("" otherwise).
+  std::string clientCertificateHint() const;
   // `count` commands already formatted, sent and answered over TLS.
   std::vector<RedisReply> tlsPipeline(const std::string& formatted, size_t count);
   RedisEndpoint endpoint_;

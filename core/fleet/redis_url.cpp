@@ -1,5 +1,6 @@
 #include "fleet/redis_url.h"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
@@ -61,6 +62,24 @@ void readQuery(const std::string& query, RedisEndpoint* e, const std::string& ur
   }
 }
 
+// The URL as error messages show it: the user and password before '@', and a
+// password= parameter, replaced by "***".
+std::string redacted(const std::string& url) {
+  std::string out = url;
+  const size_t scheme = out.find("://");
+  if (scheme != std::string::npos && out.rfind("unix://", 0) != 0) {
+    const size_t start = scheme + 3;
+    const size_t end = std::min(out.find_first_of("/?", start), out.size());
+    const size_t at = out.rfind('@', end == 0 ? 0 : end - 1);
+    if (at != std::string::npos && at >= start) out.replace(start, at - start, "***");
+  }
+  for (size_t p = out.find("password="); p != std::string::npos; p = out.find("password=", p + 1)) {
+    const size_t value = p + 9;
+    out.replace(value, std::min(out.find('&', value), out.size()) - value, "***");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RedisEndpoint::str() const {
@@ -68,23 +87,26 @@ std::string RedisEndpoint::str() const {
   if (!socketPath.empty()) {
     s = "unix://" + socketPath;
   } else {
-    s = std::string(tls ? "rediss://" : "redis://") + (user.empty() ? "" : user + "@") + host + ":" +
-        std::to_string(port);
+    const bool ipv6 = host.find(':') != std::string::npos;
+    s = std::string(tls ? "rediss://" : "redis://") + (user.empty() ? "" : user + "@") + (ipv6 ? "[" : "") + host +
+        (ipv6 ? "]" : "") + ":" + std::to_string(port);
   }
   if (database) s += (socketPath.empty() ? "/" : "?db=") + std::to_string(database);
   return s;
 }
 
-RedisEndpoint parseRedisUrl(const std::string& url) {
+RedisEndpoint parseRedisUrl(const std::string& given) {
+  // Messages name the URL without its password; `given` is only parsed.
+  const std::string url = redacted(given);
   RedisEndpoint e;
   std::string rest;
-  if (url.rfind("redis://", 0) == 0) {
-    rest = url.substr(8);
-  } else if (url.rfind("rediss://", 0) == 0) {
-    rest = url.substr(9);
+  if (given.rfind("redis://", 0) == 0) {
+    rest = given.substr(8);
+  } else if (given.rfind("rediss://", 0) == 0) {
+    rest = given.substr(9);
     e.tls = true;
-  } else if (url.rfind("unix://", 0) == 0) {
-    rest = url.substr(7);
+  } else if (given.rfind("unix://", 0) == 0) {
+    rest = given.substr(7);
     const size_t q = rest.find('?');
     e.socketPath = rest.substr(0, q);
     if (e.socketPath.empty() || e.socketPath[0] != '/')
@@ -95,22 +117,25 @@ RedisEndpoint parseRedisUrl(const std::string& url) {
     throw std::invalid_argument("'" + url + "' is not a Redis URL (redis://HOST:PORT, rediss://HOST:PORT or " +
                                 "unix:///PATH)");
   }
-  // [[USER]:PASSWORD@]HOST[:PORT][/DB][?PARAMETERS], the parameters of rediss:// only
-  const size_t query = rest.find('?', rest.rfind('@') == std::string::npos ? 0 : rest.rfind('@'));
-  if (query != std::string::npos) {
-    if (!e.tls)
-      throw std::invalid_argument("Redis URL '" + url +
-                                  "' has parameters; only a rediss:// URL takes them (cacert, cert, key)");
-    readQuery(rest.substr(query + 1), &e, url);
-    rest.resize(query);
+  // [[USER]:PASSWORD@]HOST[:PORT][/DB][?PARAMETERS], the parameters of rediss:// only.
+  // As in RFC 3986 the host part ends at the first '/' or '?' (percent-encode
+  // them in a password), so a parameter's value may hold any of '@', '/', '?'.
+  const size_t authorityEnd = rest.find_first_of("/?");
+  if (authorityEnd != std::string::npos) {
+    const std::string tail = rest.substr(authorityEnd);
+    rest.resize(authorityEnd);
+    const size_t query = tail.find('?');
+    if (query != std::string::npos) {
+      if (!e.tls)
+        throw std::invalid_argument("Redis URL '" + url +
+                                    "' has parameters; only a rediss:// URL takes them (cacert, cert, key)");
+      readQuery(tail.substr(query + 1), &e, url);
+    }
+    const std::string path = tail.substr(0, query);  // "" or "/" or "/DB"
+    if (path.size() > 1) e.database = integerIn(path.substr(1), 0, 1 << 20, "database", url);
   }
   if (!e.keyFile.empty() && e.certFile.empty())
     throw std::invalid_argument("Redis URL '" + url + "' names a client key without its certificate (cert=FILE)");
-  const size_t slash = rest.find('/');
-  if (slash != std::string::npos) {
-    if (slash + 1 < rest.size()) e.database = integerIn(rest.substr(slash + 1), 0, 1 << 20, "database", url);
-    rest.resize(slash);
-  }
   const size_t at = rest.rfind('@');
   if (at != std::string::npos) {
     const std::string auth = rest.substr(0, at);

@@ -12,7 +12,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "support/sigpipe_blocker.h"
@@ -57,8 +59,15 @@ int connectTcp(const std::string& host, int port, double seconds) {
     }
     int err = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
     if (err == EINPROGRESS) {
+      // Wait for the connect, through signals (Ctrl-C in the CLI), for what is left of `seconds`.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
       pollfd p = {fd, POLLOUT, 0};
-      const int ready = ::poll(&p, 1, int(seconds * 1000));
+      int ready = -1;
+      do {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+        ready = ::poll(&p, 1, int(std::max<long long>(0, left.count())));
+      } while (ready < 0 && errno == EINTR);
       socklen_t len = sizeof err;
       if (ready == 0)
         err = ETIMEDOUT;
@@ -88,6 +97,8 @@ TlsStream::TlsStream(const std::string& host, int port, const TlsFiles& files, d
   if (!ctx_) throw TlsError("cannot set up TLS: " + openSslErrors());
   try {
     SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
+    // An encrypted key must not make OpenSSL ask for its passphrase on the terminal.
+    SSL_CTX_set_default_passwd_cb(ctx_, [](char*, int, int, void*) { return 0; });
     SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, nullptr);
     if (files.caFile.empty() ? SSL_CTX_set_default_verify_paths(ctx_) != 1
                              : SSL_CTX_load_verify_locations(ctx_, files.caFile.c_str(), nullptr) != 1)
@@ -100,7 +111,8 @@ TlsStream::TlsStream(const std::string& host, int port, const TlsFiles& files, d
       if (SSL_CTX_use_certificate_chain_file(ctx_, files.certFile.c_str()) != 1)
         throw TlsError("cannot read the client certificate '" + files.certFile + "': " + openSslErrors());
       if (SSL_CTX_use_PrivateKey_file(ctx_, key.c_str(), SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx_) != 1)
-        throw TlsError("cannot use the client key '" + key + "': " + openSslErrors());
+        throw TlsError("cannot use the client key '" + key + "': " + openSslErrors() +
+                       " (a key protected by a passphrase is not supported: decrypt it with openssl pkey)");
     }
     fd_ = connectTcp(host, port, connectSeconds);
     ssl_ = SSL_new(ctx_);
@@ -112,11 +124,20 @@ TlsStream::TlsStream(const std::string& host, int port, const TlsFiles& files, d
     if (!nameSet) throw TlsError("cannot check the server's certificate for '" + host + "': " + openSslErrors());
     setTimeout(connectSeconds);
     support::SigpipeBlocker blocker;
+    int rc = 0;
     errno = 0;
-    if (const int rc = SSL_connect(ssl_); rc != 1) {
-      if (const long v = SSL_get_verify_result(ssl_); v != X509_V_OK)
-        throw TlsError(std::string("the server's certificate is not trusted: ") + X509_verify_cert_error_string(v) +
-                       (files.caFile.empty() ? " (name the CA that signed it with ?cacert=FILE)" : ""));
+    while ((rc = SSL_connect(ssl_)) != 1 && interrupted(rc)) {
+    }
+    if (rc != 1) {
+      blocker.noteEpipe();  // a fatal alert written to a closed connection raises SIGPIPE
+      if (const long v = SSL_get_verify_result(ssl_); v != X509_V_OK) {
+        ERR_clear_error();
+        const bool wrongName = v == X509_V_ERR_HOSTNAME_MISMATCH || v == X509_V_ERR_IP_ADDRESS_MISMATCH;
+        throw TlsError(std::string("the server's certificate is not accepted: ") + X509_verify_cert_error_string(v) +
+                       (wrongName              ? " (it does not name '" + host + "')"
+                        : files.caFile.empty() ? " (name the CA that signed it with ?cacert=FILE)"
+                                               : ""));
+      }
       fail(rc, "the TLS handshake failed");
     }
     setTimeout(timeoutSeconds);
@@ -147,6 +168,18 @@ void TlsStream::setTimeout(double seconds) {
   ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
+bool TlsStream::interrupted(int result) {
+  const int kind = SSL_get_error(ssl_, result);
+  // A signal ends a blocking read or write on a socket with a timeout (SO_RCVTIMEO
+  // sockets are never restarted), which OpenSSL reports as "want to read" again.
+  const bool eintr = (kind == SSL_ERROR_WANT_READ || kind == SSL_ERROR_WANT_WRITE) && errno == EINTR;
+  if (eintr) {
+    ERR_clear_error();
+    errno = 0;
+  }
+  return eintr;
+}
+
 void TlsStream::fail(int result, const char* doing) {
   const int savedErrno = errno;
   const int kind = SSL_get_error(ssl_, result);
@@ -164,12 +197,13 @@ void TlsStream::fail(int result, const char* doing) {
 void TlsStream::writeAll(const char* data, size_t size) {
   support::SigpipeBlocker blocker;
   ERR_clear_error();
+  errno = 0;
   while (size > 0) {
     size_t written = 0;
-    errno = 0;
     const int rc = SSL_write_ex(ssl_, data, size, &written);
+    if (rc != 1 && interrupted(rc)) continue;
     if (rc != 1) {
-      if (errno == EPIPE) blocker.noteEpipe();
+      blocker.noteEpipe();
       fail(rc, "writing");
     }
     data += written;
@@ -182,9 +216,11 @@ size_t TlsStream::readSome(char* data, size_t capacity) {
   ERR_clear_error();
   size_t read = 0;
   errno = 0;
-  const int rc = SSL_read_ex(ssl_, data, capacity, &read);
+  int rc = 0;
+  while ((rc = SSL_read_ex(ssl_, data, capacity, &read)) != 1 && interrupted(rc)) {
+  }
   if (rc != 1) {
-    if (errno == EPIPE) blocker.noteEpipe();
+    blocker.noteEpipe();
     fail(rc, "reading");
   }
   return read;

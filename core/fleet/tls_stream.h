@@ -30,8 +30,10 @@ struct TlsFiles {
 
 class TlsStream {
  public:
-  // Connects and completes the handshake within `connectSeconds`; later
-  // reads and writes wait at most `timeoutSeconds` each.
+  // Connects (each of the host's addresses within `connectSeconds`) and
+  // completes the handshake (each read or write of it within `connectSeconds`);
+  // later reads and writes wait at most `timeoutSeconds` each. Signals do not
+  // end a wait early.
   TlsStream(const std::string& host, int port, const TlsFiles& files, double connectSeconds, double timeoutSeconds);
   ~TlsStream();
   TlsStream(const TlsStream&) = delete;
@@ -44,6 +46,8 @@ class TlsStream {
  private:
   void setTimeout(double seconds);
   void release();
+  // Whether an operation that gave `result` was cut short by a signal and is to be repeated.
+  bool interrupted(int result);
   [[noreturn]] void fail(int result, const char* doing);
   int fd_ = -1;
   ssl_ctx_st* ctx_ = nullptr;

@@ -353,21 +353,41 @@ class TestFleetFormat : public QObject {
                                              << "client key without its certificate";
   }
 
-  // rediss:// names its certificate files; a '?' in the password is not a parameter.
+  // rediss:// names its certificate files, whose paths may hold '@', '/' and '?'.
   void tlsRedisUrls() {
-    const fleet::RedisEndpoint e =
-        fleet::parseRedisUrl("rediss://:p%3Fw?x@cache.lan:6390/2?cacert=/etc/ca.pem&cert=/c.pem&key=/c%20k.pem");
+    const fleet::RedisEndpoint e = fleet::parseRedisUrl(
+        "rediss://:p%3Fw%2Fx@cache.lan:6390/2?cacert=/etc/t@2025/ca.pem&cert=/c?.pem&key=/c%20k.pem");
     QVERIFY(e.tls);
     QCOMPARE(e.host, std::string("cache.lan"));
     QCOMPARE(e.port, 6390);
     QCOMPARE(e.database, 2);
-    QCOMPARE(e.password, std::string("p?w?x"));
-    QCOMPARE(e.caFile, std::string("/etc/ca.pem"));
-    QCOMPARE(e.certFile, std::string("/c.pem"));
+    QCOMPARE(e.password, std::string("p?w/x"));
+    QCOMPARE(e.caFile, std::string("/etc/t@2025/ca.pem"));
+    QCOMPARE(e.certFile, std::string("/c?.pem"));
     QCOMPARE(e.keyFile, std::string("/c k.pem"));
     QCOMPARE(e.str(), std::string("rediss://cache.lan:6390/2"));
     const fleet::RedisEndpoint plain = fleet::parseRedisUrl("rediss://h");
     QVERIFY(plain.tls && plain.caFile.empty() && plain.certFile.empty());
+    const fleet::RedisEndpoint noPassword = fleet::parseRedisUrl("rediss://r.lan?cacert=ca@2025.pem");
+    QCOMPARE(noPassword.host, std::string("r.lan"));
+    QVERIFY(noPassword.password.empty());
+    QCOMPARE(noPassword.caFile, std::string("ca@2025.pem"));
+    QCOMPARE(fleet::parseRedisUrl("rediss://[::1]:6380").str(), std::string("rediss://[::1]:6380"));
+  }
+
+  // A URL that does not parse is named in the error without its password.
+  void urlErrorsHideThePassword() {
+    for (const char* url :
+         {"redis://:hunter2@h:99999", "redis://tuner:hunter2@h?cacert=/ca.pem", "rediss://:hunter2@h/x",
+          "unix:///r.sock?password=hunter2&db=z", "redis://:hunter2@", "redis://:hunter%zz2@h"}) {
+      try {
+        fleet::parseRedisUrl(url);
+        QFAIL(url);
+      } catch (const std::invalid_argument& e) {
+        QVERIFY2(!QString(e.what()).contains("hunter"), e.what());
+        QVERIFY2(QString(e.what()).contains("***"), e.what());
+      }
+    }
   }
   void badRedisUrls() {
     QFETCH(QString, url);

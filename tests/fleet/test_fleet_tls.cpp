@@ -48,12 +48,12 @@ class TestFleetTls : public QObject {
     }
   }
 
-  // A self-signed certificate for DNS name localhost, valid two days.
-  bool makeCertificate(QString* why) {
+  // A self-signed certificate for DNS name `name`, valid two days.
+  static bool makeCertificate(const QString& name, const QString& certFile, const QString& keyFile, QString* why) {
     QProcess p;
     p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start("openssl", {"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-                        "-addext", "subjectAltName=DNS:localhost", "-keyout", key(), "-out", cert()});
+    p.start("openssl", {"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=" + name,
+                        "-addext", "subjectAltName=DNS:" + name, "-keyout", keyFile, "-out", certFile});
     if (!p.waitForStarted(5000)) {
       *why = "no openssl command on this machine (scripts/setup.sh installs it)";
       return false;
@@ -65,7 +65,7 @@ class TestFleetTls : public QObject {
 
  private slots:
   void initTestCase() {
-    if (!makeCertificate(&why_)) return;
+    if (!makeCertificate("localhost", cert(), key(), &why_)) return;
     redis_.useTls(cert(), key(), cert());
     up_ = redis_.start(&why_, 0, kPassword);
   }
@@ -93,13 +93,30 @@ class TestFleetTls : public QObject {
 
   void untrustedCertificateIsRefused() {
     const QString why = refusal(url("localhost", "cert=%1&key=%2"));
-    QVERIFY2(why.contains("certificate is not trusted") && why.contains("cacert="), qPrintable(why));
+    QVERIFY2(why.contains("certificate is not accepted: self-signed certificate") && why.contains("cacert="),
+             qPrintable(why));
     QVERIFY2(!why.contains(kPassword), qPrintable(why));
   }
 
   void certificateForAnotherNameIsRefused() {
     const QString why = refusal(url("127.0.0.1"));
-    QVERIFY2(why.contains("IP address mismatch"), qPrintable(why));
+    QVERIFY2(why.contains("IP address mismatch") && why.contains("does not name '127.0.0.1'"), qPrintable(why));
+  }
+
+  // A server whose certificate, from a CA we trust, is for another DNS name.
+  void certificateForAnotherHostNameIsRefused() {
+    const QString otherCert = dir_.filePath("other.pem"), otherKey = dir_.filePath("other.key");
+    QVERIFY2(makeCertificate("other.invalid", otherCert, otherKey, &why_), qPrintable(why_));
+    const int port = redis_.port();
+    redis_.stop();
+    redis_.useTls(otherCert, otherKey, cert());
+    const bool started = redis_.start(&why_, port, kPassword);
+    const QString why = started ? refusal(url("localhost", "cacert=" + otherCert + "&cert=%1&key=%2")) : "";
+    redis_.stop();
+    redis_.useTls(cert(), key(), cert());
+    QVERIFY2(redis_.start(&why_, port, kPassword), qPrintable(why_));
+    QVERIFY2(started, qPrintable(why_));
+    QVERIFY2(why.contains("hostname mismatch") && why.contains("does not name 'localhost'"), qPrintable(why));
   }
 
   void missingClientCertificateIsRefused() {
