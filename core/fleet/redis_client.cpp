@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "fleet/tls_stream.h"
+#include "support/sigpipe_blocker.h"
 
 namespace tessel::fleet {
 
@@ -175,19 +176,19 @@ std::vector<RedisReply> RedisClient::pipeline(const std::vector<std::vector<std:
   if (!c_ && !tls_) connect();
   const std::string formatted = formattedCommands(commands);
   if (tls_) return tlsPipeline(formatted, commands.size());
-  if (redisAppendFormattedCommand(c_, formatted.data(), formatted.size()) != REDIS_OK) {
-    const std::string why = c_->errstr;
+  // hiredis writes with write(): a server gone mid-command must not kill the
+  // tuner or the studio with SIGPIPE.
+  support::SigpipeBlocker blocker;
+  auto lost = [&](const std::string& why) {
+    blocker.noteEpipe();
     drop();
-    throw RedisError("lost Redis at " + endpoint_.str() + ": " + why);
-  }
+    return RedisError("lost Redis at " + endpoint_.str() + ": " + why);
+  };
+  if (redisAppendFormattedCommand(c_, formatted.data(), formatted.size()) != REDIS_OK) throw lost(c_->errstr);
   std::vector<RedisReply> replies;
   for (size_t i = 0; i < commands.size(); ++i) {
     void* raw = nullptr;
-    if (redisGetReply(c_, &raw) != REDIS_OK || !raw) {
-      const std::string why = c_->err ? c_->errstr : "no reply";
-      drop();
-      throw RedisError("lost Redis at " + endpoint_.str() + ": " + why);
-    }
+    if (redisGetReply(c_, &raw) != REDIS_OK || !raw) throw lost(c_->err ? c_->errstr : "no reply");
     std::unique_ptr<void, ReplyFree> owned(raw);
     replies.push_back(copied(static_cast<redisReply*>(raw)));
   }

@@ -175,10 +175,21 @@ class TestFleet : public QObject {
     QCOMPARE(j["fleet"]["programs"].get<int>(), 48);
     QCOMPARE(j["fleet"]["duplicates"].get<int>(), 0);
     checkDatabase(db, 48);
-    // Both took part, as the fleet's view tells.
-    const Run s = tessel({"fleet", "status", "--redis", url(), "--json"});
-    QVERIFY2(s.code == 0, qPrintable(s.err));
-    const json v = json::parse(s.out.toStdString());
+    // Both took part, as the fleet's view tells once their heartbeats (every
+    // second) have counted the last job.
+    json v;
+    QVERIFY2(waitFor(
+                 [&] {
+                   const Run s = tessel({"fleet", "status", "--redis", url(), "--json"});
+                   if (s.code != 0) return false;
+                   v = json::parse(s.out.toStdString());
+                   int done = 0;
+                   for (const json& a : v["agents"])
+                     done += a["programs_done"].get<int>();
+                   return done == 48;
+                 },
+                 10000),
+             v.dump().c_str());
     QCOMPARE(v["agents"].size(), size_t(2));
     int programs = 0;
     for (const json& a : v["agents"]) {
