@@ -95,6 +95,7 @@ class TestFleet : public QObject {
     return waitFor([&] { return status().agents.size() == n; }, 15000);
   }
 
+  const fleet::AgentView* agent(fleet::FleetView&&, const QString&) = delete;  // it would dangle
   const fleet::AgentView* agent(const fleet::FleetView& v, const QString& name) {
     for (const fleet::AgentView& a : v.agents)
       if (a.name == name.toStdString()) return &a;
@@ -221,7 +222,8 @@ class TestFleet : public QObject {
     // SIGKILL the slow agent while it holds a job.
     QVERIFY(waitFor(
         [&] {
-          const fleet::AgentView* a = agent(status(), "agent-slow");
+          const fleet::FleetView view = status();  // `a` points into it
+          const fleet::AgentView* a = agent(view, "agent-slow");
           return a && !a->jobsInHand.empty();
         },
         60000));
