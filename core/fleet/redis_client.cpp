@@ -181,8 +181,7 @@ std::vector<RedisReply> RedisClient::pipeline(const std::vector<std::vector<std:
   support::SigpipeBlocker blocker;
   auto lost = [&](const std::string& why) {
     blocker.noteEpipe();
-    drop();
-    return RedisError("lost Redis at " + endpoint_.str() + ": " + why);
+    return lostConnection(why);
   };
   if (redisAppendFormattedCommand(c_, formatted.data(), formatted.size()) != REDIS_OK) throw lost(c_->errstr);
   std::vector<RedisReply> replies;
@@ -195,28 +194,31 @@ std::vector<RedisReply> RedisClient::pipeline(const std::vector<std::vector<std:
   return replies;
 }
 
+RedisError RedisClient::lostConnection(const std::string& why) {
+  drop();
+  return RedisError("lost Redis at " + endpoint_.str() + ": " + why);
+}
+
 std::vector<RedisReply> RedisClient::tlsPipeline(const std::string& formatted, size_t count) {
-  auto lost = [&](const std::string& why) {
-    drop();
-    return RedisError("lost Redis at " + endpoint_.str() + ": " + why);
-  };
   std::vector<RedisReply> replies;
   try {
     tls_->writeAll(formatted.data(), formatted.size());
     char buffer[16384];
     while (replies.size() < count) {
       void* raw = nullptr;
-      if (redisReaderGetReply(reader_, &raw) != REDIS_OK) throw lost(std::string("bad reply: ") + reader_->errstr);
+      if (redisReaderGetReply(reader_, &raw) != REDIS_OK)
+        throw lostConnection(std::string("bad reply: ") + reader_->errstr);
       if (raw) {
         std::unique_ptr<void, ReplyFree> owned(raw);
         replies.push_back(copied(static_cast<redisReply*>(raw)));
         continue;
       }
       const size_t got = tls_->readSome(buffer, sizeof buffer);
-      if (redisReaderFeed(reader_, buffer, got) != REDIS_OK) throw lost(std::string("bad reply: ") + reader_->errstr);
+      if (redisReaderFeed(reader_, buffer, got) != REDIS_OK)
+        throw lostConnection(std::string("bad reply: ") + reader_->errstr);
     }
   } catch (const TlsError& e) {
-    throw lost(e.what());
+    throw lostConnection(e.what());
   }
   return replies;
 }

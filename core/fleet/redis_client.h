@@ -72,6 +72,8 @@ class RedisClient {
   void drop();
   // Why a TLS server may have refused us, when we sent no client certificate ("" otherwise).
   std::string clientCertificateHint() const;
+  // Drops the connection; the error to throw for it.
+  RedisError lostConnection(const std::string& why);
   // `count` commands already formatted, sent and answered over TLS.
   std::vector<RedisReply> tlsPipeline(const std::string& formatted, size_t count);
   RedisEndpoint endpoint_;

@@ -104,8 +104,6 @@ TlsStream::TlsStream(const std::string& host, int port, const TlsFiles& files, d
                              : SSL_CTX_load_verify_locations(ctx_, files.caFile.c_str(), nullptr) != 1)
       throw TlsError("cannot read the CA certificates " +
                      (files.caFile.empty() ? "of the system" : "in '" + files.caFile + "'") + ": " + openSslErrors());
-    if (!files.keyFile.empty() && files.certFile.empty())
-      throw TlsError("a client key is given without its certificate (cert=FILE)");
     if (!files.certFile.empty()) {
       const std::string key = files.keyFile.empty() ? files.certFile : files.keyFile;
       if (SSL_CTX_use_certificate_chain_file(ctx_, files.certFile.c_str()) != 1)

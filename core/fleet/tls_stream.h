@@ -25,7 +25,7 @@ struct TlsError : std::runtime_error {
 struct TlsFiles {
   std::string caFile;    // PEM certificates to trust; empty: the system's store
   std::string certFile;  // PEM client certificate (chain); empty: none sent
-  std::string keyFile;   // PEM private key of certFile; empty: read from certFile
+  std::string keyFile;   // PEM private key of certFile; empty: read from certFile (ignored without certFile)
 };
 
 class TlsStream {
