@@ -52,6 +52,7 @@ void TorchCostModel::keep(const std::vector<TaskRecords>& records) {
       it->programs.push_back(r.programs[i]);
       it->costs.push_back(std::isfinite(c) && c > 0 ? c : std::numeric_limits<double>::infinity());
     }
+    it->best = *std::min_element(it->costs.begin(), it->costs.end());
   }
 }
 
@@ -66,11 +67,16 @@ void TorchCostModel::pretrain(const std::vector<TaskRecords>& records, int epoch
   for (const TaskData& t : tasks_)
     programs += t.programs.size();
   const size_t perStep = size_t(options_.batchPrograms) * size_t(options_.tasksPerBatch);
-  trainSteps(int((programs + perStep - 1) / perStep) * std::max(epochs, 0));
+  trainSteps(int((programs + perStep - 1) / perStep) * std::max(epochs, 0), options_.cosineDecay);
 }
 
 // The pairwise logistic loss over every pair of the task's picked programs
-// whose costs differ (a failed program is slower than all).
+// whose costs differ (a failed program is slower than all), plus
+// options_.regressionWeight x Ansor's regression: the squared error of the
+// score against the normalised throughput (the task's best cost / the cost,
+// 0 for a failed program), weighted by that throughput. The rank term orders
+// the programs; the regression ties the scores to the throughput's scale and
+// weighs the fast programs most (where top-1 is decided).
 torch::Tensor TorchCostModel::rankLoss(const TaskData& task, const std::vector<size_t>& pick) {
   std::vector<const ProgramFeatureSet*> batch;
   std::vector<double> costs;
@@ -80,20 +86,26 @@ torch::Tensor TorchCostModel::rankLoss(const TaskData& task, const std::vector<s
   }
   const int64_t n = int64_t(batch.size());
   std::vector<float> better(size_t(n * n), 0.0f);  // [i][j] = 1 where i is faster than j
-  for (int64_t i = 0; i < n; ++i)
+  std::vector<float> throughput(batch.size());
+  for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < n; ++j)
       better[size_t(i * n + j)] = costs[size_t(i)] < costs[size_t(j)] ? 1.0f : 0.0f;
+    throughput[size_t(i)] = std::isfinite(costs[size_t(i)]) ? float(task.best / costs[size_t(i)]) : 0.0f;
+  }
   const torch::Tensor mask = torch::from_blob(better.data(), {n, n}, torch::kFloat32).clone();
   const float pairs = mask.sum().item<float>();
   if (pairs == 0) return {};
   const torch::Tensor s = net_->score(batch);
   const torch::Tensor diff = s.unsqueeze(1) - s.unsqueeze(0);  // s_i - s_j
-  return (torch::nn::functional::softplus(-diff) * mask).sum() / pairs;
+  const torch::Tensor rank = (torch::nn::functional::softplus(-diff) * mask).sum() / pairs;
+  if (options_.regressionWeight <= 0) return rank;
+  const torch::Tensor y = torch::from_blob(throughput.data(), {n}, torch::kFloat32).clone();
+  return rank + options_.regressionWeight * (y * (s - y).square()).mean();
 }
 
 // Each step averages the rank losses of several tasks drawn by their
 // program counts: one task's gradient alone pulls the shared network about.
-void TorchCostModel::trainSteps(int steps) {
+void TorchCostModel::trainSteps(int steps, bool decay) {
   std::vector<size_t> eligible;  // tasks with two programs to compare
   std::vector<double> weight;
   for (size_t t = 0; t < tasks_.size(); ++t)
@@ -115,6 +127,13 @@ void TorchCostModel::trainSteps(int steps) {
   int counted = 0;
   std::vector<size_t> order, pick;
   for (int step = 0; step < steps; ++step) {
+    if (decay) {
+      const double progress = double(step) / double(steps), floor = 0.01;
+      const double rate =
+          options_.learningRate * (floor + (1 - floor) * 0.5 * (1 + std::cos(3.141592653589793 * progress)));
+      for (auto& group : optimizer_->param_groups())
+        static_cast<torch::optim::AdamOptions&>(group.options()).lr(rate);
+    }
     torch::Tensor loss;
     int parts = 0;
     for (int k = 0; k < options_.tasksPerBatch; ++k) {
@@ -141,6 +160,9 @@ void TorchCostModel::trainSteps(int steps) {
     ++counted;
   }
   if (counted) lastLoss_ = sum / counted;
+  if (decay)  // online updates go on at the full rate
+    for (auto& group : optimizer_->param_groups())
+      static_cast<torch::optim::AdamOptions&>(group.options()).lr(options_.learningRate);
 }
 
 std::vector<double> TorchCostModel::predictFeatures(const std::string& /*taskKey*/,

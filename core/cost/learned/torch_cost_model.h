@@ -1,6 +1,7 @@
 // What the LibTorch cost models share: the records they learn from, grouped
-// by task; training with a pairwise rank loss on mini-batches drawn from one
-// task at a time (scores are only compared within a task); batched
+// by task; training with a pairwise rank loss (plus a regression of
+// normalised throughput) on mini-batches of a few tasks each (scores are only
+// compared within a task); batched
 // prediction without gradients; save() / load() of the parameters.
 // Includes LibTorch: only for the files of this folder.
 #pragma once
@@ -25,6 +26,12 @@ struct TrainOptions {
   double learningRate = 1e-3;  // Adam
   double weightDecay = 1e-5;
   uint64_t seed = 1;
+  // The weight of the regression of normalised throughput beside the rank
+  // loss (0: rank loss alone). See docs/cost-models.md for the figures.
+  double regressionWeight = 1.0;
+  // pretrain() lets the learning rate fall along a cosine to a hundredth of
+  // learningRate over its steps; online updates keep the full rate.
+  bool cosineDecay = true;
 };
 
 // A network that scores programs: it turns their features into tensors,
@@ -57,7 +64,7 @@ class TorchCostModel : public CostModel {
   std::string save() const override;
   void load(const std::string& bytes) override;
 
-  // Mean rank loss of the last training pass (NaN before any).
+  // Mean loss of the last training pass (NaN before any).
   double lastLoss() const { return lastLoss_; }
 
  private:
@@ -65,10 +72,12 @@ class TorchCostModel : public CostModel {
     std::string key;
     std::vector<ProgramFeatureSet> programs;  // valid ones
     std::vector<double> costs;                // seconds; +inf: failed
+    double best = 0;                          // seconds: the fastest
   };
   void keep(const std::vector<TaskRecords>& records);
-  void trainSteps(int steps);
-  // The rank loss of one task's programs `pick`; undefined when no two differ.
+  // `decay`: the learning rate falls along a cosine over the steps.
+  void trainSteps(int steps, bool decay = false);
+  // The loss (rank + regression) of one task's programs `pick`; undefined when no two differ.
   torch::Tensor rankLoss(const TaskData& task, const std::vector<size_t>& pick);
 
   std::string name_;
