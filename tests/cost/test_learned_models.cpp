@@ -20,6 +20,23 @@ namespace {
 
 const char* const kModels[] = {"mlp", "gat", "atformer"};
 
+// The recorded matmul programs as a model reads them: the first 200 to train
+// on, the rest held out.
+struct RecordedSplit {
+  cost::TaskRecords train;
+  std::vector<cost::ProgramFeatureSet> test;
+  std::vector<double> testCosts;
+};
+RecordedSplit recordedSplit(cost::FeatureKinds kinds) {
+  const te::ComputeDAG dag = te::makeOperator("matmul", {128, 128, 128});
+  const cost_test::RecordedPrograms r = cost_test::loadRecordedPrograms(TESSEL_DATA_DIR "/matmul_128_random300.jsonl");
+  const auto sets = cost::extractFeatureSets(dag, r.programs, kinds);
+  const long n = std::min(200L, long(sets.size()));
+  return {{"matmul", {sets.begin(), sets.begin() + n}, {r.costs.begin(), r.costs.begin() + n}},
+          {sets.begin() + n, sets.end()},
+          {r.costs.begin() + n, r.costs.end()}};
+}
+
 }  // namespace
 
 class TestLearnedModels : public QObject {
@@ -53,17 +70,10 @@ class TestLearnedModels : public QObject {
   }
   void ranksRecordedPrograms() {
     QFETCH(QString, model);
-    const te::ComputeDAG dag = te::makeOperator("matmul", {128, 128, 128});
-    const cost_test::RecordedPrograms r =
-        cost_test::loadRecordedPrograms(TESSEL_DATA_DIR "/matmul_128_random300.jsonl");
-    QVERIFY(r.costs.size() >= 250);
     auto m = cost::makeCostModel(model.toStdString(), 1);
-    const auto sets = cost::extractFeatureSets(dag, r.programs, m->features());
+    const auto [records, test, testCosts] = recordedSplit(m->features());
+    QVERIFY(records.costs.size() + testCosts.size() >= 250);
     const size_t train = 200;
-    cost::TaskRecords records{
-        "matmul", {sets.begin(), sets.begin() + long(train)}, {r.costs.begin(), r.costs.begin() + long(train)}};
-    const std::vector<cost::ProgramFeatureSet> test(sets.begin() + long(train), sets.end());
-    const std::vector<double> testCosts(r.costs.begin() + long(train), r.costs.end());
     QElapsedTimer clock;
     clock.start();
     m->pretrain({records}, 40);
@@ -100,22 +110,16 @@ class TestLearnedModels : public QObject {
   }
   void scoresApproximateNormalisedThroughput() {
     QFETCH(QString, model);
-    const te::ComputeDAG dag = te::makeOperator("matmul", {128, 128, 128});
-    const cost_test::RecordedPrograms r =
-        cost_test::loadRecordedPrograms(TESSEL_DATA_DIR "/matmul_128_random300.jsonl");
     auto m = cost::makeCostModel(model.toStdString(), 1);
-    const auto sets = cost::extractFeatureSets(dag, r.programs, m->features());
-    const size_t train = 200;
-    m->pretrain(
-        {{"matmul", {sets.begin(), sets.begin() + long(train)}, {r.costs.begin(), r.costs.begin() + long(train)}}}, 40);
-    const double best = *std::min_element(r.costs.begin(), r.costs.begin() + long(train));
-    const std::vector<cost::ProgramFeatureSet> test(sets.begin() + long(train), sets.end());
+    const auto [records, test, testCosts] = recordedSplit(m->features());
+    m->pretrain({records}, 40);
+    const double best = *std::min_element(records.costs.begin(), records.costs.end());
     const std::vector<double> scores = m->predictFeatures("matmul", test);
     // Weighted as the loss weighs it: by the normalised throughput.
     double error = 0, weight = 0;
     size_t n = 0;
     for (size_t i = 0; i < test.size(); ++i) {
-      const double c = r.costs[train + i];
+      const double c = testCosts[i];
       if (!test[i].valid || !std::isfinite(c)) continue;
       const double y = best / c;
       error += y * std::abs(scores[i] - y);

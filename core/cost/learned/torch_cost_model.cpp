@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <sstream>
 #include <stdexcept>
 
@@ -129,10 +130,8 @@ void TorchCostModel::trainSteps(int steps, bool decay) {
   for (int step = 0; step < steps; ++step) {
     if (decay) {
       const double progress = double(step) / double(steps), floor = 0.01;
-      const double rate =
-          options_.learningRate * (floor + (1 - floor) * 0.5 * (1 + std::cos(3.141592653589793 * progress)));
-      for (auto& group : optimizer_->param_groups())
-        static_cast<torch::optim::AdamOptions&>(group.options()).lr(rate);
+      setLearningRate(options_.learningRate *
+                      (floor + (1 - floor) * 0.5 * (1 + std::cos(std::numbers::pi * progress))));
     }
     torch::Tensor loss;
     int parts = 0;
@@ -160,9 +159,12 @@ void TorchCostModel::trainSteps(int steps, bool decay) {
     ++counted;
   }
   if (counted) lastLoss_ = sum / counted;
-  if (decay)  // online updates go on at the full rate
-    for (auto& group : optimizer_->param_groups())
-      static_cast<torch::optim::AdamOptions&>(group.options()).lr(options_.learningRate);
+  if (decay) setLearningRate(options_.learningRate);  // online updates go on at the full rate
+}
+
+void TorchCostModel::setLearningRate(double rate) {
+  for (auto& group : optimizer_->param_groups())
+    static_cast<torch::optim::AdamOptions&>(group.options()).lr(rate);
 }
 
 std::vector<double> TorchCostModel::predictFeatures(const std::string& /*taskKey*/,

@@ -77,6 +77,7 @@ class TorchCostModel : public CostModel {
   void keep(const std::vector<TaskRecords>& records);
   // `decay`: the learning rate falls along a cosine over the steps.
   void trainSteps(int steps, bool decay = false);
+  void setLearningRate(double rate);
   // The loss (rank + regression) of one task's programs `pick`; undefined when no two differ.
   torch::Tensor rankLoss(const TaskData& task, const std::vector<size_t>& pick);
 
