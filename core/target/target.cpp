@@ -150,7 +150,12 @@ int Target::effectiveThreads() const {
 
 std::vector<std::string> Target::compilerFlags() const {
   if (!isCpu()) return {"-O3", "-arch=" + arch};
-  std::vector<std::string> flags = {"-O3", "-march=" + arch, "-fopenmp", "-std=c++17"};
+  // -fno-predictive-commoning: once the search unrolls a register tile's
+  // reduction loop, GCC's -O3 keeps the next iteration's broadcast operands
+  // of a convolution in registers, spills them and broadcasts from registers
+  // instead of from memory (1.7x slower on Zen 4, 4.8x on Zen 3; neutral on
+  // other programs, docs/benchmarks.md "Kernel flags").
+  std::vector<std::string> flags = {"-O3", "-march=" + arch, "-fno-predictive-commoning", "-fopenmp", "-std=c++17"};
   if (vectorLanes >= 16) flags.push_back("-mprefer-vector-width=512");
   return flags;
 }
