@@ -634,7 +634,7 @@ class TestCli : public QObject {
   }
 
   // The cost-model workflow from the command line: collect a dataset,
-  // export it, train a model, evaluate it on a held-out model, and start a
+  // export it, measure it again, train a model, evaluate it on a held-out model, and start a
   // tuning from the trained file. Mistakes are usage errors that say why.
   void datasetTrainEvalAndStartFromAFile() {
     QTemporaryDir dir;
@@ -648,6 +648,22 @@ class TestCli : public QObject {
     QVERIFY(cj["measured"].toInt() >= 12);
     Run e = runCli({"dataset", "export", "--db", db, "--out", data});
     QVERIFY2(e.code == 0 && e.out.contains("records"), qPrintable(e.err));
+    // Measured again (once each here), every record is written back.
+    const QString again = dir.filePath("again.jsonl");
+    Run m = runCli({"dataset", "remeasure", "--data", data, "--out", again, "--repeat", "1", "--batch", "8",
+                    "--cache-flush", "off", "--json"},
+                   300000);
+    QVERIFY2(m.code == 0, qPrintable(m.err));
+    const QJsonObject mj = QJsonDocument::fromJson(m.out.toUtf8()).object();
+    QCOMPARE(mj["tasks"].toInt(), 5);
+    QCOMPARE(mj["programs"].toInt(), cj["records"].toInt());
+    QVERIFY(mj["valid"].toInt() > 0);
+    Run kept = runCli({"dataset", "remeasure", "--data", data, "--out", again, "--json"});
+    QCOMPARE(QJsonDocument::fromJson(kept.out.toUtf8()).object()["kept"].toInt(), 5);
+    Run same = runCli({"dataset", "remeasure", "--data", data, "--out", data});
+    QVERIFY2(same.code == 2 && same.err.contains("--out must not be --data"), qPrintable(same.err));
+    Run absent = runCli({"dataset", "remeasure", "--data", data, "--out", again, "--models", "resnet18"});
+    QVERIFY2(absent.code == 2 && absent.err.contains("no records of model 'resnet18'"), qPrintable(absent.err));
     const QString name = tessel::cost::findCostModel("xgb")->available ? "xgb" : "random";
     Run t = runCli({"costmodel", "train", "--model", name, "--data", data, "--out", model, "--quiet"});
     if (name == "random") {

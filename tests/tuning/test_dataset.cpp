@@ -2,16 +2,20 @@
 // a model into a real database (and a second run measures nothing more),
 // export writes JSON lines (gzip or plain) that read back the same, features
 // are recomputed from the model's tasks, and a model trained on them scores
-// with TenSet's metrics.
+// with TenSet's metrics. `dataset remeasure` relabels a set with medians of
+// new measurements, keeps every program, and goes on where it stopped.
 #include <QTemporaryDir>
 #include <QtTest>
+#include <atomic>
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <set>
 
 #include "cost/cost_model_registry.h"
 #include "tuning/dataset.h"
 #include "tuning/dataset_collection.h"
+#include "tuning/dataset_remeasure.h"
 
 using namespace tessel;
 
@@ -152,6 +156,103 @@ class TestDataset : public QObject {
     }
     QCOMPARE(keys.size(), size_t(10));
     QCOMPARE(ofOne, size_t(5));
+  }
+
+  // The label of a program measured several times: the median of the runs
+  // that succeeded, failed when fewer than half did.
+  void medianLabelOfRepeats() {
+    QCOMPARE(tuning::medianLabel({3e-3, 1e-3, 2e-3}), 2e-3);
+    QCOMPARE(tuning::medianLabel({2e-3, 4e-3}), 3e-3);
+    QCOMPARE(tuning::medianLabel({1e-3, INFINITY, 3e-3}), 2e-3);
+    QCOMPARE(tuning::medianLabel({5e-3, INFINITY}), 5e-3);
+    QVERIFY(std::isinf(tuning::medianLabel({1e-3, INFINITY, INFINITY})));
+    QVERIFY(std::isinf(tuning::medianLabel({})));
+  }
+
+  // A collected set with wrong labels (as from another machine) and one
+  // program this build cannot read: remeasure writes every record again with
+  // labels measured here, stops cleanly when cancelled and then measures
+  // only the tasks it has not written.
+  void remeasureRelabelsAndResumes() {
+    QTemporaryDir dir;
+    const std::string db = dir.filePath("set.db").toStdString();
+    tuning::collectDataset(smallCollection(3), db);
+    std::vector<tuning::DatasetRecord> in =
+        tuning::datasetFromDatabase(*store::Database::open(db, store::OpenMode::ReadOnly), {});
+    for (tuning::DatasetRecord& r : in)
+      r.cost = 1000.0;  // seconds: no tiny_cnn kernel takes that long
+    in.back().steps = R"([["NO_SUCH_STEP",1]])";
+    std::set<std::string> tasks;
+    for (const tuning::DatasetRecord& r : in)
+      tasks.insert(r.task);
+    QCOMPARE(tasks.size(), size_t(5));
+
+    tuning::RemeasureConfig c;
+    c.repeats = 2;
+    c.tuning = smallCollection(3).tuning;
+    const std::string out = dir.filePath("here.jsonl.gz").toStdString();
+    auto stop = std::make_shared<std::atomic<bool>>(false);
+    tuning::RemeasureEvents events;
+    events.cancel = stop;
+    events.onTask = [&](const tuning::RemeasureProgress& p) {
+      if (p.taskIndex == 1) stop->store(true);  // after two tasks are written
+    };
+    const tuning::RemeasureSummary first = tuning::remeasureDataset(in, c, out, events);
+    QVERIFY(first.stopped);
+    QCOMPARE(first.tasks, size_t(2));
+    std::set<std::string> written;
+    for (const tuning::DatasetRecord& r : tuning::readDataset(out))
+      written.insert(r.task);
+    QCOMPARE(written.size(), size_t(2));
+
+    const tuning::RemeasureSummary rest = tuning::remeasureDataset(in, c, out);
+    QVERIFY(!rest.stopped);
+    QCOMPARE(rest.kept, size_t(2));
+    QCOMPARE(rest.tasks, size_t(3));
+    const std::vector<tuning::DatasetRecord> back = tuning::readDataset(out);
+    QCOMPARE(back.size(), in.size());
+    std::multiset<std::string> before, after;
+    size_t relabelled = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      before.insert(in[i].task + in[i].steps);
+      after.insert(back[i].task + back[i].steps);
+      QCOMPARE(back[i].target, std::string("cpu"));
+      QVERIFY2(back[i].cost < 1.0 || std::isinf(back[i].cost), qPrintable(QString::number(back[i].cost)));
+      relabelled += std::isfinite(back[i].cost);
+    }
+    QCOMPARE(after, before);
+    QVERIFY2(relabelled > in.size() / 2, qPrintable(QString("%1 of %2").arg(relabelled).arg(in.size())));
+    for (const tuning::DatasetRecord& r : back)
+      if (r.steps == in.back().steps) QVERIFY(std::isinf(r.cost));  // unreadable: failed, still there
+    QVERIFY(!QFile::exists(QString::fromStdString(out + ".part.gz")));
+  }
+
+  // Bad requests stop before anything is measured or written.
+  void remeasureRejectsWhatItCannotMeasure() {
+    QTemporaryDir dir;
+    const std::string out = dir.filePath("out.jsonl").toStdString();
+    tuning::RemeasureConfig c;
+    c.tuning = smallCollection(3).tuning;
+    const std::vector<tuning::DatasetRecord> one = {{"tiny_cnn", "no_such_task", 1, "cpu", "[]", 1.0}};
+    auto message = [&](const std::vector<tuning::DatasetRecord>& in, const tuning::RemeasureConfig& config) {
+      try {
+        tuning::remeasureDataset(in, config, out);
+      } catch (const std::exception& e) {
+        return std::string(e.what());
+      }
+      return std::string("(accepted)");
+    };
+    QVERIFY(message(one, c).find("no_such_task") != std::string::npos);
+    tuning::RemeasureConfig other = c;
+    other.models = {"resnet18"};
+    QVERIFY(message(one, other).find("no records of model 'resnet18'") != std::string::npos);
+    std::vector<tuning::DatasetRecord> v2 = one;
+    v2[0].target = "cpu -arch=x86-64-v2";
+    QVERIFY(message(v2, c).find("for target 'cpu -arch=x86-64-v2'") != std::string::npos);
+    tuning::RemeasureConfig none = c;
+    none.repeats = 0;
+    QVERIFY(message(one, none).find("repeats") != std::string::npos);
+    QVERIFY(!QFile::exists(QString::fromStdString(out)));
   }
 
   void badFilesAreNamed() {
