@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -24,14 +23,10 @@ struct Group {
   std::vector<const DatasetRecord*> records;
 };
 
-bool endsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // Written beside the output and renamed over it, so that a run stopped while
 // writing leaves the last complete file.
 void writeAtomically(const std::string& path, const std::vector<DatasetRecord>& records) {
-  const std::string tmp = path + ".part" + (endsWith(path, ".gz") ? ".gz" : "");
+  const std::string tmp = path + ".part" + (path.ends_with(".gz") ? ".gz" : "");
   writeDataset(tmp, records);
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
