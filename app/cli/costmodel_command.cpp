@@ -55,9 +55,20 @@ Split splitData(const Args& args, bool needHeldOut) {
   for (const auto& r : records)
     present.insert(r.model);
   for (const std::string& m : heldOut)
-    if (!present.count(m)) throw UsageError("--held-out " + m + ": the dataset has no records of that model");
+    if (!present.count(m) && !args.has("test-data"))
+      throw UsageError("--held-out " + m + ": the dataset has no records of that model");
   auto [out, in] = tuning::splitByModel(records, heldOut);
-  return {std::move(out), std::move(in)};
+  if (!args.has("test-data")) return {std::move(out), std::move(in)};
+  // Scored on another file's labels of the held-out models (the same programs
+  // measured on another machine, say); trained on --data without them.
+  const std::string testPath = args.get("test-data");
+  const auto testRecords = tuning::readDataset(testPath);
+  std::set<std::string> inTest;
+  for (const auto& r : testRecords)
+    inTest.insert(r.model);
+  for (const std::string& m : heldOut)
+    if (!inTest.count(m)) throw UsageError("--held-out " + m + ": --test-data " + testPath + " has no records of it");
+  return {tuning::splitByModel(testRecords, heldOut).first, std::move(in)};
 }
 
 void train(cost::CostModel& model, const std::vector<tuning::DatasetRecord>& records, int epochs, bool quiet,
@@ -74,6 +85,7 @@ void train(cost::CostModel& model, const std::vector<tuning::DatasetRecord>& rec
 int trainCommand(const Args& args) {
   if (!args.has("model")) throw UsageError("train needs --model NAME (try --help)");
   if (!args.has("out")) throw UsageError("train needs --out FILE");
+  if (args.has("test-data")) throw UsageError("--test-data applies to eval (train reads --data only)");
   const uint64_t seed = uint64_t(args.getInt("seed", 1, 0, 1ll << 62));
   bool trained = false;
   auto model = modelOf(args, seed, &trained);
@@ -155,7 +167,7 @@ int evalCommand(const Args& args) {
 }  // namespace
 
 OptionSpec costmodelOptions() {
-  return {{"model", "data", "held-out", "epochs", "out", "seed", "ensemble"}, {"json", "quiet", "help"}};
+  return {{"model", "data", "test-data", "held-out", "epochs", "out", "seed", "ensemble"}, {"json", "quiet", "help"}};
 }
 
 std::string costmodelHelp() {
@@ -176,6 +188,8 @@ std::string costmodelHelp() {
          "  --model M           a registry name or a file from `costmodel train`\n"
          "  --data FILE         the dataset (.jsonl or .jsonl.gz)\n"
          "  --held-out A,B      models kept out of training (eval: the ones scored)\n"
+         "  --test-data FILE    eval: score the held-out models' records of FILE instead of\n"
+         "                      --data's (train on one machine's labels, score on another's)\n"
          "  --epochs N          passes over the training set (default 30; xgb: ignored)\n"
          "  --out FILE          train: where to save the model\n"
          "  --seed S            random seed (default 1)\n"

@@ -12,6 +12,7 @@
 #include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -691,6 +692,36 @@ class TestCli : public QObject {
       pickedSum += w * picked;
     }
     QVERIFY(std::abs(bestSum / pickedSum - vj["top1"].toDouble()) < 1e-9);
+    // Scored on the labels measured again (--test-data): every task's best is
+    // the lowest cost that file holds for it.
+    Run w = runCli({"costmodel", "eval", "--model", model, "--data", data, "--test-data", again, "--held-out",
+                    "tiny_cnn", "--json"});
+    QVERIFY2(w.code == 0, qPrintable(w.err));
+    std::map<std::string, double> againBest;
+    QFile againFile(again);
+    QVERIFY(againFile.open(QIODevice::ReadOnly));
+    for (const QByteArray& line : againFile.readAll().split('\n')) {
+      const QJsonObject r = QJsonDocument::fromJson(line).object();
+      if (r.isEmpty() || r["cost"].isNull()) continue;
+      double& best = againBest.try_emplace(r["task"].toString().toStdString(), 1e300).first->second;
+      best = std::min(best, r["cost"].toDouble());
+    }
+    std::vector<double> expected, scoredBest, originalBest;
+    for (const auto& [task, best] : againBest)
+      expected.push_back(best);
+    for (const QJsonValue& p : QJsonDocument::fromJson(w.out.toUtf8()).object()["per_task"].toArray())
+      scoredBest.push_back(p.toObject()["best_seconds"].toDouble());
+    for (const QJsonValue& p : perTask)
+      originalBest.push_back(p.toObject()["best_seconds"].toDouble());
+    std::ranges::sort(expected);
+    std::ranges::sort(scoredBest);
+    std::ranges::sort(originalBest);
+    QCOMPARE(scoredBest, expected);
+    QVERIFY(scoredBest != originalBest);
+    Run noTest =
+        runCli({"costmodel", "eval", "--model", model, "--data", data, "--test-data", again, "--held-out", "resnet18"});
+    QVERIFY2(noTest.code == 2 && noTest.err.contains("--test-data") && noTest.err.contains("no records of it"),
+             qPrintable(noTest.err));
     const QString tuned = dir.filePath("tuned.db");
     Run tune = runCli({"tune-op", "matmul", "--shape", "16,16,16", "--trials", "4", "--batch", "2", "--json",
                        "--cost-model-file", model, "--db", tuned});
