@@ -46,26 +46,30 @@ struct Split {
   std::vector<tuning::DatasetRecord> heldOut, train;
 };
 
+std::set<std::string> modelsIn(const std::vector<tuning::DatasetRecord>& records) {
+  std::set<std::string> models;
+  for (const auto& r : records)
+    models.insert(r.model);
+  return models;
+}
+
 Split splitData(const Args& args, bool needHeldOut) {
   if (!args.has("data")) throw UsageError("needs --data FILE (from tessel dataset export)");
   const auto records = tuning::readDataset(args.get("data"));
   const auto heldOut = parseList(args.get("held-out"));
   if (needHeldOut && heldOut.empty()) throw UsageError("needs --held-out MODEL,... (the models to evaluate on)");
-  std::set<std::string> present;
-  for (const auto& r : records)
-    present.insert(r.model);
-  for (const std::string& m : heldOut)
-    if (!present.count(m) && !args.has("test-data"))
-      throw UsageError("--held-out " + m + ": the dataset has no records of that model");
   auto [out, in] = tuning::splitByModel(records, heldOut);
-  if (!args.has("test-data")) return {std::move(out), std::move(in)};
+  if (!args.has("test-data")) {
+    const auto present = modelsIn(records);
+    for (const std::string& m : heldOut)
+      if (!present.count(m)) throw UsageError("--held-out " + m + ": the dataset has no records of that model");
+    return {std::move(out), std::move(in)};
+  }
   // Scored on another file's labels of the held-out models (the same programs
   // measured on another machine, say); trained on --data without them.
   const std::string testPath = args.get("test-data");
   const auto testRecords = tuning::readDataset(testPath);
-  std::set<std::string> inTest;
-  for (const auto& r : testRecords)
-    inTest.insert(r.model);
+  const auto inTest = modelsIn(testRecords);
   for (const std::string& m : heldOut)
     if (!inTest.count(m)) throw UsageError("--held-out " + m + ": --test-data " + testPath + " has no records of it");
   return {tuning::splitByModel(testRecords, heldOut).first, std::move(in)};
