@@ -44,6 +44,19 @@ std::string findInPath(const std::string& name) {
   return {};
 }
 
+// Closes every descriptor from 3 up but `keep` (async-signal-safe).
+void closeAllBut(int keep) {
+  const auto closeRange = [](unsigned first, unsigned last) {
+    if (first > last) return;
+    if (::close_range(first, last, 0) == 0) return;
+    for (unsigned fd = first; fd <= last && fd < 65536; ++fd)  // a kernel before 5.9
+      ::close(static_cast<int>(fd));
+  };
+  if (keep < 3) return closeRange(3, ~0U);
+  closeRange(3, static_cast<unsigned>(keep) - 1);
+  closeRange(static_cast<unsigned>(keep) + 1, ~0U);
+}
+
 // The guardian's SIGTERM, sent by the kernel when its parent dies: the
 // whole group (the command and what it started) goes with it.
 void killOwnGroup(int) {
@@ -62,6 +75,11 @@ pid_t spawnGuarded(const char* program, char* const* args, char* const* envp, in
   const pid_t guardian = ::fork();
   if (guardian > 0) ::setpgid(guardian, guardian);  // both sides: a kill(-pid) at once finds the group
   if (guardian != 0) return guardian;
+  // The guardian outlives this process by an instant (until the kernel's
+  // SIGTERM reaches it) and never execs: it must not hold this process's
+  // descriptors, above all the database's writer lock, whose holder a reader
+  // takes for a tuner still running.
+  closeAllBut(outFd);
   ::setpgid(0, 0);
   ::prctl(PR_SET_NAME, "tessel-guard");
   struct sigaction sa {};

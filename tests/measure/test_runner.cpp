@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <QByteArray>
+#include <QDir>
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -13,6 +14,8 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -176,6 +179,7 @@ class TestRunner : public QObject {
   void sameInputsForEveryKernel();
   void kernelPrintingDoesNotCorruptProtocol();
   void cancelAbandonsHangingKernelAndCompiler();
+  void compilerGuardianHoldsNoDescriptorOfOurs();
   void cacheFlushEvicts();
   void packedInputs();
   void threadsOfTheTarget();
@@ -593,6 +597,27 @@ void TestRunner::cancelAbandonsHangingKernelAndCompiler() {
   QVERIFY2(procWait < 2, "the process was not killed on cancellation");
   QVERIFY(procs[0].cancelled && !procs[0].timedOut && !procs[0].ok());
   QVERIFY(procs[1].cancelled && !procs[1].started);
+}
+
+// The guardian a compiler runs under is forked without an exec: it must not
+// keep this process's descriptors (close-on-exec or not) open, or a reader
+// would find the database's writer lock held after the tuner died. The
+// command lists its parent's (the guardian's) descriptors.
+void TestRunner::compilerGuardianHoldsNoDescriptorOfOurs() {
+  const std::string path = QDir(QDir::tempPath()).filePath("tessel-guardian-fd").toStdString();
+  const int ours = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  QVERIFY(ours >= 3);
+  const auto r = tessel::support::runProcess({"sh", "-c", "ls /proc/$PPID/fd"}, 30);
+  ::close(ours);
+  ::unlink(path.c_str());
+  QVERIFY2(r.ok(), r.output.c_str());
+  std::set<int> held;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) held.insert(std::stoi(line));
+  QVERIFY2(!held.count(ours), r.output.c_str());
+  // stdin, stdout, stderr and the command's output file, nothing else.
+  QVERIFY2(held.size() <= 4, r.output.c_str());
 }
 
 // Each cache state puts a kernel's buffers where it says. A copy of a buffer
