@@ -18,11 +18,17 @@ namespace tessel::cost::learned {
 
 namespace {
 
-// What save() writes first: the format (2: the feature scaler's statistics
-// among the buffers) and the model's name. load() refuses another model's
-// bytes with this line.
-std::string header(const std::string& name) {
-  return "tessel-cost-model 2 " + name + "\n";
+// What save() writes first: the format and the model's name. load() refuses
+// another model's bytes with this line, and an older format's: 2 had the
+// feature scaler's statistics among the buffers, 3 has gat's store-row
+// encoder and atformer's summed stores (an older atformer's parameters would
+// load and score otherwise).
+constexpr int kFormat = 3;
+const char* const kOlderFormats[] = {"", "without feature scaling",
+                                     "before gat encoded and atformer summed the stores"};
+
+std::string header(const std::string& name, int format = kFormat) {
+  return "tessel-cost-model " + std::to_string(format) + " " + name + "\n";
 }
 
 constexpr size_t kPredictChunk = 1024;  // programs per forward pass when predicting
@@ -201,11 +207,12 @@ void TorchCostModel::load(const std::string& bytes) {
   const std::string head = header(name_);
   if (bytes.compare(0, head.size(), head) != 0) {
     const std::string first = bytes.substr(0, std::min(bytes.find('\n'), size_t(60)));
-    const std::string older = "tessel-cost-model 1 " + name_ + "\n";
-    if (bytes.compare(0, older.size(), older) == 0)
-      throw std::runtime_error("this '" + name_ +
-                               "' cost model was saved by an older Tessel (format 1, without feature scaling); "
-                               "train it again");
+    for (int format = 1; format < kFormat; ++format) {
+      const std::string older = header(name_, format);
+      if (bytes.compare(0, older.size(), older) == 0)
+        throw std::runtime_error("this '" + name_ + "' cost model was saved by an older Tessel (format " +
+                                 std::to_string(format) + ", " + kOlderFormats[format] + "); train it again");
+    }
     throw std::runtime_error("not a saved '" + name_ + "' cost model (it begins \"" + first + "\")");
   }
   std::istringstream in(bytes.substr(head.size()));
