@@ -80,6 +80,10 @@ Split splitData(const Args& args, bool needHeldOut) {
 // (docs/benchmarks.md); the help text says the same number.
 constexpr int kDefaultEpochs = 60;
 
+int epochsOf(const Args& args) {
+  return int(args.getInt("epochs", kDefaultEpochs, 0, 100000));
+}
+
 void train(cost::CostModel& model, const std::vector<tuning::DatasetRecord>& records, int epochs, bool quiet,
            double* seconds) {
   const auto start = Clock::now();
@@ -100,7 +104,7 @@ int trainCommand(const Args& args) {
   auto model = modelOf(args, seed, &trained);
   const Split split = splitData(args, false);
   double seconds = 0;
-  train(*model, split.train, int(args.getInt("epochs", kDefaultEpochs, 0, 100000)), args.has("quiet"), &seconds);
+  train(*model, split.train, epochsOf(args), args.has("quiet"), &seconds);
   cost::saveCostModelFile(args.get("out"), *model);
   std::printf("%s trained on %zu programs in %.1f s: %s\n", model->name().c_str(), model->trainedOn(), seconds,
               args.get("out").c_str());
@@ -115,7 +119,7 @@ int evalCommand(const Args& args) {
   const Split split = splitData(args, true);
   const bool quiet = args.has("quiet") || args.has("json");
   double trainSeconds = 0;
-  if (!trained) train(*model, split.train, int(args.getInt("epochs", kDefaultEpochs, 0, 100000)), quiet, &trainSeconds);
+  if (!trained) train(*model, split.train, epochsOf(args), quiet, &trainSeconds);
   const tuning::DatasetTasks test = tuning::featuresOf(split.heldOut, model->features());
   size_t programs = 0;
   for (const auto& t : test.tasks)
