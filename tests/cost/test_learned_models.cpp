@@ -3,7 +3,8 @@
 // a 128^3 matmul measured on the build machine, tests/data) better than the
 // random model; their scores follow the normalised throughput's scale;
 // save() and load() give the same predictions; another model's bytes are
-// refused; invalid programs score lowest; online updates learn.
+// refused; invalid programs score lowest; online updates learn, a loaded
+// model's only after a warm-up of records.
 #include <QElapsedTimer>
 #include <QtTest>
 #include <fstream>
@@ -160,6 +161,30 @@ class TestLearnedModels : public QObject {
     }
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, mlp->load("tessel-cost-model 3 mlp\ngarbage"));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, mlp->load(""));
+  }
+
+  // A pre-trained model keeps its parameters through a tuning's first
+  // records (TrainOptions::loadedWarmupRecords, 512) and learns online after;
+  // a model from nothing learns from the first update.
+  void loadedModelWaitsForRecordsBeforeLearningOnline() {
+    auto trained = cost::makeCostModel("mlp", 1);
+    const auto [records, test, testCosts] = recordedSplit(trained->features());
+    trained->pretrain({records}, 5);
+    const std::vector<double> pretrained = trained->predictFeatures("matmul", test);
+
+    auto loaded = cost::makeCostModel("mlp", 1);
+    loaded->load(trained->save());
+    for (int update = 1; update <= 2; ++update) {  // 200, then 400 records
+      loaded->updateFeatures({records});
+      QCOMPARE(loaded->trainedOn(), records.costs.size() * size_t(update));
+      QCOMPARE(loaded->predictFeatures("matmul", test), pretrained);
+    }
+    loaded->updateFeatures({records});  // 600: past the warm-up
+    QVERIFY(loaded->predictFeatures("matmul", test) != pretrained);
+
+    // Trained, not loaded: its first update already moves it.
+    trained->updateFeatures({records});
+    QVERIFY(trained->predictFeatures("matmul", test) != pretrained);
   }
 
   // Through the task-level interface, as the search calls it: features are

@@ -65,6 +65,7 @@ void TorchCostModel::keep(const std::vector<TaskRecords>& records) {
 
 void TorchCostModel::updateFeatures(const std::vector<TaskRecords>& records) {
   keep(records);
+  if (loaded_ && trained_ < options_.loadedWarmupRecords) return;
   trainSteps(options_.onlineSteps);
 }
 
@@ -220,6 +221,7 @@ void TorchCostModel::load(const std::string& bytes) {
   try {
     archive.load_from(in);
     net_->load(archive);
+    loaded_ = true;
   } catch (const c10::Error& e) {
     throw std::runtime_error("the saved '" + name_ + "' cost model cannot be read: " + e.what_without_backtrace());
   }

@@ -20,7 +20,11 @@
 namespace tessel::cost::learned {
 
 struct TrainOptions {
-  int onlineSteps = 24;        // mini-batches per update() during a tuning
+  int onlineSteps = 24;  // mini-batches per update() during a tuning
+  // A model loaded from a file (pre-trained) holds its online updates until
+  // it has kept this many records: trained on a few dozen programs of one or
+  // two tasks, it forgets what thousands taught it (docs/cost-models.md).
+  size_t loadedWarmupRecords = 512;
   int tasksPerBatch = 4;       // tasks drawn for one mini-batch (their losses averaged)
   int batchPrograms = 48;      // programs drawn from each of them
   double learningRate = 1e-3;  // Adam
@@ -54,7 +58,8 @@ class TorchCostModel : public CostModel {
   std::string name() const override { return name_; }
   FeatureKinds features() const override { return kinds_; }
   // Keeps the records and trains options.onlineSteps mini-batches on all
-  // kept so far (online fine-tuning).
+  // kept so far (online fine-tuning); a loaded model only once it has kept
+  // options.loadedWarmupRecords.
   void updateFeatures(const std::vector<TaskRecords>& records) override;
   // Keeps the records and trains `epochs` passes over all kept so far.
   void pretrain(const std::vector<TaskRecords>& records, int epochs) override;
@@ -89,6 +94,7 @@ class TorchCostModel : public CostModel {
   std::vector<TaskData> tasks_;
   std::mt19937_64 rng_;
   size_t trained_ = 0;
+  bool loaded_ = false;  // load() gave it its parameters
   double lastLoss_;
 };
 
