@@ -194,38 +194,71 @@ std::string registerTilePrelude() {
   return os.str();
 }
 
-std::optional<std::string> emitRegisterTile(const Stmt& loop, int depth, const VectorIsa& isa) {
-  if (!loop || loop->kind != StmtNode::For) return std::nullopt;
-  const std::optional<Tile> found = recognise(loop.get());
-  if (!found) return std::nullopt;
-  const Tile& t = *found;
-  const std::string& inner = t.tile.back()->loopVar;
-  const int64_t innerExtent = t.tile.back()->extent;
-  int lanes = isa.lanes;
-  while (lanes > 4 && innerExtent % lanes != 0)
-    lanes /= 2;
-  if (innerExtent % lanes != 0) return std::nullopt;
-  const int64_t perRow = innerExtent / lanes;
-  const std::vector<std::map<std::string, Expr>> points = outerPoints(t);
-  const int64_t accumulators = int64_t(points.size()) * perRow;
+namespace {
 
-  // Every accumulator's vector operands; those shared by several are loaded
-  // once per reduction step, the others where they are used.
-  const std::string W = std::to_string(lanes);
-  auto at = [&](const Expr& e, const std::map<std::string, Expr>& p, int64_t j) {
-    auto q = p;
-    q[inner] = te::intImm(j * lanes);
-    return te::toString(te::substitute(e, q));
-  };
-  std::map<std::string, int> uses;
-  for (const auto& p : points)
-    for (int64_t j = 0; j < perRow; ++j)
-      for (const Operand& o : t.operands)
-        if (o.vector) ++uses[at(o.expr, p, j)];
+// A recognised tile laid out on the machine's vectors: its points, the
+// vectors per point, and the vector operands several accumulators share
+// (loaded once per reduction step, the others where they are used).
+struct Layout {
+  Tile t;
+  int lanes = 0;
+  int64_t perRow = 0;  // vectors per point
+  std::vector<std::map<std::string, Expr>> points;
   std::map<std::string, std::string> shared;  // operand -> its register's name
+  int64_t accumulators() const { return int64_t(points.size()) * perRow; }
+  // The operand `e` at point p, vector j.
+  std::string at(const Expr& e, const std::map<std::string, Expr>& p, int64_t j) const {
+    auto q = p;
+    q[t.tile.back()->loopVar] = te::intImm(j * lanes);
+    return te::toString(te::substitute(e, q));
+  }
+};
+
+std::optional<Layout> layOut(const StmtNode* loop, const VectorIsa& isa) {
+  if (!loop || loop->kind != StmtNode::For) return std::nullopt;
+  std::optional<Tile> found = recognise(loop);
+  if (!found) return std::nullopt;
+  Layout l;
+  l.t = std::move(*found);
+  const int64_t innerExtent = l.t.tile.back()->extent;
+  l.lanes = isa.lanes;
+  while (l.lanes > 4 && innerExtent % l.lanes != 0)
+    l.lanes /= 2;
+  if (innerExtent % l.lanes != 0) return std::nullopt;
+  l.perRow = innerExtent / l.lanes;
+  l.points = outerPoints(l.t);
+  std::map<std::string, int> uses;
+  for (const auto& p : l.points)
+    for (int64_t j = 0; j < l.perRow; ++j)
+      for (const Operand& o : l.t.operands)
+        if (o.vector) ++uses[l.at(o.expr, p, j)];
   for (const auto& [text, n] : uses)
-    if (n > 1) shared.emplace(text, named("w", int64_t(shared.size())));
-  if (accumulators + int64_t(shared.size()) + kSpareRegisters > isa.registers) return std::nullopt;
+    if (n > 1) l.shared.emplace(text, named("w", int64_t(l.shared.size())));
+  return l;
+}
+
+bool fitsRegisters(const Layout& l, const VectorIsa& isa) {
+  return l.accumulators() + int64_t(l.shared.size()) + kSpareRegisters <= isa.registers;
+}
+
+}  // namespace
+
+std::optional<RegisterTilePlan> planRegisterTile(const lower::StmtNode& loop, const VectorIsa& isa) {
+  const std::optional<Layout> l = layOut(&loop, isa);
+  if (!l) return std::nullopt;
+  return RegisterTilePlan{l->t.store, l->accumulators(), l->lanes, fitsRegisters(*l, isa)};
+}
+
+std::optional<std::string> emitRegisterTile(const Stmt& loop, int depth, const VectorIsa& isa) {
+  const std::optional<Layout> layout = layOut(loop.get(), isa);
+  if (!layout || !fitsRegisters(*layout, isa)) return std::nullopt;
+  const Tile& t = layout->t;
+  const int lanes = layout->lanes;
+  const int64_t perRow = layout->perRow, accumulators = layout->accumulators();
+  const auto& points = layout->points;
+  const auto& shared = layout->shared;
+  const std::string W = std::to_string(lanes);
+  auto at = [&](const Expr& e, const std::map<std::string, Expr>& p, int64_t j) { return layout->at(e, p, j); };
 
   const std::string pad(size_t(depth) * 2, ' ');
   std::ostringstream os;

@@ -22,6 +22,19 @@
 
 namespace tessel::codegen {
 
+// What the emitter makes of the nest rooted at `loop` when it is a tile: its
+// store, its accumulators (vectors of `lanes` floats) and whether they fit
+// the registers (the emitter writes the tile only then, and otherwise tries
+// the loops inside). Nothing when the nest is not a tile. The cost models'
+// features read it (cost/features.h): the two kinds of kernel differ ~10x.
+struct RegisterTilePlan {
+  const lower::StmtNode* store = nullptr;
+  int64_t accumulators = 0;  // vector registers the tile's results take
+  int lanes = 0;             // float32 lanes of each
+  bool fits = false;
+};
+std::optional<RegisterTilePlan> planRegisterTile(const lower::StmtNode& loop, const VectorIsa& isa);
+
 // The C++ of the nest rooted at `loop` (a For) at indentation `depth`, or
 // nothing when the nest is not such a tile or it would not fit the registers.
 std::optional<std::string> emitRegisterTile(const lower::Stmt& loop, int depth, const VectorIsa& isa);

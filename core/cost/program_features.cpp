@@ -7,9 +7,9 @@
 
 namespace tessel::cost {
 
-ProgramFeatureSet extractFeatureSet(const lower::LoweredFunc& f, FeatureKinds kinds) {
+ProgramFeatureSet extractFeatureSet(const lower::LoweredFunc& f, FeatureKinds kinds, const target::Target& target) {
   ProgramFeatureSet s;
-  if (kinds & kStoreRows) s.stores = extractFeatures(f);
+  if (kinds & kStoreRows) s.stores = extractFeatures(f, target);
   if (kinds & kGraph) s.graph = buildProgramGraph(f);
   if (kinds & kLoopTokens) s.loops = extractLoopTokens(f);
   s.valid = true;
@@ -18,7 +18,7 @@ ProgramFeatureSet extractFeatureSet(const lower::LoweredFunc& f, FeatureKinds ki
 
 std::vector<ProgramFeatureSet> extractFeatureSets(const te::ComputeDAG& dag,
                                                   const std::vector<std::vector<schedule::Step>>& programs,
-                                                  FeatureKinds kinds) {
+                                                  FeatureKinds kinds, const target::Target& target) {
   std::vector<ProgramFeatureSet> out(programs.size());
   // Lowering dominates a search round: programs are independent, so they
   // are shared out (the search never runs beside a measurement).
@@ -27,7 +27,7 @@ std::vector<ProgramFeatureSet> extractFeatureSets(const te::ComputeDAG& dag,
     try {
       lower::LoweredFunc f = lower::lowerState(schedule::replay(dag, programs[i]));
       lower::rewriteLayouts(&f);  // as measured and run: constants in the layout the loops walk
-      out[i] = extractFeatureSet(f, kinds);
+      out[i] = extractFeatureSet(f, kinds, target);
     } catch (const std::exception&) {
       out[i] = {};  // invalid: scored kInvalidScore
     }

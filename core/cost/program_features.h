@@ -10,6 +10,7 @@
 #include "cost/loop_tokens.h"
 #include "cost/program_graph.h"
 #include "schedule/steps.h"
+#include "target/target.h"
 #include "te/compute_dag.h"
 
 namespace tessel::cost {
@@ -30,10 +31,13 @@ struct ProgramFeatureSet {
   LoopTokens loops;        // kLoopTokens
 };
 
-ProgramFeatureSet extractFeatureSet(const lower::LoweredFunc& f, FeatureKinds kinds);
+// `target`: what the kernel is built for (the store rows' register tiles).
+ProgramFeatureSet extractFeatureSet(const lower::LoweredFunc& f, FeatureKinds kinds,
+                                    const target::Target& target = target::Target::host());
 // Replays and lowers each program; several threads for many programs.
 std::vector<ProgramFeatureSet> extractFeatureSets(const te::ComputeDAG& dag,
                                                   const std::vector<std::vector<schedule::Step>>& programs,
-                                                  FeatureKinds kinds);
+                                                  FeatureKinds kinds,
+                                                  const target::Target& target = target::Target::host());
 
 }  // namespace tessel::cost

@@ -43,6 +43,7 @@
 #include <utility>
 
 #include "cost/cost_model.h"
+#include "cost/features.h"
 
 namespace tessel::cost {
 
@@ -188,6 +189,7 @@ class XgbModel final : public CostModel {
       throw std::runtime_error("xgb cost model: the saved model reads " + std::to_string(width) +
                                " features per row, this one " + std::to_string(width_));
     width_ = width;
+    loaded_ = true;
     b.setParam("nthread", std::to_string(threadCount()));
     booster_ = std::move(b);
   }
@@ -282,14 +284,18 @@ class XgbModel final : public CostModel {
  private:
   // All rows of all programs must have one length, `width` (0: not known
   // yet, set by the first row).
-  static void checkRows(const ProgramFeatures& p, size_t& width) {
+  void checkRows(const ProgramFeatures& p, size_t& width) const {
     for (const auto& row : p) {
       if (width == 0) {
         if (row.empty()) throw std::invalid_argument("xgb cost model: empty feature row");
         width = row.size();
       } else if (row.size() != width) {
-        throw std::invalid_argument("xgb cost model: feature row of length " + std::to_string(row.size()) +
-                                    ", expected " + std::to_string(width));
+        std::string why = "xgb cost model: feature row of length " + std::to_string(row.size()) + ", expected " +
+                          std::to_string(width);
+        if (loaded_)  // e.g. 164: saved before the register-tile features
+          why += " (the model was loaded from a file saved for rows of " + std::to_string(width) +
+                 " features; Tessel's store rows have " + std::to_string(kNumFeatures) + ": train it again)";
+        throw std::invalid_argument(why);
       }
     }
   }
@@ -409,6 +415,7 @@ class XgbModel final : public CostModel {
   uint64_t seed_;
   std::mt19937_64 rng_;
   size_t width_ = 0;                         // feature row length, from the first row seen
+  bool loaded_ = false;                      // load() gave it its booster
   std::vector<float> rows_;                  // training rows, flat
   std::vector<size_t> programEnd_;           // per training program: end of its rows
   std::vector<double> costs_;                // per training program: seconds (inf: failed)

@@ -11,6 +11,7 @@
 #include "frontend/model_loader.h"
 #include "fusion/task_extraction.h"
 #include "support/input_file.h"
+#include "target/target.h"
 #include "task/search_task.h"
 
 namespace tessel::tuning {
@@ -147,7 +148,8 @@ DatasetTasks featuresOf(const std::vector<DatasetRecord>& records, cost::Feature
         ++out.skipped;  // steps of a format this build does not read
       }
     }
-    std::vector<cost::ProgramFeatureSet> sets = cost::extractFeatureSets(t->second.dag, programs, kinds);
+    std::vector<cost::ProgramFeatureSet> sets =
+        cost::extractFeatureSets(t->second.dag, programs, kinds, target::parseTarget(first.target));
     cost::TaskRecords tr{task::recordKey(first.task, first.target), {}, {}};
     for (size_t i = 0; i < sets.size(); ++i) {
       if (!sets[i].valid) {

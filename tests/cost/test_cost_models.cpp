@@ -324,6 +324,17 @@ class TestCostModels : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, predictRows(*m, {wrongWidth}));
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, updateRows(*m, {wrongWidth}, {1.0}));
     QCOMPARE(m->trainedOn(), size_t(10));
+    // A model loaded from a file saved for other rows (an older Tessel's
+    // feature set) says so, and to train it again.
+    auto loaded = makeXgbModel("throughput", 1);
+    loaded->load(m->save());
+    try {
+      predictRows(*loaded, {wrongWidth});
+      QFAIL("predicted from rows of the wrong width");
+    } catch (const std::invalid_argument& e) {
+      QVERIFY2(std::string(e.what()).find("saved for rows of 16 features") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("train it again") != std::string::npos, e.what());
+    }
   }
 
   void xgbPredictionSpeed_data() { lossColumns(false); }

@@ -4,12 +4,15 @@
 #include <QtTest>
 #include <cmath>
 #include <random>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "codegen/cpp_codegen.h"
 #include "cost/features.h"
 #include "cost_test_support.h"
+#include "lower/layout_rewrite.h"
 #include "lower/loop_nest.h"
 #include "schedule/sketch.h"
 #include "schedule/steps.h"
@@ -81,7 +84,8 @@ class TestFeatures : public QObject {
     QCOMPARE(std::set<std::string>(names.begin(), names.end()).size(), cost::kNumFeatures);
     QCOMPARE(names.front(), std::string("float_mad"));
     QCOMPARE(names[57], std::string("B0.acc_type.kRead"));
-    QCOMPARE(names.back(), std::string("auto_unroll_max_step"));
+    QCOMPARE(names[163], std::string("auto_unroll_max_step"));  // the last of Ansor's 164
+    QCOMPARE(names.back(), std::string("reg_tile_spilled"));
   }
 
   void naiveMatmulCounts() {
@@ -308,6 +312,51 @@ class TestFeatures : public QObject {
     // The shared copies are allocated inside the block loop.
     QCOMPARE(at(rows[0], "alloc_outer_prod"), slog(6));
     QVERIFY(at(rows[0], "alloc_size") > 0.0f);
+  }
+
+  // The register-tile features say what the code generator writes: for
+  // random schedules of a convolution and a matmul, on AVX-512 (16 lanes, 32
+  // registers) and AVX2 (8 lanes, 16 registers), the rows marked reg_tile
+  // are the kernel's register tiles, with their vectors and lanes; a tile
+  // too large for the registers is marked spilled instead. CUDA: none.
+  void registerTilesAsTheCodeGeneratorWritesThem() {
+    const std::regex tileComment("register tile of [^\\n]*\\): (\\d+) vectors of (\\d+) floats");
+    int tiled = 0, spilled = 0;
+    for (const char* targetText : {"cpu -arch=x86-64-v4", "cpu -arch=x86-64-v3"}) {
+      const target::Target target = target::parseTarget(targetText);
+      for (const te::ComputeDAG& dag : {te::makeOperator("conv2d", {1, 16, 14, 14, 32, 3, 3, 1, 1}, te::Layout::NHWC),
+                                        te::makeOperator("matmul", {64, 64, 64})}) {
+        HardwareParams hw;
+        for (const auto& p : samplePrograms(dag, hw, 40, 11)) {
+          lower::LoweredFunc f = lower::lowerState(replay(dag, p));
+          lower::rewriteLayouts(&f);
+          const std::string code = codegen::emitCppKernel(f, "k", codegen::CppOptions(target));
+          std::multiset<std::pair<int, int>> written, marked;
+          for (std::sregex_iterator it(code.begin(), code.end(), tileComment), end; it != end; ++it)
+            written.insert({std::stoi((*it)[1]), std::stoi((*it)[2])});
+          for (const auto& row : cost::extractFeatures(f, target)) {
+            QVERIFY(at(row, "reg_tile") == 0.0f || at(row, "reg_tile_spilled") == 0.0f);
+            if (at(row, "reg_tile") == 1.0f)
+              marked.insert({int(std::lround(std::exp2(at(row, "reg_tile_vectors")) - 1)),
+                             int(std::lround(std::exp2(at(row, "reg_tile_lanes")) - 1))});
+            if (at(row, "reg_tile_spilled") == 1.0f) {
+              ++spilled;
+              QVERIFY(at(row, "reg_tile_vectors") > 0.0f);
+            }
+          }
+          QCOMPARE(marked, written);
+          tiled += int(written.size());
+        }
+      }
+    }
+    QVERIFY2(tiled >= 20 && spilled >= 5, qPrintable(QString("%1 tiles, %2 spilled").arg(tiled).arg(spilled)));
+    // The same program for CUDA: no register tiles.
+    te::ComputeDAG dag = te::makeOperator("matmul", {64, 64, 64});
+    HardwareParams hw;
+    for (const auto& p : samplePrograms(dag, hw, 10, 11))
+      for (const auto& row : cost::extractProgramFeatures(dag, p, target::parseTarget("cuda")))
+        for (const char* name : {"reg_tile", "reg_tile_vectors", "reg_tile_lanes", "reg_tile_spilled"})
+          QCOMPARE(at(row, name), 0.0f);
   }
 
   void invalidProgramGivesEmpty() {

@@ -22,10 +22,10 @@ namespace {
 // another model's bytes with this line, and an older format's: 2 had the
 // feature scaler's statistics among the buffers, 3 has gat's store-row
 // encoder and atformer's summed stores (an older atformer's parameters would
-// load and score otherwise).
-constexpr int kFormat = 3;
-const char* const kOlderFormats[] = {"", "without feature scaling",
-                                     "before gat encoded and atformer summed the stores"};
+// load and score otherwise), 4 the register-tile features (168 per store row).
+constexpr int kFormat = 4;
+const char* const kOlderFormats[] = {"", "without feature scaling", "before gat encoded and atformer summed the stores",
+                                     "with 164 features per store, before the register-tile ones"};
 
 std::string header(const std::string& name, int format = kFormat) {
   return "tessel-cost-model " + std::to_string(format) + " " + name + "\n";
