@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -111,6 +112,26 @@ int trainCommand(const Args& args) {
   return 0;
 }
 
+// --scores FILE: every held-out program's cost and score, one per line, to
+// see where a model's picks go wrong (or to combine models' scores offline).
+// Opened before training, so a bad path fails at once.
+std::ofstream openScores(const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw UsageError("--scores " + path + ": cannot write there");
+  return out;
+}
+
+void writeScores(std::ofstream& out, const std::string& path, const std::vector<cost::EvalTask>& scored) {
+  out << "model\ttask\tprogram\tseconds\tscore\n";
+  out.precision(17);  // round-trips a double
+  for (const cost::EvalTask& t : scored)
+    for (size_t i = 0; i < t.costs.size(); ++i)
+      out << t.model << '\t' << t.key << '\t' << i << '\t' << (std::isfinite(t.costs[i]) ? t.costs[i] : -1.0) << '\t'
+          << t.scores[i] << '\n';
+  out.flush();
+  if (!out) throw std::runtime_error("--scores " + path + ": writing failed");
+}
+
 int evalCommand(const Args& args) {
   if (!args.has("model")) throw UsageError("eval needs --model FILE|NAME (try --help)");
   const uint64_t seed = uint64_t(args.getInt("seed", 1, 0, 1ll << 62));
@@ -118,6 +139,7 @@ int evalCommand(const Args& args) {
   auto model = modelOf(args, seed, &trained);
   const Split split = splitData(args, true);
   const bool quiet = args.has("quiet") || args.has("json");
+  std::ofstream scores = args.has("scores") ? openScores(args.get("scores")) : std::ofstream();
   double trainSeconds = 0;
   if (!trained) train(*model, split.train, epochsOf(args), quiet, &trainSeconds);
   const tuning::DatasetTasks test = tuning::featuresOf(split.heldOut, model->features());
@@ -128,6 +150,7 @@ int evalCommand(const Args& args) {
   const std::vector<cost::EvalTask> scored = tuning::scoreTasks(*model, test);
   const double predictSeconds = since(start);
   const cost::EvalMetrics all = cost::evaluateRanking(scored);
+  if (args.has("scores")) writeScores(scores, args.get("scores"), scored);
   nlohmann::json perModel = nlohmann::json::object();
   for (const std::string& m : parseList(args.get("held-out"))) {
     std::vector<cost::EvalTask> mine;
@@ -180,7 +203,8 @@ int evalCommand(const Args& args) {
 }  // namespace
 
 OptionSpec costmodelOptions() {
-  return {{"model", "data", "test-data", "held-out", "epochs", "out", "seed", "ensemble"}, {"json", "quiet", "help"}};
+  return {{"model", "data", "test-data", "held-out", "epochs", "out", "seed", "ensemble", "scores"},
+          {"json", "quiet", "help"}};
 }
 
 std::string costmodelHelp() {
@@ -210,6 +234,9 @@ std::string costmodelHelp() {
          "                      standardised scores averaged (saved as one model file)\n"
          "  --json              eval: one JSON object on stdout (the metrics, per held-out\n"
          "                      model, and per task its best and first-ranked seconds)\n"
+         "  --scores FILE       eval: also write every scored program as a line of FILE\n"
+         "                      (model, task, program: its index among the task's records that replay,\n"
+         "                      seconds: -1 where it failed, score: higher = predicted faster)\n"
          "  --quiet             no progress on stderr\n"
          "\n"
          "example:\n"

@@ -692,6 +692,42 @@ class TestCli : public QObject {
       pickedSum += w * picked;
     }
     QVERIFY(std::abs(bestSum / pickedSum - vj["top1"].toDouble()) < 1e-9);
+    // --scores: a line per program; each task's highest score is its top-1 pick.
+    const QString scores = dir.filePath("scores.tsv");
+    Run sc = runCli({"costmodel", "eval", "--model", model, "--data", data, "--held-out", "tiny_cnn", "--scores",
+                     scores, "--quiet"});
+    QVERIFY2(sc.code == 0, qPrintable(sc.err));
+    QFile scoresFile(scores);
+    QVERIFY(scoresFile.open(QIODevice::ReadOnly));
+    QList<QByteArray> lines = scoresFile.readAll().trimmed().split('\n');
+    QCOMPARE(lines.takeFirst(), QByteArray("model\ttask\tprogram\tseconds\tscore"));
+    // Per task: the highest score and the seconds of the programs that have it.
+    std::map<QString, std::pair<double, std::vector<double>>> firstPick;
+    int programs = 0;
+    for (const QJsonValue& p : perTask)
+      programs += p.toObject()["programs"].toInt();
+    QCOMPARE(int(lines.size()), programs);
+    for (const QByteArray& line : lines) {
+      const QList<QByteArray> f = line.split('\t');
+      QCOMPARE(f.size(), 5);
+      QCOMPARE(f[0], QByteArray("tiny_cnn"));
+      const double seconds = f[3].toDouble(), score = f[4].toDouble();
+      auto [it, fresh] = firstPick.try_emplace(QString(f[1]), score, std::vector<double>{seconds});
+      if (fresh || score < it->second.first) continue;
+      if (score > it->second.first) it->second = {score, {}};
+      it->second.second.push_back(seconds);
+    }
+    QCOMPARE(firstPick.size(), size_t(5));
+    for (const QJsonValue& p : perTask) {
+      const QJsonObject o = p.toObject();
+      if (o["top1_seconds"].isNull()) continue;
+      const double picked = o["top1_seconds"].toDouble();
+      const std::vector<double>& top = firstPick.at(o["task"].toString()).second;
+      QVERIFY(std::ranges::any_of(top, [&](double s) { return std::abs(s - picked) < 1e-9 * picked; }));
+    }
+    Run noScores = runCli({"costmodel", "eval", "--model", model, "--data", data, "--held-out", "tiny_cnn", "--scores",
+                           dir.filePath("absent/scores.tsv")});
+    QVERIFY2(noScores.code == 2 && noScores.err.contains("--scores"), qPrintable(noScores.err));
     // Scored on the labels measured again (--test-data): every task's best is
     // the lowest cost that file holds for it.
     Run w = runCli({"costmodel", "eval", "--model", model, "--data", data, "--test-data", again, "--held-out",
