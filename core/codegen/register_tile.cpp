@@ -1,5 +1,6 @@
 #include "codegen/register_tile.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -205,7 +206,11 @@ struct Layout {
   int64_t perRow = 0;  // vectors per point
   std::vector<std::map<std::string, Expr>> points;
   std::map<std::string, std::string> shared;  // operand -> its register's name
+  int64_t unsharedLoads = 0;                  // vector loads per step of operands used once
   int64_t accumulators() const { return int64_t(points.size()) * perRow; }
+  int64_t broadcasts() const {
+    return int64_t(points.size()) * std::ranges::count_if(t.operands, [](const Operand& o) { return !o.vector; });
+  }
   // The operand `e` at point p, vector j.
   std::string at(const Expr& e, const std::map<std::string, Expr>& p, int64_t j) const {
     auto q = p;
@@ -233,7 +238,10 @@ std::optional<Layout> layOut(const StmtNode* loop, const VectorIsa& isa) {
       for (const Operand& o : l.t.operands)
         if (o.vector) ++uses[l.at(o.expr, p, j)];
   for (const auto& [text, n] : uses)
-    if (n > 1) l.shared.emplace(text, named("w", int64_t(l.shared.size())));
+    if (n > 1)
+      l.shared.emplace(text, named("w", int64_t(l.shared.size())));
+    else
+      ++l.unsharedLoads;
   return l;
 }
 
@@ -246,7 +254,15 @@ bool fitsRegisters(const Layout& l, const VectorIsa& isa) {
 std::optional<RegisterTilePlan> planRegisterTile(const lower::StmtNode& loop, const VectorIsa& isa) {
   const std::optional<Layout> l = layOut(&loop, isa);
   if (!l) return std::nullopt;
-  return RegisterTilePlan{l->t.store, l->accumulators(), l->lanes, fitsRegisters(*l, isa)};
+  int64_t steps = 1;
+  for (const StmtNode* r : l->t.reduction)
+    steps *= r->extent;
+  return RegisterTilePlan{l->t.store,
+                          l->accumulators(),
+                          l->lanes,
+                          fitsRegisters(*l, isa),
+                          int64_t(l->shared.size()) + l->unsharedLoads + l->broadcasts(),
+                          steps};
 }
 
 std::optional<std::string> emitRegisterTile(const Stmt& loop, int depth, const VectorIsa& isa) {

@@ -32,6 +32,11 @@ struct RegisterTilePlan {
   int64_t accumulators = 0;  // vector registers the tile's results take
   int lanes = 0;             // float32 lanes of each
   bool fits = false;
+  // Per step of the reduction loops: the vectors loaded from memory (each
+  // shared operand once, the others at each use) and broadcast (once per
+  // point and operand); each step does `accumulators` FMAs (or adds).
+  int64_t loadsPerStep = 0;
+  int64_t reductionSteps = 0;  // steps the accumulators stay in registers (product of the reduction extents)
 };
 std::optional<RegisterTilePlan> planRegisterTile(const lower::StmtNode& loop, const VectorIsa& isa);
 

@@ -65,7 +65,7 @@ constexpr size_t kOffCurve = kOffAccess + size_t(kMaxBufs * kAccessFeatures);
 constexpr size_t kOffAlloc = kOffCurve + kCurveSamples;
 constexpr size_t kOffOther = kOffAlloc + 4;
 constexpr size_t kOffTile = kOffOther + 3;
-static_assert(kOffTile + 4 == kNumFeatures, "feature layout");
+static_assert(kOffTile + 6 == kNumFeatures, "feature layout");
 
 enum Pos : int {
   kPosNone,
@@ -514,6 +514,8 @@ class Extractor {
       row[kOffTile + 1] = slog(double(plan.accumulators));
       row[kOffTile + 2] = slog(plan.lanes);
       row[kOffTile + 3] = plan.fits ? 0.0f : 1.0f;
+      row[kOffTile + 4] = float(double(plan.loadsPerStep) / double(std::max<int64_t>(plan.accumulators, 1)));
+      row[kOffTile + 5] = slog(double(plan.reductionSteps));
     }
 
     binfo.stored = true;
@@ -658,7 +660,8 @@ std::vector<std::string> makeNames() {
   for (int i = 0; i < kCurveSamples; ++i)
     names.push_back("arith_intensity_curve_" + std::to_string(i));
   for (const char* n : {"alloc_size", "alloc_prod", "alloc_outer_prod", "alloc_inner_prod", "outer_prod", "num_loops",
-                        "auto_unroll_max_step", "reg_tile", "reg_tile_vectors", "reg_tile_lanes", "reg_tile_spilled"})
+                        "auto_unroll_max_step", "reg_tile", "reg_tile_vectors", "reg_tile_lanes", "reg_tile_spilled",
+                        "reg_tile_loads_per_fma", "reg_tile_steps"})
     names.push_back(n);
   return names;
 }

@@ -1,6 +1,6 @@
 // Program features for the cost models: Ansor's 164 statistical features per
 // buffer store of the lowered loop nest (computation, 5 x buffer access,
-// arithmetic-intensity curve, allocation, other), and 4 of Tessel's own on
+// arithmetic-intensity curve, allocation, other), and 6 of Tessel's own on
 // the register tile the code generator makes of the store on the target.
 #pragma once
 
@@ -15,7 +15,7 @@
 
 namespace tessel::cost {
 
-constexpr size_t kNumFeatures = 168;
+constexpr size_t kNumFeatures = 170;
 
 // One row of kNumFeatures per Store statement of the function, as its kernel
 // is built for `target` (the register tiles depend on its vectors; a CUDA

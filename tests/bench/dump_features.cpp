@@ -4,7 +4,7 @@
 //
 // usage: dump_features DATA.jsonl[.gz] OUT_DIR
 // OUT_DIR receives: programs_{task,cost}.npy (per valid program: task index,
-// seconds, +inf for failed), stores.npy [R,168] + stores_program.npy,
+// seconds, +inf for failed), stores.npy [R,170] + stores_program.npy,
 // nodes.npy [N,21] + nodes_program.npy + edges.npy [E,2] (global node
 // indices, nesting and data flow, one way), tokens.npy [T,14] +
 // tokens_program.npy, and tasks.json (key, model, weight per task index).

@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "codegen/cpp_codegen.h"
@@ -72,6 +73,24 @@ bool allFinite(const ProgramFeatures& rows) {
 
 using cost_test::samplePrograms;
 
+// A register tile as the C++ shows it: vectors, lanes, the vectors loaded or
+// broadcast in each step of its reduction loops, and the steps.
+using TileSeen = std::tuple<int, int, int, long>;
+TileSeen tileWritten(const std::string& code, size_t at, int vectors, int lanes) {
+  const size_t stores = code.find("tessel_store", at);
+  const size_t loops = code.find("for (", at);
+  const std::string body = code.substr(loops, stores - loops);  // the reduction loops and their updates
+  int loads = 0;
+  for (const char* op : {"tessel_load", "tessel_splat"})
+    for (size_t p = body.find(op); p != std::string::npos; p = body.find(op, p + 1))
+      ++loads;
+  long steps = 1;
+  const std::regex loop("for \\(int \\w+ = 0; \\w+ < (\\d+);");
+  for (std::sregex_iterator it(body.begin(), body.end(), loop), end; it != end; ++it)
+    steps *= std::stol((*it)[1]);
+  return {vectors, lanes, loads, steps};
+}
+
 }  // namespace
 
 class TestFeatures : public QObject {
@@ -85,7 +104,7 @@ class TestFeatures : public QObject {
     QCOMPARE(names.front(), std::string("float_mad"));
     QCOMPARE(names[57], std::string("B0.acc_type.kRead"));
     QCOMPARE(names[163], std::string("auto_unroll_max_step"));  // the last of Ansor's 164
-    QCOMPARE(names.back(), std::string("reg_tile_spilled"));
+    QCOMPARE(names.back(), std::string("reg_tile_steps"));
   }
 
   void naiveMatmulCounts() {
@@ -317,8 +336,9 @@ class TestFeatures : public QObject {
   // The register-tile features say what the code generator writes: for
   // random schedules of a convolution and a matmul, on AVX-512 (16 lanes, 32
   // registers) and AVX2 (8 lanes, 16 registers), the rows marked reg_tile
-  // are the kernel's register tiles, with their vectors and lanes; a tile
-  // too large for the registers is marked spilled instead. CUDA: none.
+  // are the kernel's register tiles, with their vectors, lanes, the loads
+  // and broadcasts of each reduction step per FMA and the steps; a tile too
+  // large for the registers is marked spilled instead. CUDA: none.
   void registerTilesAsTheCodeGeneratorWritesThem() {
     const std::regex tileComment("register tile of [^\\n]*\\): (\\d+) vectors of (\\d+) floats");
     int tiled = 0, spilled = 0;
@@ -331,14 +351,17 @@ class TestFeatures : public QObject {
           lower::LoweredFunc f = lower::lowerState(replay(dag, p));
           lower::rewriteLayouts(&f);
           const std::string code = codegen::emitCppKernel(f, "k", codegen::CppOptions(target));
-          std::multiset<std::pair<int, int>> written, marked;
+          std::multiset<TileSeen> written, marked;
           for (std::sregex_iterator it(code.begin(), code.end(), tileComment), end; it != end; ++it)
-            written.insert({std::stoi((*it)[1]), std::stoi((*it)[2])});
+            written.insert(tileWritten(code, size_t(it->position()), std::stoi((*it)[1]), std::stoi((*it)[2])));
           for (const auto& row : cost::extractFeatures(f, target)) {
             QVERIFY(at(row, "reg_tile") == 0.0f || at(row, "reg_tile_spilled") == 0.0f);
-            if (at(row, "reg_tile") == 1.0f)
-              marked.insert({int(std::lround(std::exp2(at(row, "reg_tile_vectors")) - 1)),
-                             int(std::lround(std::exp2(at(row, "reg_tile_lanes")) - 1))});
+            if (at(row, "reg_tile") == 1.0f) {
+              const int vectors = int(std::lround(std::exp2(at(row, "reg_tile_vectors")) - 1));
+              marked.insert({vectors, int(std::lround(std::exp2(at(row, "reg_tile_lanes")) - 1)),
+                             int(std::lround(at(row, "reg_tile_loads_per_fma") * float(vectors))),
+                             std::lround(std::exp2(at(row, "reg_tile_steps")) - 1)});
+            }
             if (at(row, "reg_tile_spilled") == 1.0f) {
               ++spilled;
               QVERIFY(at(row, "reg_tile_vectors") > 0.0f);
@@ -355,7 +378,8 @@ class TestFeatures : public QObject {
     HardwareParams hw;
     for (const auto& p : samplePrograms(dag, hw, 10, 11))
       for (const auto& row : cost::extractProgramFeatures(dag, p, target::parseTarget("cuda")))
-        for (const char* name : {"reg_tile", "reg_tile_vectors", "reg_tile_lanes", "reg_tile_spilled"})
+        for (const char* name : {"reg_tile", "reg_tile_vectors", "reg_tile_lanes", "reg_tile_spilled",
+                                 "reg_tile_loads_per_fma", "reg_tile_steps"})
           QCOMPARE(at(row, name), 0.0f);
   }
 

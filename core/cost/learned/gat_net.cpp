@@ -2,7 +2,7 @@
 // WL-GCN layers (Morris et al.: h' = relu(W_self h + W_nbr sum of the
 // neighbours' h), edges taken both ways) over the program graph, mean-pooled
 // per program; they are concatenated with the statistical features (Ansor's
-// store rows, each encoded by a 168-256-256 perceptron and summed, as in
+// store rows, each encoded by a 170-256-256 perceptron and summed, as in
 // TenSet's MLP: the plain sum of the rows ranked pairs 0.03 worse), projected
 // to 512, reshaped into 8 tokens of 64 that a four-head self-attention
 // relates, and an MLP 200-100-20-1 scores it.

@@ -22,10 +22,12 @@ namespace {
 // another model's bytes with this line, and an older format's: 2 had the
 // feature scaler's statistics among the buffers, 3 has gat's store-row
 // encoder and atformer's summed stores (an older atformer's parameters would
-// load and score otherwise), 4 the register-tile features (168 per store row).
-constexpr int kFormat = 4;
+// load and score otherwise), 4 the register-tile features (168 per store row),
+// 5 their loads per FMA and reduction steps (170).
+constexpr int kFormat = 5;
 const char* const kOlderFormats[] = {"", "without feature scaling", "before gat encoded and atformer summed the stores",
-                                     "with 164 features per store, before the register-tile ones"};
+                                     "with 164 features per store, before the register-tile ones",
+                                     "with 168 features per store, before the register tiles' loads per FMA"};
 
 std::string header(const std::string& name, int format = kFormat) {
   return "tessel-cost-model " + std::to_string(format) + " " + name + "\n";
