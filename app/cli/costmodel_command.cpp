@@ -100,6 +100,7 @@ int trainCommand(const Args& args) {
   if (!args.has("model")) throw UsageError("train needs --model NAME (try --help)");
   if (!args.has("out")) throw UsageError("train needs --out FILE");
   if (args.has("test-data")) throw UsageError("--test-data applies to eval (train reads --data only)");
+  if (args.has("scores")) throw UsageError("--scores applies to eval (train scores nothing)");
   const uint64_t seed = uint64_t(args.getInt("seed", 1, 0, 1ll << 62));
   bool trained = false;
   auto model = modelOf(args, seed, &trained);
@@ -235,8 +236,9 @@ std::string costmodelHelp() {
          "  --json              eval: one JSON object on stdout (the metrics, per held-out\n"
          "                      model, and per task its best and first-ranked seconds)\n"
          "  --scores FILE       eval: also write every scored program as a line of FILE\n"
-         "                      (model, task, program: its index among the task's records that replay,\n"
-         "                      seconds: -1 where it failed, score: higher = predicted faster)\n"
+         "                      (model, task, program: its index among the task's records\n"
+         "                      that replay, seconds: -1 where it failed, score: higher =\n"
+         "                      predicted faster)\n"
          "  --quiet             no progress on stderr\n"
          "\n"
          "example:\n"

@@ -728,6 +728,10 @@ class TestCli : public QObject {
     Run noScores = runCli({"costmodel", "eval", "--model", model, "--data", data, "--held-out", "tiny_cnn", "--scores",
                            dir.filePath("absent/scores.tsv")});
     QVERIFY2(noScores.code == 2 && noScores.err.contains("--scores"), qPrintable(noScores.err));
+    Run trainScores =
+        runCli({"costmodel", "train", "--model", name, "--data", data, "--out", model, "--scores", scores});
+    QVERIFY2(trainScores.code == 2 && trainScores.err.contains("--scores applies to eval"),
+             qPrintable(trainScores.err));
     // Scored on the labels measured again (--test-data): every task's best is
     // the lowest cost that file holds for it.
     Run w = runCli({"costmodel", "eval", "--model", model, "--data", data, "--test-data", again, "--held-out",
