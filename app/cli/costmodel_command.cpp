@@ -151,7 +151,7 @@ int evalCommand(const Args& args) {
   const std::vector<cost::EvalTask> scored = tuning::scoreTasks(*model, test);
   const double predictSeconds = since(start);
   const cost::EvalMetrics all = cost::evaluateRanking(scored);
-  if (args.has("scores")) writeScores(scores, args.get("scores"), scored);
+  if (scores.is_open()) writeScores(scores, args.get("scores"), scored);
   nlohmann::json perModel = nlohmann::json::object();
   for (const std::string& m : parseList(args.get("held-out"))) {
     std::vector<cost::EvalTask> mine;

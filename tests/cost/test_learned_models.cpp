@@ -173,7 +173,16 @@ class TestLearnedModels : public QObject {
     } catch (const std::runtime_error& e) {
       QVERIFY2(std::string(e.what()).find("older Tessel (format 4, with 168 features") != std::string::npos, e.what());
     }
-    QVERIFY_THROWS_EXCEPTION(std::runtime_error, mlp->load("tessel-cost-model 5 mlp\ngarbage"));
+    // One saved before atformer encoded its store rows beside the attention.
+    try {
+      auto atformer = cost::makeCostModel("atformer", 1);
+      atformer->load("tessel-cost-model 5 atformer\ngarbage");
+      QFAIL("atformer loaded a format-5 file");
+    } catch (const std::runtime_error& e) {
+      QVERIFY2(std::string(e.what()).find("older Tessel (format 5, before atformer encoded") != std::string::npos,
+               e.what());
+    }
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, mlp->load("tessel-cost-model 6 mlp\ngarbage"));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, mlp->load(""));
   }
 

@@ -77,9 +77,7 @@ class GatNet final : public ScoringNet {
             "mlp", torch::nn::Sequential(torch::nn::Linear(kProjected, 200), torch::nn::ReLU(),
                                          torch::nn::Linear(200, 100), torch::nn::ReLU(), torch::nn::Linear(100, 20),
                                          torch::nn::ReLU(), torch::nn::Linear(20, 1)))),
-        encoder_(register_module(
-            "encoder", torch::nn::Sequential(torch::nn::Linear(int64_t(kNumFeatures), kEncoded), torch::nn::ReLU(),
-                                             torch::nn::Linear(kEncoded, kEncoded), torch::nn::ReLU()))) {}
+        encoder_(register_module("encoder", makeStoreEncoder(kEncoded))) {}
 
   torch::Tensor score(const std::vector<const ProgramFeatureSet*>& programs) override {
     const int64_t n = int64_t(programs.size());
@@ -87,8 +85,7 @@ class GatNet final : public ScoringNet {
     torch::Tensor h = gcn1_->forward(scaler_->nodes(g.nodes), g.from, g.to);
     h = gcn2_->forward(h, g.from, g.to);
     const torch::Tensor structural = sumByProgram(h, g.program, n) / g.nodesPerProgram.unsqueeze(1).to(h.dtype());
-    const StoreRows r = storeRows(programs);
-    const torch::Tensor statistical = sumByProgram(encoder_->forward(scaler_->stores(r.rows)), r.program, n);
+    const torch::Tensor statistical = encodedStoreSum(encoder_, programs);
     const torch::Tensor x = torch::relu(project_->forward(torch::cat({structural, statistical}, 1)));
     const torch::Tensor tokens = x.view({n, kTokens, kTokenWidth}).transpose(0, 1);  // [tokens, n, width]
     const torch::Tensor attended = std::get<0>(attention_->forward(tokens, tokens, tokens)) + tokens;

@@ -15,17 +15,12 @@ constexpr int64_t kHidden = 256;
 class MlpNet final : public ScoringNet {
  public:
   MlpNet()
-      : encoder_(register_module(
-            "encoder", torch::nn::Sequential(torch::nn::Linear(int64_t(kNumFeatures), kHidden), torch::nn::ReLU(),
-                                             torch::nn::Linear(kHidden, kHidden), torch::nn::ReLU()))),
+      : encoder_(register_module("encoder", makeStoreEncoder(kHidden))),
         head_(register_module("head", torch::nn::Sequential(torch::nn::Linear(kHidden, kHidden), torch::nn::ReLU(),
                                                             torch::nn::Linear(kHidden, 1)))) {}
 
   torch::Tensor score(const std::vector<const ProgramFeatureSet*>& programs) override {
-    const StoreRows r = storeRows(programs);
-    const torch::Tensor program =
-        sumByProgram(encoder_->forward(scaler_->stores(r.rows)), r.program, int64_t(programs.size()));
-    return head_->forward(program).squeeze(1);
+    return head_->forward(encodedStoreSum(encoder_, programs)).squeeze(1);
   }
 
  private:

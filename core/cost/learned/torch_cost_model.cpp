@@ -1,6 +1,8 @@
 #include "cost/learned/torch_cost_model.h"
 
 #include <torch/nn/functional/activation.h>
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/linear.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 #include <torch/utils.h>
@@ -23,11 +25,15 @@ namespace {
 // feature scaler's statistics among the buffers, 3 has gat's store-row
 // encoder and atformer's summed stores (an older atformer's parameters would
 // load and score otherwise), 4 the register-tile features (168 per store row),
-// 5 their loads per FMA and reduction steps (170).
-constexpr int kFormat = 5;
-const char* const kOlderFormats[] = {"", "without feature scaling", "before gat encoded and atformer summed the stores",
+// 5 their loads per FMA and reduction steps (170), 6 atformer's store-row
+// encoder beside its attention.
+constexpr int kFormat = 6;
+const char* const kOlderFormats[] = {"",
+                                     "without feature scaling",
+                                     "before gat encoded and atformer summed the stores",
                                      "with 164 features per store, before the register-tile ones",
-                                     "with 168 features per store, before the register tiles' loads per FMA"};
+                                     "with 168 features per store, before the register tiles' loads per FMA",
+                                     "before atformer encoded its store rows beside the attention"};
 
 std::string header(const std::string& name, int format = kFormat) {
   return "tessel-cost-model " + std::to_string(format) + " " + name + "\n";
@@ -244,6 +250,17 @@ StoreRows storeRows(const std::vector<const ProgramFeatureSet*>& programs) {
 
 torch::Tensor sumByProgram(const torch::Tensor& values, const torch::Tensor& program, int64_t n) {
   return torch::zeros({n, values.size(1)}, values.options()).index_add(0, program, values);
+}
+
+torch::nn::Sequential makeStoreEncoder(int64_t width) {
+  return torch::nn::Sequential(torch::nn::Linear(int64_t(kNumFeatures), width), torch::nn::ReLU(),
+                               torch::nn::Linear(width, width), torch::nn::ReLU());
+}
+
+torch::Tensor ScoringNet::encodedStoreSum(torch::nn::Sequential& encoder,
+                                          const std::vector<const ProgramFeatureSet*>& programs) {
+  const StoreRows r = storeRows(programs);
+  return sumByProgram(encoder->forward(scaler_->stores(r.rows)), r.program, int64_t(programs.size()));
 }
 
 }  // namespace tessel::cost::learned

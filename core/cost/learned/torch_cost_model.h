@@ -7,6 +7,7 @@
 #pragma once
 
 #include <torch/nn/module.h>
+#include <torch/nn/modules/container/sequential.h>
 #include <torch/optim/adam.h>
 
 #include <memory>
@@ -48,6 +49,10 @@ class ScoringNet : public torch::nn::Module {
   FeatureScaler& scaler() { return scaler_; }
 
  protected:
+  // The sum over each program's store rows of their codes under `encoder`
+  // (makeStoreEncoder): Ansor's and TenSet's pack-sum, [n, width].
+  torch::Tensor encodedStoreSum(torch::nn::Sequential& encoder, const std::vector<const ProgramFeatureSet*>& programs);
+
   FeatureScaler scaler_;
 };
 
@@ -112,5 +117,7 @@ struct StoreRows {
 StoreRows storeRows(const std::vector<const ProgramFeatureSet*>& programs);
 // Sum over each program's rows: [n, columns].
 torch::Tensor sumByProgram(const torch::Tensor& values, const torch::Tensor& program, int64_t n);
+// TenSet's store-row encoder: a perceptron kNumFeatures-width-width (ReLU).
+torch::nn::Sequential makeStoreEncoder(int64_t width);
 
 }  // namespace tessel::cost::learned
