@@ -7,7 +7,7 @@
 // ranked no better), the loops averaged, and a light MLP scores the two
 // beside the store rows encoded by a 170-256-256 perceptron and summed
 // (TenSet's pack-sum, as in gat: with attention alone atformer ranked pairs
-// 0.006 below xgb on the mean of four seeds, with it 0.004 above; see
+// 0.006 below xgb on the mean of four seeds, with it 0.003 above; see
 // docs/benchmarks.md).
 #include <torch/nn.h>
 
