@@ -4,7 +4,8 @@
 // random model; their scores follow the normalised throughput's scale;
 // save() and load() give the same predictions; another model's bytes are
 // refused; invalid programs score lowest; online updates learn, a loaded
-// model's only after a warm-up of records.
+// model's only after a warm-up of records; fine-tuning a loaded model trains
+// its store-row encoder at a chosen fraction of the rate.
 #include <QElapsedTimer>
 #include <QtTest>
 #include <fstream>
@@ -13,6 +14,9 @@
 #include "cost/cost_model_registry.h"
 #include "cost/learned/learned_models.h"
 #include "cost_test_support.h"
+#ifdef TESSEL_TEST_HAVE_TORCH
+#include "fine_tune_probe.h"
+#endif
 #include "te/operators.h"
 
 using namespace tessel;
@@ -208,6 +212,56 @@ class TestLearnedModels : public QObject {
     // Trained, not loaded: its first update already moves it.
     trained->updateFeatures({records});
     QVERIFY(trained->predictFeatures("matmul", test) != pretrained);
+  }
+
+  // Fine-tuning a loaded model (pretrain() after load()) trains its
+  // store-row encoder at TrainOptions::fineTuneEncoderRate x the rate: at the
+  // full rate, on a few hundred programs of another target, atformer's picks
+  // collapse (docs/cost-models.md). Adam's steps scale with the rate, so at
+  // 0.1 the encoder moves a fraction as far and the rest about as far. The
+  // product's atformer fine-tunes so, mlp and gat at one rate; a model
+  // trained from nothing is untouched by the option.
+  void fineTuningSlowsTheEncoder_data() {
+    ranksRecordedPrograms_data();
+  }
+  void fineTuningSlowsTheEncoder() {
+#ifndef TESSEL_TEST_HAVE_TORCH
+    QSKIP("reading the network's parameters needs LibTorch, which this build lacks");
+#else
+    QFETCH(QString, model);
+    const std::string name = model.toStdString();
+    auto pre = cost::makeCostModel(name, 1);
+    const auto [records, test, testCosts] = recordedSplit(pre->features());
+    // Pre-trained on the first 100 programs, fine-tuned on the next 100.
+    const auto half = [&](long from) {
+      return cost::TaskRecords{"matmul",
+                               {records.programs.begin() + from, records.programs.begin() + from + 100},
+                               {records.costs.begin() + from, records.costs.begin() + from + 100}};
+    };
+    pre->pretrain({half(0)}, 20);
+    const std::string saved = pre->save();
+    const cost::TaskRecords second = half(100);
+    const auto full = testing::probeFineTune(name, saved, second, 10, 1.0, test);
+    const auto tenth = testing::probeFineTune(name, saved, second, 10, 0.1, test);
+    qInfo("%s fine-tuned: encoder moved %.4f at the full rate, %.4f at 0.1; the rest %.4f and %.4f", qPrintable(model),
+          full.encoderDrift, tenth.encoderDrift, full.restDrift, tenth.restDrift);
+    QVERIFY(full.encoderDrift > 0);
+    QVERIFY2(tenth.encoderDrift < 0.3 * full.encoderDrift, qPrintable(QString::number(tenth.encoderDrift)));
+    QVERIFY2(tenth.restDrift > 0.5 * full.restDrift, qPrintable(QString::number(tenth.restDrift)));
+
+    auto product = cost::makeCostModel(name, 1);
+    product->load(saved);
+    product->pretrain({second}, 10);
+    QCOMPARE(product->predictFeatures("matmul", test), (name == "atformer" ? tenth : full).scores);
+
+    const auto scratchFull = testing::probeFineTune(name, "", second, 10, 1.0, test);
+    const auto scratchTenth = testing::probeFineTune(name, "", second, 10, 0.1, test);
+    QCOMPARE(scratchTenth.scores, scratchFull.scores);
+    QCOMPARE(scratchTenth.encoderDrift, scratchFull.encoderDrift);
+    auto scratch = cost::makeCostModel(name, 1);
+    scratch->pretrain({second}, 10);
+    QCOMPARE(scratch->predictFeatures("matmul", test), scratchFull.scores);
+#endif
   }
 
   // Through the task-level interface, as the search calls it: features are

@@ -31,6 +31,7 @@ void registerLearnedCostModels() {
   registerCostModel({"atformer", "ATFormer: attention over store and loop tokens, rank loss (LibTorch)",
                      [options](uint64_t seed) -> std::unique_ptr<CostModel> {
                        auto o = options(seed);
+                       o.fineTuneEncoderRate = 0.1;  // docs/cost-models.md, "Transfer to another target"
                        return std::make_unique<TorchCostModel>("atformer", kStoreRows | kLoopTokens,
                                                                learned::makeAtformerNet(), o);
                      },

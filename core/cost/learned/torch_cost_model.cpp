@@ -79,6 +79,7 @@ void TorchCostModel::updateFeatures(const std::vector<TaskRecords>& records) {
 
 void TorchCostModel::pretrain(const std::vector<TaskRecords>& records, int epochs) {
   keep(records);
+  if (loaded_ && options_.fineTuneEncoderRate != 1.0 && rateFactors_.size() == 1) splitEncoderRate();
   size_t programs = 0;
   for (const TaskData& t : tasks_)
     programs += t.programs.size();
@@ -178,8 +179,25 @@ void TorchCostModel::trainSteps(int steps, bool decay) {
 }
 
 void TorchCostModel::setLearningRate(double rate) {
-  for (auto& group : optimizer_->param_groups())
-    static_cast<torch::optim::AdamOptions&>(group.options()).lr(rate);
+  auto& groups = optimizer_->param_groups();
+  for (size_t g = 0; g < groups.size(); ++g)
+    static_cast<torch::optim::AdamOptions&>(groups[g].options()).lr(rate * rateFactors_[g]);
+}
+
+void TorchCostModel::splitEncoderRate() {
+  std::vector<torch::Tensor> encoder, rest;
+  for (const auto& p : net_->named_parameters())
+    (p.key().starts_with("encoder.") ? encoder : rest).push_back(p.value());
+  if (encoder.empty()) return;
+  const auto adam = [&](double factor) {
+    return std::make_unique<torch::optim::AdamOptions>(
+        torch::optim::AdamOptions(options_.learningRate * factor).weight_decay(options_.weightDecay));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(rest, adam(1.0));
+  groups.emplace_back(encoder, adam(options_.fineTuneEncoderRate));
+  optimizer_ = std::make_unique<torch::optim::Adam>(std::move(groups));
+  rateFactors_ = {1.0, options_.fineTuneEncoderRate};
 }
 
 std::vector<double> TorchCostModel::predictFeatures(const std::string& /*taskKey*/,

@@ -37,6 +37,15 @@ struct TrainOptions {
   // pretrain() lets the learning rate fall along a cosine to a hundredth of
   // learningRate over its steps; online updates keep the full rate.
   bool cosineDecay = true;
+  // pretrain() of a loaded (pre-trained) model trains the store-row encoder,
+  // the parameters under `encoder.`, at this fraction of the learning rate
+  // and the rest at the full rate. Fine-tuned at the full rate on a few
+  // hundred programs of another target, atformer's encoder sends some slow
+  // programs' summed codes far off before its head catches up, and the
+  // model's picks collapse; at 0.1 they do not (docs/cost-models.md,
+  // "Transfer to another target"). 1: one rate for all. Online updates
+  // (updateFeatures) always train everything at the full rate.
+  double fineTuneEncoderRate = 1.0;
 };
 
 // A network that scores programs: it turns their features into tensors,
@@ -87,7 +96,11 @@ class TorchCostModel : public CostModel {
   void keep(const std::vector<TaskRecords>& records);
   // `decay`: the learning rate falls along a cosine over the steps.
   void trainSteps(int steps, bool decay = false);
+  // Sets each parameter group's rate: `rate` x its factor in rateFactors_.
   void setLearningRate(double rate);
+  // Gives the store-row encoder its own parameter group at
+  // options_.fineTuneEncoderRate (a fresh Adam: a loaded model has no state).
+  void splitEncoderRate();
   // The loss (rank + regression) of one task's programs `pick`; undefined when no two differ.
   torch::Tensor rankLoss(const TaskData& task, const std::vector<size_t>& pick);
 
@@ -96,6 +109,7 @@ class TorchCostModel : public CostModel {
   std::shared_ptr<ScoringNet> net_;
   TrainOptions options_;
   std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::vector<double> rateFactors_{1.0};  // per parameter group of optimizer_
   std::vector<TaskData> tasks_;
   std::mt19937_64 rng_;
   size_t trained_ = 0;

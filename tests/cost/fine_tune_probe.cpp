@@ -1,0 +1,66 @@
+#include "fine_tune_probe.h"
+
+#include <torch/nn/module.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "cost/learned/torch_cost_model.h"
+
+namespace tessel::testing {
+
+namespace {
+
+using Parameters = std::vector<std::pair<std::string, torch::Tensor>>;
+
+Parameters copyOf(const torch::nn::Module& net) {
+  Parameters out;
+  for (const auto& p : net.named_parameters())
+    out.emplace_back(p.key(), p.value().detach().clone());
+  return out;
+}
+
+// ||after - before|| / ||before|| over the parameters whose name starts (or
+// does not start) with "encoder.".
+double drift(const Parameters& before, const Parameters& after, bool encoder) {
+  double moved = 0, size = 0;
+  for (size_t i = 0; i < before.size(); ++i) {
+    if (before[i].first.starts_with("encoder.") != encoder) continue;
+    moved += (after[i].second - before[i].second).square().sum().item<double>();
+    size += before[i].second.square().sum().item<double>();
+  }
+  return size > 0 ? std::sqrt(moved / size) : 0;
+}
+
+}  // namespace
+
+FineTuneProbe probeFineTune(const std::string& model, const std::string& saved, const cost::TaskRecords& records,
+                            int epochs, double encoderRate, const std::vector<cost::ProgramFeatureSet>& test) {
+  using namespace cost::learned;
+  TrainOptions options;
+  options.seed = 1;
+  options.fineTuneEncoderRate = encoderRate;
+  torch::manual_seed(options.seed);  // as the registry seeds the initial weights
+  std::shared_ptr<ScoringNet> net;
+  cost::FeatureKinds kinds = cost::kStoreRows;
+  if (model == "mlp") {
+    net = makeMlpNet();
+  } else if (model == "gat") {
+    net = makeGatNet();
+    kinds = cost::kStoreRows | cost::kGraph;
+  } else if (model == "atformer") {
+    net = makeAtformerNet();
+    kinds = cost::kStoreRows | cost::kLoopTokens;
+  } else {
+    throw std::invalid_argument("probeFineTune: no model " + model);
+  }
+  TorchCostModel m(model, kinds, net, options);
+  if (!saved.empty()) m.load(saved);
+  const Parameters before = copyOf(*net);
+  m.pretrain({records}, epochs);
+  const Parameters after = copyOf(*net);
+  return {drift(before, after, true), drift(before, after, false), m.predictFeatures(records.taskKey, test)};
+}
+
+}  // namespace tessel::testing
