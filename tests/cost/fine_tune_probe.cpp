@@ -60,7 +60,16 @@ FineTuneProbe probeFineTune(const std::string& model, const std::string& saved, 
   const Parameters before = copyOf(*net);
   m.pretrain({records}, epochs);
   const Parameters after = copyOf(*net);
-  return {drift(before, after, true), drift(before, after, false), m.predictFeatures(records.taskKey, test)};
+  FineTuneProbe probe{drift(before, after, true), drift(before, after, false),
+                      m.predictFeatures(records.taskKey, test)};
+  // A loaded model keeps its parameters until it has kept
+  // loadedWarmupRecords: only the last of these updates trains.
+  while (m.trainedOn() <= options.loadedWarmupRecords)
+    m.updateFeatures({records});
+  const Parameters online = copyOf(*net);
+  probe.onlineEncoderDrift = drift(after, online, true);
+  probe.onlineRestDrift = drift(after, online, false);
+  return probe;
 }
 
 }  // namespace tessel::testing

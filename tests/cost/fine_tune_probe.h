@@ -16,12 +16,15 @@ struct FineTuneProbe {
   // (the store-row encoder), and over all the others.
   double encoderDrift = 0, restDrift = 0;
   std::vector<double> scores;  // the trained model's scores of the test programs
+  // The same, over the first online update (updateFeatures) after that
+  // training: `records` again until the model is past its warm-up.
+  double onlineEncoderDrift = 0, onlineRestDrift = 0;
 };
 
 // Makes `model` ("mlp", "gat" or "atformer") with seed 1 and the registry's
 // other options but `encoderRate`, loads `saved` into it (none when empty:
 // from scratch), trains it `epochs` passes over `records` with pretrain()
-// and scores `test`.
+// and scores `test`; then updates it online once.
 FineTuneProbe probeFineTune(const std::string& model, const std::string& saved, const cost::TaskRecords& records,
                             int epochs, double encoderRate, const std::vector<cost::ProgramFeatureSet>& test);
 

@@ -220,7 +220,7 @@ class TestLearnedModels : public QObject {
   // collapse (docs/cost-models.md). Adam's steps scale with the rate, so at
   // 0.1 the encoder moves a fraction as far and the rest about as far. The
   // product's atformer fine-tunes so, mlp and gat at one rate; a model
-  // trained from nothing is untouched by the option.
+  // trained from nothing, and online updates, are untouched by the option.
   void fineTuningSlowsTheEncoder_data() {
     ranksRecordedPrograms_data();
   }
@@ -248,6 +248,11 @@ class TestLearnedModels : public QObject {
     QVERIFY(full.encoderDrift > 0);
     QVERIFY2(tenth.encoderDrift < 0.3 * full.encoderDrift, qPrintable(QString::number(tenth.encoderDrift)));
     QVERIFY2(tenth.restDrift > 0.5 * full.restDrift, qPrintable(QString::number(tenth.restDrift)));
+    // Online updates after it go at the full rate again.
+    qInfo("then online: encoder %.4f and %.4f", full.onlineEncoderDrift, tenth.onlineEncoderDrift);
+    QVERIFY(full.onlineEncoderDrift > 0);
+    QVERIFY2(tenth.onlineEncoderDrift > 0.5 * full.onlineEncoderDrift,
+             qPrintable(QString::number(tenth.onlineEncoderDrift)));
 
     auto product = cost::makeCostModel(name, 1);
     product->load(saved);

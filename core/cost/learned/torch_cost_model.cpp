@@ -79,12 +79,14 @@ void TorchCostModel::updateFeatures(const std::vector<TaskRecords>& records) {
 
 void TorchCostModel::pretrain(const std::vector<TaskRecords>& records, int epochs) {
   keep(records);
-  if (loaded_ && options_.fineTuneEncoderRate != 1.0 && rateFactors_.size() == 1) splitEncoderRate();
+  const bool gentleEncoder = loaded_ && options_.fineTuneEncoderRate != 1.0;
+  if (gentleEncoder && !encoderGroup_) splitEncoderRate();
   size_t programs = 0;
   for (const TaskData& t : tasks_)
     programs += t.programs.size();
   const size_t perStep = size_t(options_.batchPrograms) * size_t(options_.tasksPerBatch);
-  trainSteps(int((programs + perStep - 1) / perStep) * std::max(epochs, 0), options_.cosineDecay);
+  trainSteps(int((programs + perStep - 1) / perStep) * std::max(epochs, 0), options_.cosineDecay,
+             gentleEncoder ? options_.fineTuneEncoderRate : 1.0);
 }
 
 // The pairwise logistic loss over every pair of the task's picked programs
@@ -122,7 +124,7 @@ torch::Tensor TorchCostModel::rankLoss(const TaskData& task, const std::vector<s
 
 // Each step averages the rank losses of several tasks drawn by their
 // program counts: one task's gradient alone pulls the shared network about.
-void TorchCostModel::trainSteps(int steps, bool decay) {
+void TorchCostModel::trainSteps(int steps, bool decay, double encoderFactor) {
   std::vector<size_t> eligible;  // tasks with two programs to compare
   std::vector<double> weight;
   for (size_t t = 0; t < tasks_.size(); ++t)
@@ -139,6 +141,7 @@ void TorchCostModel::trainSteps(int steps, bool decay) {
     net_->scaler()->fit(all);
   }
   net_->train();
+  setLearningRate(options_.learningRate, encoderFactor);
   std::discrete_distribution<size_t> taskOf(weight.begin(), weight.end());
   double sum = 0;
   int counted = 0;
@@ -146,8 +149,8 @@ void TorchCostModel::trainSteps(int steps, bool decay) {
   for (int step = 0; step < steps; ++step) {
     if (decay) {
       const double progress = double(step) / double(steps), floor = 0.01;
-      setLearningRate(options_.learningRate *
-                      (floor + (1 - floor) * 0.5 * (1 + std::cos(std::numbers::pi * progress))));
+      setLearningRate(options_.learningRate * (floor + (1 - floor) * 0.5 * (1 + std::cos(std::numbers::pi * progress))),
+                      encoderFactor);
     }
     torch::Tensor loss;
     int parts = 0;
@@ -175,13 +178,14 @@ void TorchCostModel::trainSteps(int steps, bool decay) {
     ++counted;
   }
   if (counted) lastLoss_ = sum / counted;
-  if (decay) setLearningRate(options_.learningRate);  // online updates go on at the full rate
+  setLearningRate(options_.learningRate);  // online updates go on at the full rate
 }
 
-void TorchCostModel::setLearningRate(double rate) {
+void TorchCostModel::setLearningRate(double rate, double encoderFactor) {
   auto& groups = optimizer_->param_groups();
   for (size_t g = 0; g < groups.size(); ++g)
-    static_cast<torch::optim::AdamOptions&>(groups[g].options()).lr(rate * rateFactors_[g]);
+    static_cast<torch::optim::AdamOptions&>(groups[g].options())
+        .lr(encoderGroup_ && g == 1 ? rate * encoderFactor : rate);
 }
 
 void TorchCostModel::splitEncoderRate() {
@@ -197,7 +201,7 @@ void TorchCostModel::splitEncoderRate() {
   groups.emplace_back(rest, adam(1.0));
   groups.emplace_back(encoder, adam(options_.fineTuneEncoderRate));
   optimizer_ = std::make_unique<torch::optim::Adam>(std::move(groups));
-  rateFactors_ = {1.0, options_.fineTuneEncoderRate};
+  encoderGroup_ = true;
 }
 
 std::vector<double> TorchCostModel::predictFeatures(const std::string& /*taskKey*/,

@@ -95,11 +95,13 @@ class TorchCostModel : public CostModel {
   };
   void keep(const std::vector<TaskRecords>& records);
   // `decay`: the learning rate falls along a cosine over the steps.
-  void trainSteps(int steps, bool decay = false);
-  // Sets each parameter group's rate: `rate` x its factor in rateFactors_.
-  void setLearningRate(double rate);
-  // Gives the store-row encoder its own parameter group at
-  // options_.fineTuneEncoderRate (a fresh Adam: a loaded model has no state).
+  // `encoderFactor`: the store-row encoder's rate relative to the rest's
+  // (once splitEncoderRate() has given it a parameter group of its own).
+  void trainSteps(int steps, bool decay = false, double encoderFactor = 1.0);
+  void setLearningRate(double rate, double encoderFactor = 1.0);
+  // Gives the store-row encoder (the parameters under `encoder.`) a
+  // parameter group of its own, group 1, in a fresh Adam (its moments start
+  // afresh; a model just loaded has none).
   void splitEncoderRate();
   // The loss (rank + regression) of one task's programs `pick`; undefined when no two differ.
   torch::Tensor rankLoss(const TaskData& task, const std::vector<size_t>& pick);
@@ -109,7 +111,7 @@ class TorchCostModel : public CostModel {
   std::shared_ptr<ScoringNet> net_;
   TrainOptions options_;
   std::unique_ptr<torch::optim::Adam> optimizer_;
-  std::vector<double> rateFactors_{1.0};  // per parameter group of optimizer_
+  bool encoderGroup_ = false;  // optimizer_'s group 1 is the store-row encoder
   std::vector<TaskData> tasks_;
   std::mt19937_64 rng_;
   size_t trained_ = 0;
