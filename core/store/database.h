@@ -167,6 +167,10 @@ class Database {
   SessionRow readSession(Statement& st) const;
   // Whether a process holds the writer lock (for a reader: is `running` true?).
   bool writerAlive() const;
+  static int64_t pragmaInt(Connection& c, const char* name);  // PRAGMA name's integer (0 if none)
+  // The message of a session whose process ended before it did.
+  static constexpr const char* kInterrupted =
+      "its process ended before the session did (killed, crashed or the machine stopped)";
 
   std::unique_ptr<Connection> conn_;
   OpenMode mode_;
