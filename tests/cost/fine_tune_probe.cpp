@@ -1,7 +1,6 @@
 #include "fine_tune_probe.h"
 
 #include <torch/nn/module.h>
-#include <torch/utils.h>
 
 #include <cmath>
 #include <stdexcept>
@@ -38,35 +37,23 @@ double drift(const Parameters& before, const Parameters& after, bool encoder) {
 FineTuneProbe probeFineTune(const std::string& model, const std::string& saved, const cost::TaskRecords& records,
                             int epochs, double encoderRate, const std::vector<cost::ProgramFeatureSet>& test) {
   using namespace cost::learned;
-  TrainOptions options;
-  options.seed = 1;
+  TrainOptions options = defaultTrainOptions(model, 1);
   options.fineTuneEncoderRate = encoderRate;
-  torch::manual_seed(options.seed);  // as the registry seeds the initial weights
-  std::shared_ptr<ScoringNet> net;
-  cost::FeatureKinds kinds = cost::kStoreRows;
-  if (model == "mlp") {
-    net = makeMlpNet();
-  } else if (model == "gat") {
-    net = makeGatNet();
-    kinds = cost::kStoreRows | cost::kGraph;
-  } else if (model == "atformer") {
-    net = makeAtformerNet();
-    kinds = cost::kStoreRows | cost::kLoopTokens;
-  } else {
-    throw std::invalid_argument("probeFineTune: no model " + model);
-  }
-  TorchCostModel m(model, kinds, net, options);
+  const std::unique_ptr<TorchCostModel> made = makeTorchCostModel(model, options);
+  if (!made) throw std::invalid_argument("probeFineTune: no model " + model);
+  TorchCostModel& m = *made;
+  const torch::nn::Module& net = m.network();
   if (!saved.empty()) m.load(saved);
-  const Parameters before = copyOf(*net);
+  const Parameters before = copyOf(net);
   m.pretrain({records}, epochs);
-  const Parameters after = copyOf(*net);
+  const Parameters after = copyOf(net);
   FineTuneProbe probe{drift(before, after, true), drift(before, after, false),
                       m.predictFeatures(records.taskKey, test)};
   // A loaded model keeps its parameters until it has kept
   // loadedWarmupRecords: only the last of these updates trains.
   while (m.trainedOn() <= options.loadedWarmupRecords)
     m.updateFeatures({records});
-  const Parameters online = copyOf(*net);
+  const Parameters online = copyOf(net);
   probe.onlineEncoderDrift = drift(after, online, true);
   probe.onlineRestDrift = drift(after, online, false);
   return probe;

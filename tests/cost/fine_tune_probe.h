@@ -21,8 +21,8 @@ struct FineTuneProbe {
   double onlineEncoderDrift = 0, onlineRestDrift = 0;
 };
 
-// Makes `model` ("mlp", "gat" or "atformer") with seed 1 and the registry's
-// other options but `encoderRate`, loads `saved` into it (none when empty:
+// Makes `model` ("mlp", "gat" or "atformer") as the registry does with seed
+// 1, but with `encoderRate`, loads `saved` into it (none when empty:
 // from scratch), trains it `epochs` passes over `records` with pretrain()
 // and scores `test`; then updates it online once.
 FineTuneProbe probeFineTune(const std::string& model, const std::string& saved, const cost::TaskRecords& records,

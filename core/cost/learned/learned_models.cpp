@@ -1,4 +1,5 @@
-// The learned models' entries in the cost-model registry.
+// The learned models' entries in the cost-model registry, and how each is
+// made: its network, the features it reads and its training options.
 #include "cost/learned/learned_models.h"
 
 #include <torch/utils.h>
@@ -8,34 +9,37 @@
 
 namespace tessel::cost {
 
+namespace learned {
+
+TrainOptions defaultTrainOptions(const std::string& name, uint64_t seed) {
+  TrainOptions o;
+  o.seed = seed;
+  if (name == "atformer") o.fineTuneEncoderRate = 0.1;  // docs/cost-models.md, "Transfer to another target"
+  return o;
+}
+
+std::unique_ptr<TorchCostModel> makeTorchCostModel(const std::string& name, const TrainOptions& options) {
+  torch::manual_seed(options.seed);  // the network's initial weights
+  if (name == "mlp") return std::make_unique<TorchCostModel>("mlp", kStoreRows, makeMlpNet(), options);
+  if (name == "gat") return std::make_unique<TorchCostModel>("gat", kStoreRows | kGraph, makeGatNet(), options);
+  if (name == "atformer")
+    return std::make_unique<TorchCostModel>("atformer", kStoreRows | kLoopTokens, makeAtformerNet(), options);
+  return nullptr;
+}
+
+}  // namespace learned
+
 void registerLearnedCostModels() {
-  using learned::TorchCostModel;
-  auto options = [](uint64_t seed) {
-    learned::TrainOptions o;
-    o.seed = seed;
-    torch::manual_seed(seed);  // the networks' initial weights
-    return o;
+  const auto entry = [](const char* name, const char* description) {
+    registerCostModel({name, description,
+                       [name](uint64_t seed) -> std::unique_ptr<CostModel> {
+                         return learned::makeTorchCostModel(name, learned::defaultTrainOptions(name, seed));
+                       },
+                       true, ""});
   };
-  registerCostModel({"mlp", "TenSet's MLP on Ansor's per-store features, rank loss (LibTorch)",
-                     [options](uint64_t seed) -> std::unique_ptr<CostModel> {
-                       auto o = options(seed);
-                       return std::make_unique<TorchCostModel>("mlp", kStoreRows, learned::makeMlpNet(), o);
-                     },
-                     true, ""});
-  registerCostModel({"gat", "GTuner's graph attention network on the program graph and store features (LibTorch)",
-                     [options](uint64_t seed) -> std::unique_ptr<CostModel> {
-                       auto o = options(seed);
-                       return std::make_unique<TorchCostModel>("gat", kStoreRows | kGraph, learned::makeGatNet(), o);
-                     },
-                     true, ""});
-  registerCostModel({"atformer", "ATFormer: attention over store and loop tokens, rank loss (LibTorch)",
-                     [options](uint64_t seed) -> std::unique_ptr<CostModel> {
-                       auto o = options(seed);
-                       o.fineTuneEncoderRate = 0.1;  // docs/cost-models.md, "Transfer to another target"
-                       return std::make_unique<TorchCostModel>("atformer", kStoreRows | kLoopTokens,
-                                                               learned::makeAtformerNet(), o);
-                     },
-                     true, ""});
+  entry("mlp", "TenSet's MLP on Ansor's per-store features, rank loss (LibTorch)");
+  entry("gat", "GTuner's graph attention network on the program graph and store features (LibTorch)");
+  entry("atformer", "ATFormer: attention over store and loop tokens, rank loss (LibTorch)");
 }
 
 }  // namespace tessel::cost

@@ -51,8 +51,11 @@ TorchCostModel::TorchCostModel(std::string name, FeatureKinds kinds, std::shared
       options_(options),
       rng_(options.seed),
       lastLoss_(std::numeric_limits<double>::quiet_NaN()) {
-  optimizer_ = std::make_unique<torch::optim::Adam>(
-      net_->parameters(), torch::optim::AdamOptions(options_.learningRate).weight_decay(options_.weightDecay));
+  optimizer_ = std::make_unique<torch::optim::Adam>(net_->parameters(), adamOptions());
+}
+
+torch::optim::AdamOptions TorchCostModel::adamOptions() const {
+  return torch::optim::AdamOptions(options_.learningRate).weight_decay(options_.weightDecay);
 }
 
 void TorchCostModel::keep(const std::vector<TaskRecords>& records) {
@@ -141,7 +144,7 @@ void TorchCostModel::trainSteps(int steps, bool decay, double encoderFactor) {
     net_->scaler()->fit(all);
   }
   net_->train();
-  setLearningRate(options_.learningRate, encoderFactor);
+  setLearningRate(options_.learningRate, encoderFactor);  // each call sets its own: online updates at the full rate
   std::discrete_distribution<size_t> taskOf(weight.begin(), weight.end());
   double sum = 0;
   int counted = 0;
@@ -178,7 +181,6 @@ void TorchCostModel::trainSteps(int steps, bool decay, double encoderFactor) {
     ++counted;
   }
   if (counted) lastLoss_ = sum / counted;
-  setLearningRate(options_.learningRate);  // online updates go on at the full rate
 }
 
 void TorchCostModel::setLearningRate(double rate, double encoderFactor) {
@@ -193,13 +195,9 @@ void TorchCostModel::splitEncoderRate() {
   for (const auto& p : net_->named_parameters())
     (p.key().starts_with("encoder.") ? encoder : rest).push_back(p.value());
   if (encoder.empty()) return;
-  const auto adam = [&](double factor) {
-    return std::make_unique<torch::optim::AdamOptions>(
-        torch::optim::AdamOptions(options_.learningRate * factor).weight_decay(options_.weightDecay));
-  };
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(rest, adam(1.0));
-  groups.emplace_back(encoder, adam(options_.fineTuneEncoderRate));
+  std::vector<torch::optim::OptimizerParamGroup> groups;  // their rates are set by trainSteps()
+  groups.emplace_back(rest, std::make_unique<torch::optim::AdamOptions>(adamOptions()));
+  groups.emplace_back(encoder, std::make_unique<torch::optim::AdamOptions>(adamOptions()));
   optimizer_ = std::make_unique<torch::optim::Adam>(std::move(groups));
   encoderGroup_ = true;
 }

@@ -85,6 +85,8 @@ class TorchCostModel : public CostModel {
 
   // Mean loss of the last training pass (NaN before any).
   double lastLoss() const { return lastLoss_; }
+  // The network, to read its parameters.
+  const ScoringNet& network() const { return *net_; }
 
  private:
   struct TaskData {
@@ -99,6 +101,7 @@ class TorchCostModel : public CostModel {
   // (once splitEncoderRate() has given it a parameter group of its own).
   void trainSteps(int steps, bool decay = false, double encoderFactor = 1.0);
   void setLearningRate(double rate, double encoderFactor = 1.0);
+  torch::optim::AdamOptions adamOptions() const;  // Adam at options_' rate and weight decay
   // Gives the store-row encoder (the parameters under `encoder.`) a
   // parameter group of its own, group 1, in a fresh Adam (its moments start
   // afresh; a model just loaded has none).
@@ -118,6 +121,13 @@ class TorchCostModel : public CostModel {
   bool loaded_ = false;  // load() gave it its parameters
   double lastLoss_;
 };
+
+// The registry's learned models (learned_models.cpp): the options each
+// trains with for `seed` (atformer: the gentler encoder), and the model of a
+// name ("mlp", "gat", "atformer"; nullptr for another) with its network's
+// initial weights drawn from options.seed.
+TrainOptions defaultTrainOptions(const std::string& name, uint64_t seed);
+std::unique_ptr<TorchCostModel> makeTorchCostModel(const std::string& name, const TrainOptions& options);
 
 // The networks, in their own files.
 std::shared_ptr<ScoringNet> makeMlpNet();
