@@ -3,6 +3,7 @@
 // through a Decider, so the same walk samples random programs and rebuilds
 // a program from recorded (e.g. mutated) decisions.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -14,9 +15,11 @@ namespace {
 
 class Decider {
  public:
-  Decider(ProgramDecisions* d, std::mt19937_64* rng) : d_(d), rng_(rng) {}
+  Decider(ProgramDecisions* d, std::mt19937_64* rng, std::vector<std::string>* visited = nullptr)
+      : d_(d), rng_(rng), visited_(visited) {}
 
   int64_t integer(const std::string& key, int64_t lo, int64_t hi) {
+    if (visited_) visited_->push_back(key);
     Choice& c = d_->choices[key];
     bool fresh = c.value.empty();
     c.lo = lo, c.hi = hi, c.tile = false;
@@ -32,8 +35,14 @@ class Decider {
   }
 
   std::vector<int64_t> tile(const std::string& key, int64_t extent, size_t n, int64_t maxInnermost) {
+    if (visited_) visited_->push_back(key);
     Choice& c = d_->choices[key];
     bool fresh = c.value.empty();
+    // Lengths decided for another extent (a program transferred from another
+    // task) are re-fitted to this one; the same task's never need it.
+    if (!fresh && c.value.size() == n && c.tile && c.extent > 0 &&
+        (c.extent != extent || (!c.value.empty() && c.value.back() > maxInnermost)))
+      c.value = refitTileLengths(c.value, extent, maxInnermost);
     c.tile = true, c.extent = extent, c.maxInnermost = maxInnermost;
     if (rng_ && fresh) c.value = sampleTileLengths(extent, n, maxInnermost, *rng_);
     if (c.value.size() != n) c.value.assign(n, 1);
@@ -44,7 +53,8 @@ class Decider {
 
  private:
   ProgramDecisions* d_;
-  std::mt19937_64* rng_;  // null: replay recorded decisions only
+  std::mt19937_64* rng_;               // null: replay recorded decisions only
+  std::vector<std::string>* visited_;  // set: every decision's key, in the order taken
 };
 
 std::vector<int64_t> followLengths(const std::vector<int64_t>& src, int level) {
@@ -319,9 +329,31 @@ std::vector<Step> annotateSketch(const Sketch& sk, const HardwareParams& hw, std
   return annotate(sk, hw, decider);
 }
 
-std::vector<Step> materialize(const Sketch& sk, ProgramDecisions& decisions, const HardwareParams& hw) {
-  Decider decider(&decisions, nullptr);
+std::vector<Step> materialize(const Sketch& sk, ProgramDecisions& decisions, const HardwareParams& hw,
+                              std::vector<std::string>* visited) {
+  Decider decider(&decisions, nullptr, visited);
   return annotate(sk, hw, decider);
+}
+
+std::vector<int64_t> refitTileLengths(const std::vector<int64_t>& lengths, int64_t extent, int64_t maxInnermost) {
+  // Innermost first: the inner levels size registers, vectors and caches, so
+  // each keeps its length as nearly (in ratio) as the divisors of what is
+  // left allow; the outer level, implied, takes the rest of the new extent.
+  std::vector<int64_t> out(lengths.size(), 1);
+  int64_t rest = std::max<int64_t>(1, extent);
+  for (size_t k = lengths.size(); k-- > 0;) {
+    const double want = std::log(double(std::max<int64_t>(1, lengths[k])));
+    int64_t best = 1;
+    double bestGap = std::abs(want);
+    for (int64_t d : divisors(rest)) {
+      if (k + 1 == lengths.size() && d > maxInnermost) break;
+      const double gap = std::abs(std::log(double(d)) - want);
+      if (gap < bestGap - 1e-12) best = d, bestGap = gap;  // ties: the shorter
+    }
+    out[k] = best;
+    rest /= best;
+  }
+  return out;
 }
 
 void validateProgram(const State& s, const HardwareParams& hw) {

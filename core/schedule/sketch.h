@@ -115,8 +115,16 @@ std::vector<Step> annotateSketch(const Sketch& sketch, const HardwareParams& hw,
                                  ProgramDecisions* decisions = nullptr);
 // The program of given decisions (deterministic). Values out of what the
 // program allows are clamped, and written back clamped; decisions missing
-// are taken at their lowest value.
-std::vector<Step> materialize(const Sketch& sketch, ProgramDecisions& decisions, const HardwareParams& hw);
+// are taken at their lowest value; tile lengths decided for another extent
+// (a program of another task) are re-fitted (refitTileLengths). With
+// `visited`, the key of every decision taken, in the order it was taken.
+std::vector<Step> materialize(const Sketch& sketch, ProgramDecisions& decisions, const HardwareParams& hw,
+                              std::vector<std::string>* visited = nullptr);
+// Tile lengths (inner levels, the outer one implied) chosen for one extent,
+// fitted to `extent`: innermost first, each the divisor of what is left
+// nearest in ratio to its old length (the innermost at most maxInnermost),
+// so their product divides `extent`.
+std::vector<int64_t> refitTileLengths(const std::vector<int64_t>& lengths, int64_t extent, int64_t maxInnermost);
 // Random lengths of `n` tile levels whose product divides `extent`, the
 // innermost at most `maxInnermost`.
 std::vector<int64_t> sampleTileLengths(int64_t extent, size_t n, int64_t maxInnermost, std::mt19937_64& rng);
