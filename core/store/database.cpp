@@ -400,6 +400,16 @@ std::vector<RecordRow> Database::allRecords() const {
   return out;
 }
 
+std::vector<RecordRow> Database::fastestRecords(int64_t taskId, size_t n) const {
+  Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +
+                                " WHERE task_id = ? AND " USABLE_COST " ORDER BY cost, id LIMIT ?");
+  st.bind(1, taskId).bind(2, int64_t(n));
+  std::vector<RecordRow> out;
+  while (st.step())
+    out.push_back(readRecord(st));
+  return out;
+}
+
 void Database::saveCostModel(int64_t taskId, int64_t sessionId, const std::string& name, int64_t trainedOn,
                              const std::string& blob) {
   Statement st = conn_->prepare(

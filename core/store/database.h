@@ -134,6 +134,8 @@ class Database {
   // Records of one session, whatever their task, oldest first.
   std::vector<RecordRow> sessionRecords(int64_t sessionId) const;
   std::vector<RecordRow> allRecords() const;
+  // The task's `n` fastest valid records, fastest first (ties: the oldest).
+  std::vector<RecordRow> fastestRecords(int64_t taskId, size_t n) const;
 
   // taskId 0: a model shared by every task of the session.
   void saveCostModel(int64_t taskId, int64_t sessionId, const std::string& name, int64_t trainedOn,

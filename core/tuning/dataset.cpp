@@ -1,7 +1,5 @@
 #include "tuning/dataset.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -10,17 +8,13 @@
 
 #include "frontend/model_loader.h"
 #include "fusion/task_extraction.h"
-#include "support/input_file.h"
+#include "support/compressed_lines.h"
 #include "target/target.h"
 #include "task/search_task.h"
 
 namespace tessel::tuning {
 
 namespace {
-
-bool endsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 nlohmann::json toJson(const DatasetRecord& r) {
   return {{"model", r.model},
@@ -60,53 +54,35 @@ std::vector<DatasetRecord> datasetFromDatabase(const store::Database& db, const 
 }
 
 void writeDataset(const std::string& path, const std::vector<DatasetRecord>& records) {
-  gzFile f = gzopen(path.c_str(), endsWith(path, ".gz") ? "wb9" : "wbT");  // T: plain, not compressed
-  if (!f) throw std::runtime_error("cannot write " + path);
-  for (const DatasetRecord& r : records) {
-    const std::string line = toJson(r).dump() + "\n";
-    if (gzwrite(f, line.data(), unsigned(line.size())) != int(line.size())) {
-      gzclose(f);
-      throw std::runtime_error("cannot write " + path + " (disk full?)");
-    }
-  }
-  if (gzclose(f) != Z_OK) throw std::runtime_error("cannot write " + path);
+  size_t next = 0;
+  support::writeLines(path, [&](std::string& line) {
+    if (next == records.size()) return false;
+    line = toJson(records[next++]).dump();
+    return true;
+  });
 }
 
 std::vector<DatasetRecord> readDataset(const std::string& path) {
-  support::checkRegularFile(path, "dataset", support::defaultMaxInputBytes());
-  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are
-  if (!f) throw std::runtime_error("cannot read dataset " + path);
   std::vector<DatasetRecord> out;
-  std::string line;
-  char buf[1 << 16];
-  size_t lineNo = 0;
-  auto take = [&] {
-    ++lineNo;
-    if (line.empty()) return;
+  support::readLines(path, "dataset", [&](const std::string& line, size_t number) {
     try {
       out.push_back(fromJson(nlohmann::json::parse(line)));
     } catch (const std::exception& e) {
-      gzclose(f);
-      throw std::runtime_error(path + ":" + std::to_string(lineNo) + ": not a dataset record (" + e.what() + ")");
+      throw std::runtime_error(path + ":" + std::to_string(number) + ": not a dataset record (" + e.what() + ")");
     }
-    line.clear();
-  };
-  while (gzgets(f, buf, sizeof buf)) {
-    line += buf;
-    if (!line.empty() && line.back() == '\n') {
-      line.pop_back();
-      take();
-    }
-  }
-  int err = Z_OK;
-  gzerror(f, &err);
-  if (err != Z_OK && err != Z_STREAM_END) {
-    gzclose(f);
-    throw std::runtime_error("cannot read dataset " + path + ": damaged compressed data");
-  }
-  take();
-  gzclose(f);
+  });
   return out;
+}
+
+std::map<std::string, task::SearchTask> tasksOfModel(const std::string& model, const std::string& target) {
+  std::map<std::string, task::SearchTask> tasks;
+  const frontend::PreparedModel m = frontend::prepareModel(model, "", "dp", target);
+  for (const fusion::GraphTask& t : m.tasks) {
+    task::SearchTask st = fusion::toSearchTask(t, target);
+    const std::string key = st.key;
+    tasks.emplace(key, std::move(st));
+  }
+  return tasks;
 }
 
 DatasetTasks featuresOf(const std::vector<DatasetRecord>& records, cost::FeatureKinds kinds) {
@@ -114,13 +90,7 @@ DatasetTasks featuresOf(const std::vector<DatasetRecord>& records, cost::Feature
   std::map<std::pair<std::string, std::string>, std::map<std::string, task::SearchTask>> tasksOf;
   for (const DatasetRecord& r : records) {
     auto& tasks = tasksOf[{r.model, r.target}];
-    if (!tasks.empty()) continue;
-    const frontend::PreparedModel m = frontend::prepareModel(r.model, "", "dp", r.target);
-    for (const fusion::GraphTask& t : m.tasks) {
-      task::SearchTask st = fusion::toSearchTask(t, r.target);
-      const std::string key = st.key;
-      tasks.emplace(key, std::move(st));
-    }
+    if (tasks.empty()) tasks = tasksOfModel(r.model, r.target);
   }
   // Records grouped by (model, task on its target), in the order they first appear.
   std::map<std::pair<std::string, std::string>, size_t> index;

@@ -43,8 +43,12 @@ struct DatasetTasks {
   std::vector<double> weight;      // per task
   size_t skipped = 0;              // records whose program no longer replays
 };
-// Rebuilds each model's tasks (zoo name or file, default fusion) and
-// extracts the features. std::runtime_error for a task no model has.
+// A model's tasks on `target` as a dataset's records name them (zoo name or
+// file, default fusion), by workload key.
+std::map<std::string, task::SearchTask> tasksOfModel(const std::string& model, const std::string& target);
+
+// Rebuilds each model's tasks (tasksOfModel) and extracts the features.
+// std::runtime_error for a task no model has.
 DatasetTasks featuresOf(const std::vector<DatasetRecord>& records, cost::FeatureKinds kinds);
 
 // The records of `models` (held out) and of the others.

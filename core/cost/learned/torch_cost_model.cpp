@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cost/cost_model_file.h"
 #include "cost/features.h"
 
 namespace tessel::cost::learned {
@@ -26,8 +27,9 @@ namespace {
 // encoder and atformer's summed stores (an older atformer's parameters would
 // load and score otherwise), 4 the register-tile features (168 per store row),
 // 5 their loads per FMA and reduction steps (170), 6 atformer's store-row
-// encoder beside its attention.
-constexpr int kFormat = 6;
+// encoder beside its attention (cost/cost_model_file.h names the current one
+// for the knowledge bases that record it).
+constexpr int kFormat = kLearnedModelFormat;
 const char* const kOlderFormats[] = {"",
                                      "without feature scaling",
                                      "before gat encoded and atformer summed the stores",
