@@ -1,0 +1,29 @@
+#include "knowledge/database_library.h"
+
+#include <map>
+
+namespace tessel::knowledge {
+
+RecordLibrary libraryOfDatabase(const store::Database& db, const std::string& target, size_t perTask) {
+  std::map<int64_t, std::vector<std::string>> modelsOf;
+  for (const std::string& model : db.modelNames())
+    for (const auto& [task, weight] : db.modelTasks(model))
+      modelsOf[task.id].push_back(model);
+  RecordLibrary lib;
+  for (const store::TaskRow& row : db.tasks()) {
+    if (row.target != target) continue;
+    LibraryTask t;
+    t.key = row.key;
+    t.target = row.target;
+    t.op = row.op;
+    t.compute = row.compute;
+    t.flops = row.flops;
+    t.models = modelsOf[row.id];
+    for (const store::RecordRow& r : db.fastestRecords(row.id, perTask))
+      t.programs.push_back({r.steps, r.decisions, r.medianCost()});
+    if (!t.programs.empty()) lib.add(std::move(t));
+  }
+  return lib;
+}
+
+}  // namespace tessel::knowledge
