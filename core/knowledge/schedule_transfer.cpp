@@ -1,5 +1,7 @@
 #include "knowledge/schedule_transfer.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <unordered_set>
 
@@ -7,9 +9,18 @@ namespace tessel::knowledge {
 
 bool adaptDecisions(const std::vector<schedule::Sketch>& sketches, const schedule::HardwareParams& hw,
                     schedule::ProgramDecisions& decisions, std::vector<schedule::Step>* steps) {
-  std::set<std::string> keys;
-  for (const auto& [key, c] : decisions.choices)
-    keys.insert(key);
+  // The tiles are the sketch's loop structure: the same splits, each of as
+  // many levels. The other decisions (placements, parallel, vectorize,
+  // unroll) come and go with the extents (no vectorisable loop, no
+  // decision): those the task does not take are dropped, those it takes
+  // anew start at their lowest value.
+  auto tiles = [](const schedule::ProgramDecisions& d) {
+    std::map<std::string, size_t> levels;
+    for (const auto& [key, c] : d.choices)
+      if (c.tile) levels[key] = c.value.size();
+    return levels;
+  };
+  const std::map<std::string, size_t> wanted = tiles(decisions);
   std::vector<size_t> order;
   if (decisions.sketch < sketches.size()) order.push_back(decisions.sketch);
   for (size_t i = 0; i < sketches.size(); ++i)
@@ -24,12 +35,13 @@ bool adaptDecisions(const std::vector<schedule::Sketch>& sketches, const schedul
     } catch (const schedule::ScheduleError&) {
       continue;
     }
-    if (std::set<std::string>(visited.begin(), visited.end()) != keys) continue;
-    bool levels = true;
-    for (const auto& [key, c] : decisions.choices)
-      levels &= d.choices.at(key).value.size() == c.value.size();
-    if (!levels) continue;
-    decisions = std::move(d);
+    // What this sketch took, and only that: a dropped decision is not kept.
+    schedule::ProgramDecisions taken;
+    taken.sketch = i;
+    for (const std::string& key : visited)
+      taken.choices[key] = d.choices.at(key);
+    if (tiles(taken) != wanted) continue;
+    decisions = std::move(taken);
     *steps = std::move(program);
     return true;
   }

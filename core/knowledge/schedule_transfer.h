@@ -50,9 +50,11 @@ TransferResult transferPrograms(const task::SearchTask& task, const std::vector<
                                 const TransferOptions& options = {});
 
 // One stored program's decisions on the task's sketches: tried on the sketch
-// they were taken on first, then on the others; a sketch fits when it takes
-// exactly the same decisions, every tile with as many levels. The program and
-// its decisions (their `sketch` the one that fits), or false.
+// they were taken on first, then on the others; a sketch fits when it splits
+// the same loops into as many tile levels (its other decisions may be fewer
+// or more: a decision it does not take is dropped, one it takes anew starts
+// at its lowest value). The program and the decisions that give it (their
+// `sketch` the one that fits), or false.
 bool adaptDecisions(const std::vector<schedule::Sketch>& sketches, const schedule::HardwareParams& hw,
                     schedule::ProgramDecisions& decisions, std::vector<schedule::Step>* steps);
 

@@ -109,10 +109,68 @@ std::vector<ModelGuidedSearch::Individual> ModelGuidedSearch::anneal(std::vector
   return all;
 }
 
+void ModelGuidedSearch::addCandidates(std::vector<Candidate> candidates, int first) {
+  for (const Candidate& c : candidates)
+    if (c.decisions && c.decisions->sketch < sketches_.size()) {
+      Individual ind;
+      ind.decisions = *c.decisions;
+      ind.steps = c.steps;
+      ind.key = schedule::serializeSteps(c.steps);
+      seededCandidates_.push_back(std::move(ind));
+    }
+  RandomSearch::addCandidates(std::move(candidates), first);
+}
+
+void ModelGuidedSearch::takeScoredCandidates(std::vector<Program>& batch) {
+  std::vector<Individual> pool;
+  std::vector<char> known, exact;
+  for (const Candidate& c : candidates_) {
+    Individual ind;
+    ind.steps = c.steps;
+    ind.key = schedule::serializeSteps(c.steps);
+    if (seen_.contains(ind.key)) continue;
+    if (c.decisions) ind.decisions = *c.decisions;
+    known.push_back(c.decisions.has_value());
+    exact.push_back(c.exact);
+    pool.push_back(std::move(ind));
+  }
+  candidates_.clear();
+  const int first = candidatesFirst_;
+  candidatesFirst_ = 0;
+  if (pool.empty()) return;
+  score(pool);
+  // Exact matches first (their stored order), then the best score; equal
+  // scores (an untrained model) keep the order given.
+  std::vector<size_t> order(pool.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (exact[a] != exact[b]) return exact[a] > exact[b];
+    return !exact[a] && pool[a].score > pool[b].score;
+  });
+  for (size_t i : order) {
+    if (int(batch.size()) >= first) break;
+    if (!seen_.insert(pool[i].key)) continue;
+    const double predicted = std::isfinite(pool[i].score) ? pool[i].score : std::numeric_limits<double>::quiet_NaN();
+    proposed_[pool[i].key] = {pool[i].decisions, predicted, known[i] != 0};
+    batch.push_back(pool[i].steps);
+  }
+}
+
 std::vector<Program> ModelGuidedSearch::nextBatch(int n) {
   auto start = std::chrono::steady_clock::now();
   lastPredictions_ = 0;
-  // Initial population: the best measured programs, then random ones.
+  std::vector<Program> batch;
+  // A warm start's first round: its candidates, as the model ranks them.
+  candidatesFirst_ = std::min(candidatesFirst_, n);
+  if (candidatesFirst_ > 0) takeScoredCandidates(batch);
+  const int want = n - int(batch.size());
+  if (want <= 0) {
+    lastSearchSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return batch;
+  }
+  // Initial population: the best measured programs, a warm start's
+  // candidates, then random ones.
   std::vector<Individual> pop;
   std::sort(measured_.begin(), measured_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   size_t seeds = std::min(measured_.size(), size_t(params_.population * params_.measuredSeedShare));
@@ -121,6 +179,7 @@ std::vector<Program> ModelGuidedSearch::nextBatch(int n) {
     ind.decisions = schedule::deserializeDecisions(measured_[i].second);
     if (rebuild(ind)) pop.push_back(std::move(ind));  // the program it was (materialize is exact)
   }
+  pop.insert(pop.end(), seededCandidates_.begin(), seededCandidates_.end());
   int size = anneal_ ? std::max(64, params_.population / 16) : params_.population;
   for (int misses = 0; int(pop.size()) < size && misses < size;) {
     if (pop.size() % 64 == 0 && support::isCancelled(params_.cancel)) return {};
@@ -132,14 +191,13 @@ std::vector<Program> ModelGuidedSearch::nextBatch(int n) {
     }
     pop.push_back(std::move(ind));
   }
-  if (pop.empty()) return {};
+  if (pop.empty()) return batch;
   score(pop);
   std::vector<Individual> all = anneal_ ? anneal(std::move(pop)) : evolve(std::move(pop));
 
   // The best predicted programs never measured, plus a few random ones.
   std::sort(all.begin(), all.end(), [](const Individual& a, const Individual& b) { return a.score > b.score; });
-  int randomCount = int(std::lround(n * params_.epsGreedy));
-  std::vector<Program> batch;
+  int randomCount = int(std::lround(want * params_.epsGreedy));
   for (const Individual& ind : all) {
     if (int(batch.size()) >= n - randomCount) break;
     if (!std::isfinite(ind.score) || !seen_.insert(ind.key)) continue;
@@ -170,7 +228,8 @@ void ModelGuidedSearch::update(const std::vector<Program>& programs,
     costs.push_back(c);
     auto it = proposed_.find(key);
     if (it != proposed_.end()) {
-      if (std::isfinite(c)) measured_.push_back({c, schedule::serializeDecisions(it->second.decisions)});
+      if (std::isfinite(c) && it->second.known)
+        measured_.push_back({c, schedule::serializeDecisions(it->second.decisions)});
       proposed_.erase(it);
     }
   }
@@ -188,7 +247,7 @@ void ModelGuidedSearch::update(const std::vector<Program>& programs,
 SearchPolicy::ProposalInfo ModelGuidedSearch::proposalInfo(const std::string& key) const {
   auto it = proposed_.find(key);
   if (it == proposed_.end()) return {};
-  return {schedule::serializeDecisions(it->second.decisions), it->second.score, model_->name()};
+  return {it->second.known ? schedule::serializeDecisions(it->second.decisions) : "", it->second.score, model_->name()};
 }
 
 void ModelGuidedSearch::restore(const std::vector<Program>& programs,

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <stdexcept>
 
 #include "lower/loop_nest.h"
@@ -32,8 +33,24 @@ bool RandomSearch::sample(Program* out, schedule::ProgramDecisions* decisions) {
   return false;
 }
 
+void RandomSearch::addCandidates(std::vector<Candidate> candidates, int first) {
+  candidates_ = std::move(candidates);
+  candidatesFirst_ = first;
+}
+
+void RandomSearch::takeCandidates(std::vector<Program>& batch) {
+  std::stable_partition(candidates_.begin(), candidates_.end(), [](const Candidate& c) { return c.exact; });
+  for (const Candidate& c : candidates_)
+    if (int(batch.size()) < candidatesFirst_ && seen_.insert(schedule::serializeSteps(c.steps)))
+      batch.push_back(c.steps);
+  candidates_.clear();
+  candidatesFirst_ = 0;
+}
+
 std::vector<Program> RandomSearch::nextBatch(int n) {
   std::vector<Program> batch;
+  candidatesFirst_ = std::min(candidatesFirst_, n);
+  takeCandidates(batch);
   for (int misses = 0; int(batch.size()) < n && misses < 50 * n;) {
     Program p;
     if (!sample(&p)) break;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <unordered_set>
@@ -55,6 +56,20 @@ class SearchPolicy {
   // from the valid ones whose decisions are known (may be empty).
   virtual void restore(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results,
                        const std::vector<std::string>& decisions);
+
+  // A program to try early (a warm start's transferred programs), with its
+  // decisions on one of the task's sketches where they are known.
+  struct Candidate {
+    Program steps;
+    std::optional<schedule::ProgramDecisions> decisions;
+    bool exact = false;  // measured on this very task before (elsewhere): taken first, in order
+  };
+  // The next batch measures up to `first` of the candidates never proposed:
+  // the exact ones first, in order, then those the guided search's model
+  // scores best (the random search: in order). The guided search also
+  // starts every population from the candidates with decisions, so that
+  // evolution builds on them.
+  virtual void addCandidates(std::vector<Candidate> candidates, int first) = 0;
 };
 
 // Random programs: a random sketch, randomly annotated (Ansor's baseline).
@@ -66,6 +81,7 @@ class RandomSearch : public SearchPolicy {
   void update(const std::vector<Program>&, const std::vector<measure::MeasureResult>&) override {}
   void restore(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results,
                const std::vector<std::string>& decisions) override;
+  void addCandidates(std::vector<Candidate> candidates, int first) override;
   const std::vector<schedule::Sketch>& sketches() const { return sketches_; }
   // Invalid annotations seen (rejected before building), with their reasons.
   int rejected() const { return rejected_; }
@@ -76,6 +92,13 @@ class RandomSearch : public SearchPolicy {
 
   // Rejects GPU programs over the shared-memory limit (throws ScheduleError).
   void checkGpuLimits(const Program& p) const;
+
+  // The candidates not yet proposed, and how many the next batch takes.
+  std::vector<Candidate> candidates_;
+  int candidatesFirst_ = 0;
+  // Takes up to candidatesFirst_ of candidates_, in order, into `batch`
+  // (those never proposed), then none again.
+  void takeCandidates(std::vector<Program>& batch);
 
   const task::SearchTask& task_;
   schedule::HardwareParams hw_;
@@ -108,6 +131,7 @@ class ModelGuidedSearch : public RandomSearch {
   ProposalInfo proposalInfo(const std::string& key) const override;
   void restore(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results,
                const std::vector<std::string>& decisions) override;
+  void addCandidates(std::vector<Candidate> candidates, int first) override;
   cost::CostModel& model() { return *model_; }
   // Seconds spent in the last nextBatch (features, prediction, evolution).
   double lastSearchSeconds() const { return lastSearchSeconds_; }
@@ -123,6 +147,8 @@ class ModelGuidedSearch : public RandomSearch {
   bool randomIndividual(Individual* out);
   bool rebuild(Individual& ind);  // materialise decisions into steps and key
   void score(std::vector<Individual>& pop);
+  // The candidates the model scores best, never proposed, into the batch.
+  void takeScoredCandidates(std::vector<Program>& batch);
   std::vector<Individual> evolve(std::vector<Individual> pop);
   std::vector<Individual> anneal(std::vector<Individual> pop);
 
@@ -132,7 +158,10 @@ class ModelGuidedSearch : public RandomSearch {
   struct Proposed {
     schedule::ProgramDecisions decisions;
     double score = std::numeric_limits<double>::quiet_NaN();
+    bool known = true;  // false: a candidate without decisions (not evolved from)
   };
+  // The candidates with decisions: every population starts from them.
+  std::vector<Individual> seededCandidates_;
   std::map<std::string, Proposed> proposed_;  // key -> what was proposed, until measured
   // (seconds, decisions as JSON) of the valid measured programs, the best
   // population x measuredSeedShare of them: their text is a tenth of their

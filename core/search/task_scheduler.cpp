@@ -149,20 +149,38 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
     return *tuners[i];
   };
   const support::CancelFlag& cancel = o.perTask.cancel;
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  int freshLeft = fresh, measuredHere = 0;
+  double measuringSeconds = 0;
   while (trials < o.trials) {
     if (o.keepGoing && !o.keepGoing()) {
       result.stopped = true;
       break;
     }
+    if (o.seconds > 0 && elapsed() >= o.seconds) {
+      result.timeUp = true;
+      break;
+    }
     int i = scheduler.next();
     if (i < 0) break;
+    const bool warmup = !resumed[size_t(i)] && scheduler.rounds()[size_t(i)] == 0;
+    if (o.firstRoundOnly && !warmup) break;
     int measured = 0, before = 0;
+    const double roundStart = elapsed();
     try {
       TaskTuner& tuner = tunerOf(size_t(i));
       before = tuner.result().trials;
       // Never past the budget; a task's first round is its warm-up.
       int cap = o.trials - trials;
-      if (!resumed[size_t(i)] && scheduler.rounds()[size_t(i)] == 0) cap = std::min(cap, warmupBatch);
+      if (warmup) cap = std::min(cap, warmupBatch);
+      // Under a time budget, warm-up rounds the speed so far fits into half
+      // of what is left (a quarter round for the first).
+      if (warmup && o.seconds > 0) {
+        const double perProgram = measuredHere ? measuringSeconds / measuredHere : 0;
+        const int fits = perProgram > 0 ? int(0.5 * (o.seconds - roundStart) / (freshLeft * perProgram))
+                                        : std::max(1, warmupBatch / 4);
+        cap = std::min(cap, std::max(1, fits));
+      }
       measured = tuner.runRound(cap);
     } catch (const std::exception&) {
       if (!support::isCancelled(cancel)) throw;
@@ -178,6 +196,9 @@ ModelTuneResult tuneModel(const std::vector<ModelTask>& tasks, const ModelTuneOp
     }
     TaskTuner& tuner = *tuners[size_t(i)];
     const TuneResult& r = tuner.result();
+    if (warmup) --freshLeft;
+    measuredHere += measured;
+    measuringSeconds += elapsed() - roundStart;
     if (measured > 0) {
       trials += r.trials - before;
       scheduler.report(size_t(i), r.validTrials ? r.bestSeconds : kInf);

@@ -58,7 +58,15 @@ struct ModelTask {
 };
 
 struct ModelTuneOptions {
-  int trials = 1000;    // for the whole model
+  int trials = 1000;  // for the whole model
+  // A wall-clock budget (0: none): no round starts after it is spent, so the
+  // tuning ends within one round of it. Under it, the tasks' warm-up rounds
+  // are sized to the measuring speed so that every task gets one in about
+  // half of the budget.
+  double seconds = 0;
+  // Every task's first round only (a warm start's transferred programs),
+  // then the tuning ends.
+  bool firstRoundOnly = false;
   TuneOptions perTask;  // batchSize, search, cost model, measurer...; trials are set per task
   SchedulerParams scheduler;
   // Per task, before its first round: lets the caller attach a store (fills
@@ -79,6 +87,7 @@ struct ModelTuneResult {
   std::vector<int> rounds;
   int trials = 0;
   bool stopped = false;         // keepGoing ended it before the budget
+  bool timeUp = false;          // the wall-clock budget ended it
   double estimatedSeconds = 0;  // sum of weight x best latency
   int warmupBatch = 0;          // programs in each task's first round
   // (trials so far, seconds since start, estimate) after each round.

@@ -85,6 +85,9 @@ TaskTuner::TaskTuner(const task::SearchTask& task, TuneOptions options)
   }
   o_.previous = {};  // learned from: not needed again
   o_.known = {};
+  // After the stored records: a candidate measured before is not measured again.
+  if (!o_.transferred.empty()) policy->addCandidates(std::move(o_.transferred), o_.transferFirst);
+  o_.transferred = {};
 }
 
 TaskTuner::~TaskTuner() = default;

@@ -49,6 +49,11 @@ struct TuneOptions {
   // measured again. Neither is passed to onRecords.
   std::vector<TuneRecord> previous;
   std::vector<TuneRecord> known;
+  // A warm start's programs for the task (knowledge/schedule_transfer.h),
+  // best first: the first round measures up to `transferFirst` of them, and
+  // the guided search evolves from them.
+  std::vector<SearchPolicy::Candidate> transferred;
+  int transferFirst = 8;
   // false: TuneResult::records stays empty (a model's tuning stores the
   // records through onRecords and reads none back; kept, they grow with
   // every trial).

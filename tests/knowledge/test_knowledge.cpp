@@ -9,6 +9,8 @@
 #include <set>
 
 #include "../core/kernel_harness.h"
+#include "frontend/model_loader.h"
+#include "fusion/task_extraction.h"
 #include "knowledge/knowledge_base.h"
 #include "knowledge/record_library.h"
 #include "knowledge/schedule_transfer.h"
@@ -220,6 +222,49 @@ class TestKnowledge : public QObject {
     const auto res = h.check(target, adapted);
     for (size_t i = 0; i < res.size(); ++i)
       QVERIFY2(res[i].ok, qPrintable(QString::fromStdString(serializeSteps(adapted[i]) + "\n" + res[i].message)));
+  }
+
+  // Across models: ResNet-18's 3x3 convolution at 56x56x64 to tiny_cnn's at
+  // 32x32 with 3 and 16 input channels. Where the extents differ this much,
+  // some decisions come and go (a loop too long to vectorise has no
+  // vectorize decision): the tiles decide whether a program fits.
+  void programsTransferAcrossModels() {
+    auto convs = [](const std::string& model) {
+      std::vector<task::SearchTask> out;
+      for (const fusion::GraphTask& t : frontend::prepareModel(model, "", "dp", "cpu").tasks)
+        if (t.name == "conv2d_relu") out.push_back(fusion::toSearchTask(t, "cpu"));
+      return out;
+    };
+    const task::SearchTask from = convs("resnet18").at(1);
+    QCOMPARE(from.key.substr(0, 22), std::string("conv2d_relu_1_56_56_64"));
+    HardwareParams hw;
+    knowledge::LibraryTask lt;
+    lt.key = from.key;
+    lt.op = from.op;
+    lt.compute = from.dag.toString();
+    for (auto& [steps, d] : samplePrograms(generateSketches(from.dag, hw), hw, 24))
+      lt.programs.push_back({serializeSteps(steps), serializeDecisions(d), 1e-3});
+    knowledge::RecordLibrary lib;
+    lib.add(lt);
+    knowledge::TransferOptions o;
+    o.programsPerTask = 24;
+    const std::vector<task::SearchTask> to = convs("tiny_cnn");
+    QCOMPARE(to.size(), size_t(2));
+    for (const task::SearchTask& t : to) {
+      QCOMPARE(knowledge::structureOf(t.dag.toString()).pattern, knowledge::structureOf(lt.compute).pattern);
+      const auto r = knowledge::transferPrograms(t, generateSketches(t.dag, hw), hw, {&lib}, o);
+      QVERIFY2(r.programs.size() >= 20,
+               qPrintable(QString("%1 of 24 fit (%2 rejected)").arg(r.programs.size()).arg(r.rejected)));
+      std::vector<std::vector<Step>> programs;
+      for (const auto& p : r.programs) {
+        QVERIFY(p.hasDecisions && !p.exact && p.distance > 0);
+        programs.push_back(p.steps);
+      }
+      testing::KernelHarness h;
+      const auto res = h.check(t.dag, programs);
+      for (size_t i = 0; i < res.size(); ++i)
+        QVERIFY2(res[i].ok, qPrintable(QString::fromStdString(serializeSteps(programs[i]) + "\n" + res[i].message)));
+    }
   }
 
   void structuresSeparateOpsAndMeasureShapes() {
