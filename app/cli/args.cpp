@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "support/size_limits.h"
@@ -54,6 +56,24 @@ long long Args::getInt(const std::string& name, long long fallback, long long mi
   if (v < min || v > max)
     throw UsageError("option --" + name + " must be between " + std::to_string(min) + " and " + std::to_string(max) +
                      ", got " + s);
+  return v;
+}
+
+double Args::getDouble(const std::string& name, double fallback, double min, double max) const {
+  if (!has(name)) return fallback;
+  const std::string& s = values_.at(name);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end || errno || !std::isfinite(v))
+    throw UsageError("option --" + name + " needs a number, got '" + s + "'");
+  auto text = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return std::string(buf);
+  };
+  if (!(v > min) || v > max)
+    throw UsageError("option --" + name + " must be above " + text(min) + " and at most " + text(max) + ", got " + s);
   return v;
 }
 

@@ -25,6 +25,8 @@ class Args {
   bool has(const std::string& name) const { return values_.count(name) > 0; }
   std::string get(const std::string& name, const std::string& fallback = "") const;
   long long getInt(const std::string& name, long long fallback, long long min, long long max) const;
+  // A finite decimal number in (min, max] (`--minutes 0.5`).
+  double getDouble(const std::string& name, double fallback, double min, double max) const;
   // One of `choices`; UsageError naming the option and the choices for anything else.
   std::string getChoice(const std::string& name, const std::string& fallback,
                         const std::vector<std::string>& choices) const;

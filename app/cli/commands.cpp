@@ -19,6 +19,8 @@ const std::vector<Command>& commands() {
        datasetHelp, datasetCommand},
       {"costmodel", "train|eval", "train a cost model on a dataset, or score it on held-out models", costmodelOptions,
        costmodelHelp, costmodelCommand},
+      {"knowledge", "build|show", "the knowledge base tunings start from: pre-trained model and stored programs",
+       knowledgeOptions, knowledgeHelp, knowledgeCommand},
       {"fleet", "status --redis URL", "the measurement agents and their queues", fleetOptions, fleetHelp, fleetCommand},
   };
   return table;

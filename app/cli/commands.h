@@ -41,10 +41,13 @@ TESSEL_CLI_COMMAND(inspect)
 TESSEL_CLI_COMMAND(conformance)
 TESSEL_CLI_COMMAND(dataset)
 TESSEL_CLI_COMMAND(costmodel)
+TESSEL_CLI_COMMAND(knowledge)
 TESSEL_CLI_COMMAND(fleet)
 #undef TESSEL_CLI_COMMAND
 
 // Path of an executable installed beside this one (tessel-worker).
 std::string siblingExecutable(const std::string& name);
+// The folder of the running executable (where siblingExecutable looks).
+std::string executableFolder();
 
 }  // namespace tessel::cli

@@ -7,8 +7,11 @@
 #include "args.h"
 #include "commands.h"
 #include "interrupt.h"
+#include "knowledge/knowledge_base.h"
 #include "measure_option.h"
 #include "progress_bar.h"
+#include "support/input_file.h"
+#include "target/target.h"
 #include "tuning/model_tuning.h"
 #include "tuning_options.h"
 
@@ -25,7 +28,16 @@ std::string help() {
          "(sum of weight x best latency).\n"
          "\n"
          "options:\n"
-         "  --trials N          programs to measure for the whole model (default 1000)\n" +
+         "  --trials N          programs to measure for the whole model (default 1000;\n"
+         "                      0: each task's first round only, of --transfer programs)\n"
+         "  --minutes M         a wall-clock budget (decimals allowed): no round starts\n"
+         "                      after it; with --trials, whichever ends first\n"
+         "  --cold              start from nothing: no knowledge base, no transfer from\n"
+         "                      the database's other tasks (for comparisons)\n"
+         "  --knowledge FILE    the knowledge base to start from (default: the one\n"
+         "                      shipped for the target's class, e.g. cpu-avx512.tkb)\n"
+         "  --transfer N        transferred programs each task's first round measures\n"
+         "                      (default 8)\n" +
          targetHelp() + "  --fusion dp|rule|none  operator fusion: AutoGTCO's DP (default), TVM's rules, none\n" +
          searchHelp() + costModelHelp() +
          "  --batch N           programs per round (default 64)\n"
@@ -73,7 +85,21 @@ tuning::TuningConfig configOf(const Args& args) {
   c.makeMeasurer = measured.factory;
   c.target = targetOption(args, true, measured.local());
   c.fusion = args.getChoice("fusion", "dp", {"dp", "rule", "none"});
-  c.trials = int(args.getInt("trials", tuning::kDefaultTrials, 1, tuning::kMaxTrials));
+  c.minutes = args.getDouble("minutes", 0, 0, 7 * 24 * 60);
+  // A time budget alone: as many trials as it takes.
+  const int trialsDefault = args.has("minutes") ? tuning::kMaxTrials : tuning::kDefaultTrials;
+  c.trials = int(args.getInt("trials", trialsDefault, 0, tuning::kMaxTrials));
+  c.cold = args.has("cold");
+  if (c.cold && (args.has("knowledge") || args.has("transfer")))
+    throw UsageError("--cold starts from nothing: it cannot be combined with --knowledge or --transfer");
+  c.transfer = int(args.getInt("transfer", tuning::kDefaultTransfer, 1, tuning::kMaxBatch));
+  if (args.has("knowledge")) {
+    c.knowledge = args.get("knowledge");
+    if (const std::string why = support::notARegularFile(c.knowledge); !why.empty())
+      throw UsageError("--knowledge " + c.knowledge + " " + why);
+  } else if (!c.cold) {
+    c.knowledge = knowledge::shippedKnowledgeBase(parseTargetOption(c.target), executableFolder());
+  }
   c.search = searchOption(args);
   c.costModel = costModelOption(args);
   if (args.has("cost-model-file")) {
@@ -96,9 +122,10 @@ tuning::TuningConfig configOf(const Args& args) {
 }  // namespace
 
 OptionSpec tuneOptions() {
-  return {{"trials", "target", "arch", "fusion", "search", "cost-model", "cost-model-file", "batch", "population",
-           "seed", "timeout", "db", "jobs", "input-shapes", "cache-flush", "measure"},
-          {"json", "help", "resume", "no-db", "quiet"}};
+  return {{"trials", "minutes", "knowledge", "transfer", "target", "arch", "fusion", "search", "cost-model",
+           "cost-model-file", "batch", "population", "seed", "timeout", "db", "jobs", "input-shapes", "cache-flush",
+           "measure"},
+          {"json", "help", "resume", "no-db", "quiet", "cold"}};
 }
 
 std::string tuneHelp() {
@@ -121,7 +148,7 @@ int tuneCommand(const std::vector<std::string>& argv) {
   // Plain progress lines where no bar is drawn (a log, CI), unless --json or --quiet.
   const bool lines = !json && !quiet;
   // Checked before anything is written: a new session must give every task a program.
-  if (args.has("no-db") && config.trials < int(tasks.size()))
+  if (args.has("no-db") && config.trials > 0 && config.trials < int(tasks.size()))
     throw UsageError(search::budgetMessage(config.trials, 0, int(tasks.size()), config.batch));
   InterruptGuard interrupt;
   if (!args.has("no-db")) {
@@ -146,6 +173,17 @@ int tuneCommand(const std::vector<std::string>& argv) {
   if (lines)
     std::fprintf(stderr, "tuning %s: %zu tasks (%s fusion), %d trials\n", model.c_str(), tasks.size(),
                  config.fusion.c_str(), config.trials);
+  events.onWarmStart = [&](const tuning::WarmStartSummary& w) {
+    if (quiet) return;
+    std::string text = w.text();
+    if (w.warm && w.knowledge.empty())
+      text += " (no knowledge base for " + knowledge::targetClass(target::parseTarget(config.target)) + " targets in " +
+              knowledge::knowledgeFolder(executableFolder()) + ")";
+    if (bar.shown())
+      bar.note(text);
+    else
+      std::fprintf(stderr, "%s\n", text.c_str());
+  };
   events.onRound = [&](size_t i, const search::TuneResult& r, double estimate, const tuning::TuningProgress& p) {
     const bool known = std::isfinite(estimate);
     if (bar.shown())
@@ -164,7 +202,7 @@ int tuneCommand(const std::vector<std::string>& argv) {
     else if (lines)
       std::fprintf(stderr, "%s\n", text);
   };
-  if (lines && !tuning.resumed() && config.trials < int(tasks.size()) * config.batch)
+  if (lines && !tuning.resumed() && config.trials > 0 && config.trials < int(tasks.size()) * config.batch)
     std::fprintf(stderr,
                  "%d trials for %zu tasks: warm-up rounds of %d programs (%d trials give each a full round of %d)\n",
                  config.trials, tasks.size(), std::min(config.batch, config.trials / int(tasks.size())),
@@ -225,6 +263,8 @@ int tuneCommand(const std::vector<std::string>& argv) {
     j["fusion"] = config.fusion;
     j["trials"] = r.trials;
     j["warmup_batch"] = r.warmupBatch;
+    j["warm_start"] = tuning.warmStart().toJson();
+    j["time_up"] = r.timeUp;
     j["cache_flush"] = measure::cacheStateName(config.cacheState);
     j["tasks"] = rows;
     j["estimated_ms"] = complete ? nlohmann::json(r.estimatedSeconds * 1e3) : nlohmann::json();
@@ -240,8 +280,8 @@ int tuneCommand(const std::vector<std::string>& argv) {
     }
     std::puts(j.dump().c_str());
   } else if (complete) {
-    std::printf("estimated end-to-end latency: %.4f ms (sum of weight x best latency), %d trials\n",
-                r.estimatedSeconds * 1e3, r.trials);
+    std::printf("estimated end-to-end latency: %.4f ms (sum of weight x best latency), %d trials%s\n",
+                r.estimatedSeconds * 1e3, r.trials, r.timeUp ? " (the time budget ended it)" : "");
   } else {
     std::printf("some tasks have no valid program yet: give more --trials\n");
   }

@@ -70,12 +70,16 @@ std::string help() {
 
 }  // namespace
 
+std::string executableFolder() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : self.parent_path().string();
+}
+
 std::string siblingExecutable(const std::string& name) {
   if (const char* env = std::getenv("TESSEL_WORKER"); env && *env && name == "tessel-worker") return env;
-  std::error_code ec;
-  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    std::filesystem::path p = self.parent_path() / name;
+  if (const std::string folder = executableFolder(); !folder.empty()) {
+    std::filesystem::path p = std::filesystem::path(folder) / name;
     if (std::filesystem::exists(p)) return p.string();
   }
   return name;  // from PATH

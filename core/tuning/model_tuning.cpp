@@ -28,9 +28,22 @@ void checkNames(const TuningConfig& c) {
 
 }  // namespace
 
-ModelTuning::ModelTuning(TuningConfig config, std::shared_ptr<const frontend::PreparedModel> prepared)
-    : config_(config.resolved()) {
-  checkNames(config_);
+ModelTuning::ModelTuning(TuningConfig config, std::shared_ptr<const frontend::PreparedModel> prepared) {
+  checkNames(config.resolved());
+  warm_ = std::make_unique<WarmStart>(config);
+  // A guided search with no model named (or the knowledge base's) starts
+  // from the knowledge base's pre-trained model.
+  const std::string pretrained = warm_->costModelName();
+  if (search::findSearch(config.resolved().search)->guided && config.costModelFile.empty() && !pretrained.empty() &&
+      (config.costModel.empty() || config.costModel == pretrained)) {
+    config.costModel = pretrained;
+    pretrained_ = true;
+    warm_->usePretrainedModel();
+  }
+  config_ = config.resolved();
+  if (config_.trials == 0 && config_.cold)
+    throw std::invalid_argument(
+        "--trials 0 measures each task's first round of transferred programs: it needs a warm start, not --cold");
   model_ = prepared ? std::move(prepared)
                     : std::make_shared<const frontend::PreparedModel>(
                           frontend::prepareModel(config_.model, config_.inputShapes, config_.fusion, config_.target));
@@ -48,7 +61,7 @@ const std::string& ModelTuning::databasePath() const {
 void ModelTuning::openSession(const std::string& path, int64_t resume) {
   // Checks first: nothing is written (not even a new file) for a session that cannot run.
   auto checkBudget = [&] {
-    if (config_.trials < int(tasks_.size()))
+    if (config_.trials > 0 && config_.trials < int(tasks_.size()))
       throw std::invalid_argument(search::budgetMessage(config_.trials, 0, int(tasks_.size()), config_.batch));
   };
   if (resume == kNewSession) checkBudget();
@@ -90,13 +103,19 @@ search::ModelTuneOptions ModelTuning::tuneOptions(const TuningEvents& events, st
                                                   TuningProgress& progress) {
   search::ModelTuneOptions o;
   o.trials = config_.trials;
+  o.seconds = config_.minutes * 60;
+  if (config_.trials == 0) {  // each task's first round only, of `transfer` programs
+    o.firstRoundOnly = true;
+    o.trials = int(earlierTrials_) + int(tasks_.size()) * std::max(1, config_.transfer);
+  }
   o.perTask = config_.taskOptions();
   search::TuneOptions& t = o.perTask;
   // One model for all the tasks, as Ansor's: what it learns on one task
   // guides the others from their first round.
   if (search::findSearch(config_.search)->guided) {
-    sharedModel_ = config_.costModelFile.empty() ? cost::makeCostModel(config_.costModel, config_.seed)
-                                                 : cost::loadCostModelFile(config_.costModelFile, config_.seed);
+    sharedModel_ = pretrained_                     ? warm_->makeCostModel(config_.seed)
+                   : config_.costModelFile.empty() ? cost::makeCostModel(config_.costModel, config_.seed)
+                                                   : cost::loadCostModelFile(config_.costModelFile, config_.seed);
     t.costModel = sharedModel_->name();
     t.sharedCostModel = sharedModel_;
   }
@@ -110,6 +129,8 @@ search::ModelTuneOptions ModelTuning::tuneOptions(const TuningEvents& events, st
       recorders_[i] = std::make_unique<store::TuningRecorder>(*db_, tasks_[i].task, sessionId_);
       recorders_[i]->attach(to);
     }
+    to.transferred = warm_->takeCandidates(i);
+    to.transferFirst = std::max(1, config_.transfer);
     for (const search::TuneRecord& r : to.previous)  // a resumed session's bests stand
       if (r.result.ok()) best[i] = std::min(best[i], r.result.medianCost());
     auto stored = to.onRecords;
@@ -138,6 +159,13 @@ search::ModelTuneResult ModelTuning::run(const TuningEvents& events) {
   std::vector<double> best(tasks_.size(), INFINITY);
   TuningProgress progress{0, int(earlierTrials_)};
   search::ModelTuneOptions o = tuneOptions(events, best, progress);
+  try {
+    warm_->prepare(tasks_, db_.get(), sharedModel_.get());
+  } catch (const std::exception& e) {
+    if (db_) db_->failSession(sessionId_, e.what());
+    throw;
+  }
+  if (events.onWarmStart) events.onWarmStart(warm_->summary());
   if (events.onRound)
     o.onRound = [&](size_t i, const search::TuneResult& r, double estimate) {
       events.onRound(i, r, estimate, progress);

@@ -17,6 +17,7 @@
 #include "store/database.h"
 #include "support/cancellation.h"
 #include "tuning/tuning_config.h"
+#include "tuning/warm_start.h"
 
 namespace tessel::store {
 class TuningRecorder;
@@ -47,6 +48,8 @@ struct TuningEvents {
   // Set from another thread (or a signal handler): the round in flight is
   // abandoned, then keepGoing decides.
   support::CancelFlag cancel;
+  // Once, before the first round: what the tuning starts from.
+  std::function<void(const WarmStartSummary&)> onWarmStart;
 };
 
 // How openSession picks the session to record into.
@@ -56,9 +59,13 @@ inline constexpr int64_t kLastSession = -1;  // the model's last one if any, els
 class ModelTuning {
  public:
   // Prepares the model (import, folding, fusion, tasks) unless `prepared`
-  // is the same model already prepared with the config's fusion and target.
-  // Throws what frontend::prepareModel throws; std::invalid_argument for a
-  // search or cost model this build does not know.
+  // is the same model already prepared with the config's fusion and target,
+  // and reads the knowledge base unless config.cold (a guided search with
+  // no cost model named, or the knowledge base's, starts from its
+  // pre-trained model). Throws what frontend::prepareModel throws;
+  // std::invalid_argument for a search or cost model this build does not
+  // know, or --trials 0 without a warm start; what WarmStart throws for a
+  // knowledge base that does not fit or is damaged.
   explicit ModelTuning(TuningConfig config, std::shared_ptr<const frontend::PreparedModel> prepared = nullptr);
   ~ModelTuning();
   ModelTuning(const ModelTuning&) = delete;
@@ -67,6 +74,8 @@ class ModelTuning {
   const TuningConfig& config() const { return config_; }  // resolved
   const frontend::PreparedModel& model() const { return *model_; }
   const std::vector<search::ModelTask>& tasks() const { return tasks_; }
+  // What the last run started from (complete once its first round began).
+  const WarmStartSummary& warmStart() const { return warm_->summary(); }
 
   // Records into the database at `path` (created if missing): a new session
   // (kNewSession), the model's last one (kLastSession), or the session with
@@ -102,6 +111,8 @@ class ModelTuning {
   bool resumed_ = false;
   std::vector<std::unique_ptr<store::TuningRecorder>> recorders_;
   std::shared_ptr<cost::CostModel> sharedModel_;  // one model for every task (guided searches)
+  std::unique_ptr<WarmStart> warm_;
+  bool pretrained_ = false;  // sharedModel_ starts as the knowledge base's
 };
 
 }  // namespace tessel::tuning

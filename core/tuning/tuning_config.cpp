@@ -36,6 +36,12 @@ nlohmann::json TuningConfig::toJson(size_t tasks) const {
   if (!c.inputShapes.empty()) j["input_shapes"] = c.inputShapes;
   if (c.measure != "local") j["measure"] = c.measure;
   if (!c.costModelFile.empty()) j["cost_model_file"] = c.costModelFile;
+  if (c.minutes > 0) j["minutes"] = c.minutes;
+  j["warm"] = !c.cold;
+  if (!c.cold) {
+    j["knowledge"] = c.knowledge;
+    j["transfer"] = c.transfer;
+  }
   return j;
 }
 

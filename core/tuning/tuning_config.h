@@ -18,6 +18,8 @@ inline constexpr int kDefaultTrials = 1000;
 inline constexpr int kDefaultBatch = 64;
 inline constexpr int kDefaultPopulation = 2048;
 inline constexpr int kDefaultTimeoutSeconds = 10;
+// A warm start's transferred programs measured in each task's first round.
+inline constexpr int kDefaultTransfer = 8;
 
 // The ranges the CLI accepts (a value outside is a usage error).
 inline constexpr int kMaxTrials = 100000000;
@@ -33,10 +35,19 @@ struct TuningConfig {
   std::string inputShapes;       // a TorchScript model's input shapes ("1,3,224,224;...")
   std::string target = "cpu";    // a target string (target/target.h)
   std::string fusion = "dp";     // dp | rule | none
-  int trials = kDefaultTrials;   // of the whole model, a resumed session's included
-  std::string search;            // empty: search::defaultSearch()
-  std::string costModel;         // empty: cost::defaultCostModel()
-  std::string costModelFile;     // a trained model to start from (cost/cost_model_file.h); names costModel
+  // Of the whole model, a resumed session's included. 0 with a warm start:
+  // each task's first round only (`transfer` programs: those transferred to
+  // it, filled up by the search's picks).
+  int trials = kDefaultTrials;
+  double minutes = 0;  // a wall-clock budget beside trials (0: none)
+  // The warm start (tuning/warm_start.h): the knowledge base's file ("" for
+  // none: the database's records alone), or nothing of it with `cold`.
+  bool cold = false;
+  std::string knowledge;
+  int transfer = kDefaultTransfer;  // transferred programs measured in each task's first round
+  std::string search;               // empty: search::defaultSearch()
+  std::string costModel;            // empty: cost::defaultCostModel()
+  std::string costModelFile;        // a trained model to start from (cost/cost_model_file.h); names costModel
   uint64_t seed = 1;
   int batch = kDefaultBatch;  // programs per round
   int population = kDefaultPopulation;
@@ -56,7 +67,8 @@ struct TuningConfig {
   // (std::invalid_argument for a bad one).
   TuningConfig resolved() const;
   // What the session keeps: every field but workerPath and makeMeasurer,
-  // plus the task count ("measure" only where it is not local).
+  // plus the task count ("measure" only where it is not local, the warm
+  // start's fields only where it is warm, "minutes" only where given).
   nlohmann::json toJson(size_t tasks) const;
   // One task's tuner options (batch, search, cost model by name, seed,
   // population, the target's hardware, measurement and build); trials are

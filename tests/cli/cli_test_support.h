@@ -27,10 +27,14 @@ inline QTemporaryDir& scratch() {
   return dir;
 }
 
-// tmpdir: the child's TMPDIR (default: the system's).
+// tmpdir: the child's TMPDIR (default: the system's). The knowledge bases
+// are looked for in an empty folder, so that tunings start from the same
+// nothing on every machine (whether its class has one shipped or not);
+// test_cli_knowledge gives them theirs.
 inline void isolate(QProcess& p, const QString& tmpdir = {}) {
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   env.insert("TESSEL_DB", scratch().filePath("default.db"));
+  env.insert("TESSEL_KNOWLEDGE_DIR", scratch().filePath("no-knowledge"));
   if (!tmpdir.isEmpty()) env.insert("TMPDIR", tmpdir);
   p.setProcessEnvironment(env);
 }

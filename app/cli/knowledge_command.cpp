@@ -1,0 +1,150 @@
+// tessel knowledge build|show: the knowledge base every tuning starts from
+// (knowledge/knowledge_base.h), built from measured datasets and databases.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "args.h"
+#include "commands.h"
+#include "knowledge/knowledge_base.h"
+#include "tuning/knowledge_build.h"
+#include "tuning_options.h"
+
+namespace tessel::cli {
+
+namespace {
+
+int buildCommand(const Args& args) {
+  if (!args.has("out")) throw UsageError("build needs --out FILE.tkb");
+  if (!args.has("data") && !args.has("db")) throw UsageError("build needs --data FILE[,FILE] or --db FILE[,FILE]");
+  tuning::KnowledgeBuildConfig c;
+  c.datasets = parseList(args.get("data"));
+  c.databases = parseList(args.get("db"));
+  c.target = parseTargetOption(args.get("target", "cpu")).str();
+  c.measuredOn = args.has("measured-on") ? parseTargetOption(args.get("measured-on")).str() : "";
+  c.programsPerTask = size_t(args.getInt("programs-per-task", 16, 1, 4096));
+  c.costModelFile = args.get("cost-model-file");
+  c.leaveOut = parseList(args.get("leave-out"));
+  tuning::KnowledgeBuildSummary s;
+  const knowledge::KnowledgeBase kb = tuning::buildKnowledgeBase(c, &s);
+  knowledge::writeKnowledgeBase(args.get("out"), kb);
+  if (args.has("json")) {
+    std::puts(
+        nlohmann::json{{"out", args.get("out")},
+                       {"target_class", kb.info.targetClass},
+                       {"records", s.records},
+                       {"tasks", s.tasks},
+                       {"programs", s.programs},
+                       {"with_decisions", s.withDecisions},
+                       {"unbuilt_records", s.unbuilt},
+                       {"cost_model", kb.info.costModel.empty() ? nlohmann::json() : nlohmann::json(kb.info.costModel)}}
+            .dump()
+            .c_str());
+    return 0;
+  }
+  std::printf(
+      "%s: %zu tasks, %zu programs (%zu with decisions: they transfer to other tasks) of %zu records, for %s "
+      "targets%s%s\n",
+      args.get("out").c_str(), s.tasks, s.programs, s.withDecisions, s.records, kb.info.targetClass.c_str(),
+      kb.info.costModel.empty() ? "" : ", cost model ", kb.info.costModel.c_str());
+  if (s.unbuilt)
+    std::fprintf(stderr,
+                 "warning: %zu records name tasks their models no longer have (an older definition): left out\n",
+                 s.unbuilt);
+  return 0;
+}
+
+int showCommand(const Args& args) {
+  if (args.positional().size() != 2) throw UsageError("show needs one knowledge base FILE");
+  const std::string path = args.positional()[1];
+  const knowledge::KnowledgeBase kb = knowledge::readKnowledgeBase(path);
+  const knowledge::KnowledgeInfo& i = kb.info;
+  if (args.has("json")) {
+    nlohmann::json tasks = nlohmann::json::array();
+    for (const knowledge::LibraryTask& t : kb.library.tasks())
+      tasks.push_back({{"key", t.key},
+                       {"target", t.target},
+                       {"op", t.op},
+                       {"models", t.models},
+                       {"programs", t.programs.size()},
+                       {"best_seconds", t.programs.empty() ? 0 : t.programs.front().seconds}});
+    std::puts(nlohmann::json{{"format", i.format},
+                             {"target_class", i.targetClass},
+                             {"learned_format", i.learnedFormat},
+                             {"threads", i.threads},
+                             {"built_from", i.builtFrom},
+                             {"cost_model", i.costModel},
+                             {"cost_model_trained_on", i.costModelTrainedOn},
+                             {"created", i.created},
+                             {"version", i.version},
+                             {"tasks", tasks}}
+                  .dump()
+                  .c_str());
+    return 0;
+  }
+  std::printf("%s: format %d, %s targets (measured with %d threads), built %s by Tessel %s from %s\n", path.c_str(),
+              i.format, i.targetClass.c_str(), i.threads, i.created.c_str(), i.version.c_str(),
+              nlohmann::json(i.builtFrom).dump().c_str());
+  if (!i.costModel.empty())
+    std::printf("cost model: %s (learned-model format %d), trained on %zu programs\n", i.costModel.c_str(),
+                i.learnedFormat, i.costModelTrainedOn);
+  std::printf("%zu tasks, %zu programs\n", kb.library.tasks().size(), kb.library.programs());
+  for (const knowledge::LibraryTask& t : kb.library.tasks())
+    std::printf("  %-48s %3zu programs  best %9.4f ms\n", t.key.c_str(), t.programs.size(),
+                t.programs.empty() ? 0 : t.programs.front().seconds * 1e3);
+  return 0;
+}
+
+}  // namespace
+
+OptionSpec knowledgeOptions() {
+  return {{"data", "db", "target", "measured-on", "programs-per-task", "cost-model-file", "leave-out", "out"},
+          {"json", "help"}};
+}
+
+std::string knowledgeHelp() {
+  return "usage: tessel knowledge build --data FILE[,FILE] [--db FILE[,FILE]] --out FILE.tkb [options]\n"
+         "       tessel knowledge show FILE.tkb [--json]\n"
+         "\n"
+         "A knowledge base is what every tuning starts from unless --cold: a pre-trained\n"
+         "cost model and, for every stored task, its fastest measured programs with their\n"
+         "annotation decisions. A task seen before replays them; a task of the same\n"
+         "structure gets them with their tile sizes re-fitted to its extents. Tessel ships\n"
+         "one per target class (share/tessel/knowledge/cpu-avx512.tkb); build one from\n"
+         "`tessel dataset collect` on another machine for its class.\n"
+         "\n"
+         "build options:\n"
+         "  --data FILE,...     datasets (tessel dataset export, .jsonl or .jsonl.gz)\n"
+         "  --db FILE,...       tuning databases (their records carry decisions)\n"
+         "  --target T          the records' target string (default cpu)\n"
+         "  --measured-on T     the target that measured them (default: --target on this\n"
+         "                      machine): its class names the base (cpu-avx512, cpu-avx2,\n"
+         "                      cpu-sse), its threads fit the decisions\n"
+         "  --programs-per-task N  the fastest programs kept of each task (default 16)\n"
+         "  --cost-model-file F the pre-trained model (tessel costmodel train) to carry\n"
+         "  --leave-out A,B     models left out (to try transfer to a model it has not seen)\n"
+         "  --out FILE          where to write it (.tkb)\n"
+         "  --json              one JSON object on stdout\n"
+         "\n"
+         "example:\n"
+         "  tessel costmodel train --model atformer --data set.jsonl.gz --out at.tcm\n"
+         "  tessel knowledge build --data set.jsonl.gz --cost-model-file at.tcm --out cpu-avx512.tkb\n"
+         "  tessel tune resnet18 --knowledge cpu-avx512.tkb --trials 300\n";
+}
+
+int knowledgeCommand(const std::vector<std::string>& argv) {
+  Args args(argv, knowledgeOptions());
+  if (args.has("help")) {
+    std::fputs(knowledgeHelp().c_str(), stdout);
+    return 0;
+  }
+  if (args.positional().empty()) throw UsageError("missing ACTION: build or show (try --help)");
+  const std::string what = args.positional()[0];
+  if (what == "build") {
+    if (args.positional().size() > 1) throw UsageError("build takes no FILE argument: give --out FILE");
+    return buildCommand(args);
+  }
+  if (what == "show") return showCommand(args);
+  throw UsageError("unknown action '" + what + "' (available: build, show)");
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,42 @@
+// `tessel knowledge build`: a knowledge base (knowledge/knowledge_base.h)
+// from measured programs: datasets (`tessel dataset export`, the sets in
+// tests/data) and tuning databases. Each task keeps its fastest valid
+// programs; a dataset's carry no annotation decisions, so they are inferred
+// from the steps on the task rebuilt from its model
+// (schedule/decision_inference.h). The cost model is trained beforehand by
+// `tessel costmodel train` and carried in as its file.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "knowledge/knowledge_base.h"
+
+namespace tessel::tuning {
+
+struct KnowledgeBuildConfig {
+  std::vector<std::string> datasets;   // JSON-lines datasets
+  std::vector<std::string> databases;  // tuning databases (their records carry decisions)
+  std::string target = "cpu";          // the records' target string: those of another are left out
+  // The target that measured them, resolved here ("" : `target` on this
+  // machine): its class names the base, its threads fit the decisions.
+  std::string measuredOn;
+  size_t programsPerTask = 16;
+  std::string costModelFile;          // a trained model's file ("" : none)
+  std::vector<std::string> leaveOut;  // models left out (to try transfer to a model the base has not seen)
+};
+
+struct KnowledgeBuildSummary {
+  size_t records = 0;        // read, of the target and not left out
+  size_t tasks = 0;          // in the base
+  size_t programs = 0;       // in the base
+  size_t withDecisions = 0;  // of those, with decisions (they transfer to other tasks)
+  size_t unbuilt = 0;        // dataset records whose task no model rebuilds any more
+};
+
+// std::runtime_error naming the file for anything that cannot be read;
+// std::invalid_argument for a bad target or a cost-model file that is not one.
+knowledge::KnowledgeBase buildKnowledgeBase(const KnowledgeBuildConfig& config, KnowledgeBuildSummary* summary);
+
+}  // namespace tessel::tuning
