@@ -1,6 +1,7 @@
 #include "ui/main_window.h"
 
 #include <QAction>
+#include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
@@ -72,6 +73,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   createStatusBar();
   updateTitle();
   connect(session_, &TuningSession::logMessage, log_, &LogPanel::appendMessage);
+  // What the tuning starts from: in the log and, for a while, the status bar.
+  connect(session_, &TuningSession::warmStarted, this, [this](bool, const QString& summary) {
+    log_->appendMessage(summary);
+    statusBar()->showMessage(summary, 20000);
+  });
   connect(session_, &TuningSession::roundFinished, this, &MainWindow::onRound);
   connect(session_, &TuningSession::programsMeasured, plots_, &PlotsPanel::addPrograms);
   connect(tasks_, &TasksPanel::taskSelected, this, &MainWindow::selectTask);
@@ -198,15 +204,29 @@ void MainWindow::createToolBar() {
   fusionBox_->setCurrentText(settings.value("tuning/fusion", "dp").toString());
   costModelBox_ = new QComboBox(this);
   costModelBox_->setObjectName(QStringLiteral("costModelBox"));
-  // The models this build can make, from the registry the CLI reads too.
+  // First the knowledge base's model (none named: what `tessel tune` does
+  // without --cost-model), then the models this build can make, from the
+  // registry the CLI reads too.
+  costModelBox_->addItem(tr("pre-trained"));
+  costModelBox_->setItemData(0,
+                             tr("The knowledge base's pre-trained model where one is shipped for this machine, "
+                                "else %1")
+                                 .arg(QString::fromStdString(cost::defaultCostModel())),
+                             Qt::ToolTipRole);
   for (const cost::CostModelEntry& m : cost::costModels())
     if (m.available) {
       costModelBox_->addItem(QString::fromStdString(m.name));
       costModelBox_->setItemData(costModelBox_->count() - 1, QString::fromStdString(m.summary), Qt::ToolTipRole);
     }
   costModelBox_->setToolTip(tr("Cost model that guides the search"));
-  costModelBox_->setCurrentText(
-      settings.value("tuning/costModel", QString::fromStdString(cost::defaultCostModel())).toString());
+  costModelBox_->setCurrentText(settings.value("tuning/costModel", costModelBox_->itemText(0)).toString());
+  // Whether a tuning starts from what Tessel knows (tessel tune without --cold).
+  warmStartBox_ = new QCheckBox(tr("Warm start"), this);
+  warmStartBox_->setObjectName(QStringLiteral("warmStartBox"));
+  warmStartBox_->setToolTip(
+      tr("Start from the knowledge base and this database's similar tasks: each task's first round measures the "
+         "programs transferred to it (untick to start from nothing, for comparisons)"));
+  warmStartBox_->setChecked(settings.value("tuning/warm", true).toBool());
   // A trained model to start from (tessel costmodel train): clicking again
   // goes back to a fresh one.
   costModelFileButton_ = new QToolButton(this);
@@ -251,6 +271,7 @@ void MainWindow::createToolBar() {
   toolBar_->addWidget(fusionBox_);
   toolBar_->addWidget(costModelBox_);
   toolBar_->addWidget(costModelFileButton_);
+  toolBar_->addWidget(warmStartBox_);
   toolBar_->addWidget(measureBox_);
   toolBar_->addWidget(budgetBox_);
   toolBar_->addSeparator();
@@ -588,7 +609,9 @@ void MainWindow::startTuning() {
   request.config.model = model_.toStdString();
   request.config.trials = trialBudget_;
   request.config.fusion = fusionBox_->currentText().toStdString();
-  request.config.costModel = costModelBox_->currentText().toStdString();
+  // The first entry names no model: the knowledge base's, where there is one.
+  request.config.costModel = costModelBox_->currentIndex() == 0 ? "" : costModelBox_->currentText().toStdString();
+  request.config.cold = !warmStartBox_->isChecked();
   request.config.costModelFile = costModelFile_.toStdString();
   request.config.target = kTarget;
   const QString measure = measureBox_->currentText().trimmed();
@@ -633,6 +656,7 @@ void MainWindow::startTuning() {
     settings.setValue("tuning/trials", trialBudget_);
     settings.setValue("tuning/fusion", fusionBox_->currentText());
     settings.setValue("tuning/costModel", costModelBox_->currentText());
+    settings.setValue("tuning/warm", warmStartBox_->isChecked());
     settings.setValue("tuning/measure", measure.isEmpty() ? QStringLiteral("local") : measure);
   }
   log_->appendMessage(tr("Tuning %1: %2 trials into %3").arg(model_).arg(trialBudget_).arg(request.database));

@@ -15,6 +15,7 @@
 
 class QAction;
 class QCloseEvent;
+class QCheckBox;
 class QComboBox;
 class QToolButton;
 class QMenu;
@@ -216,6 +217,7 @@ class MainWindow : public QMainWindow {
   QSpinBox* budgetBox_ = nullptr;
   QComboBox* fusionBox_ = nullptr;
   QComboBox* costModelBox_ = nullptr;
+  QCheckBox* warmStartBox_ = nullptr;
   QToolButton* costModelFileButton_ = nullptr;
   QString costModelFile_;
   QComboBox* targetBox_ = nullptr;

@@ -9,6 +9,8 @@
 #include <memory>
 #include <thread>
 
+#include "knowledge/knowledge_base.h"
+#include "target/target.h"
 #include "tuning/model_tuning.h"
 
 namespace tessel::ui {
@@ -93,8 +95,12 @@ void TuningSession::run(TuningRequest request) {
   bool ok = false;
   QString message;
   try {
+    const std::string binDir = QCoreApplication::applicationDirPath().toStdString();
     if (request.config.workerPath.empty())
       request.config.workerPath = QDir(QCoreApplication::applicationDirPath()).filePath("tessel-worker").toStdString();
+    // The knowledge base shipped for the target's class, as `tessel tune` finds it.
+    if (!request.config.cold && request.config.knowledge.empty())
+      request.config.knowledge = knowledge::shippedKnowledgeBase(target::parseTarget(request.config.target), binDir);
     tuning::ModelTuning tuning(request.config, request.prepared);
     QVector<TaskInfo> infos;
     for (const fusion::GraphTask& t : tuning.model().tasks)
@@ -121,6 +127,9 @@ void TuningSession::run(TuningRequest request) {
     events.onBest = [this](size_t i, const search::TuneRecord& r) {
       emit bestProgramFound(int(i), QString::fromStdString(r.decisions), QString::fromStdString(r.steps),
                             r.result.medianCost());
+    };
+    events.onWarmStart = [this](const tuning::WarmStartSummary& w) {
+      emit warmStarted(w.warm, QString::fromStdString(w.text()));
     };
     events.cancel = interrupt_;
     events.keepGoing = [this] { return waitWhilePaused(); };

@@ -84,6 +84,9 @@ class TuningSession : public QObject {
   // The database session the tuning records into (new or resumed).
   void sessionStarted(qint64 session, bool resumed);
   void logMessage(const QString& text);
+  // What the tuning starts from, before its first round (its one-line summary:
+  // "started from 1,204 stored programs of 14 similar tasks: ...", or why cold).
+  void warmStarted(bool warm, const QString& summary);
   // On the UI thread, once the tuning thread has ended (isRunning() is false).
   void finished(bool ok, const QString& message);
   // From the tuning thread as its last act; turned into finished() on the UI thread.

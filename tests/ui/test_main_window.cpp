@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
@@ -26,6 +27,9 @@
 #include "cost/cost_model_registry.h"
 #include "cost/learned/learned_models.h"
 #include "frontend/model_loader.h"
+#include "knowledge/knowledge_base.h"
+#include "target/target.h"
+#include "tuning/knowledge_build.h"
 #include "ui/code_view.h"
 #include "ui/fleet_panel.h"
 #include "ui/graph_layout.h"
@@ -441,6 +445,54 @@ class TestMainWindow : public QObject {
     qInfo("longest UI-thread gap while tuning: %lld ms (%lld ms by the wall clock)", gaps.worstMs(),
           gaps.worstWallMs());
     QVERIFY2(gaps.worstMs() < 100, qPrintable(QString("the UI thread was blocked for %1 ms").arg(gaps.worstMs())));
+  }
+
+  // A tuning starts warm by default and says from what, in the log and the
+  // status bar; unticked, it says it starts cold. The knowledge base here is
+  // built from the committed dataset for this machine's class: tiny_cnn's
+  // convolutions are none of its tasks but share ResNet's structure.
+  void saysWhatTheTuningStartsFrom() {
+    QTemporaryDir dir;
+    tessel::tuning::KnowledgeBuildConfig c;
+    c.datasets = {TESSEL_DATA_DIR "/cost-dataset-cpu-zen4.jsonl.gz"};
+    const std::string cls = tessel::knowledge::targetClass(tessel::target::Target::host());
+    tessel::knowledge::writeKnowledgeBase(
+        dir.filePath(QString::fromStdString(tessel::knowledge::knowledgeFileName(cls))).toStdString(),
+        tessel::tuning::buildKnowledgeBase(c, nullptr));
+    const QByteArray before = qgetenv("TESSEL_KNOWLEDGE_DIR");
+    qputenv("TESSEL_KNOWLEDGE_DIR", dir.path().toUtf8());
+    MainWindow window;
+    QSignalSpy ready(&window, &MainWindow::modelReady);
+    window.setModelPath("tiny_cnn");
+    QVERIFY(ready.wait(60000));
+    window.setDatabasePath(dir.filePath("studio.db"));
+    window.setTrialBudget(20);
+    auto* warm = window.findChild<QCheckBox*>("warmStartBox");
+    QVERIFY(warm && warm->isChecked());
+    auto* session = window.findChild<tessel::ui::TuningSession*>();
+    QVERIFY(session);
+    for (bool warmStart : {true, false}) {
+      warm->setChecked(warmStart);
+      QSignalSpy started(session, &tessel::ui::TuningSession::warmStarted);
+      QSignalSpy done(&window, &MainWindow::tuningFinished);
+      window.findChild<QAction*>("actionStart")->trigger();
+      QVERIFY(started.wait(120000));
+      const QString status = window.statusBar()->currentMessage();
+      QVERIFY(done.wait(240000));
+      QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
+      const QString log = window.logPanel()->toPlainText();
+      QCOMPARE(started.at(0).at(0).toBool(), warmStart);
+      if (warmStart) {
+        QVERIFY2(log.contains("started from") && log.contains("similar tasks") && log.contains(".tkb"),
+                 qPrintable(log));
+        QVERIFY2(status.contains("started from"), qPrintable(status));
+      } else {
+        QVERIFY2(log.contains("cold start: --cold"), qPrintable(log));
+      }
+      window.setModelPath("tiny_cnn");  // a new session, not the one just tuned
+      QVERIFY(ready.wait(60000));
+    }
+    qputenv("TESSEL_KNOWLEDGE_DIR", before);
   }
 
   void rejectsBadArguments() {
