@@ -22,7 +22,13 @@ int buildCommand(const Args& args) {
   c.target = parseTargetOption(args.get("target", "cpu")).str();
   c.measuredOn = args.has("measured-on") ? parseTargetOption(args.get("measured-on")).str() : "";
   c.programsPerTask = size_t(args.getInt("programs-per-task", 16, 1, 4096));
+  c.costModel = args.get("cost-model");
   c.costModelFile = args.get("cost-model-file");
+  if (!c.costModel.empty() && !c.costModelFile.empty())
+    throw UsageError("--cost-model trains a model here, --cost-model-file brings one: give one of them");
+  if (!c.costModel.empty()) costModelOption(args);  // a usage error for an unknown or absent model
+  c.epochs = int(args.getInt("epochs", 60, 1, 100000));
+  c.seed = uint64_t(args.getInt("seed", 1, 0, 1ll << 62));
   c.leaveOut = parseList(args.get("leave-out"));
   tuning::KnowledgeBuildSummary s;
   const knowledge::KnowledgeBase kb = tuning::buildKnowledgeBase(c, &s);
@@ -97,7 +103,8 @@ int showCommand(const Args& args) {
 }  // namespace
 
 OptionSpec knowledgeOptions() {
-  return {{"data", "db", "target", "measured-on", "programs-per-task", "cost-model-file", "leave-out", "out"},
+  return {{"data", "db", "target", "measured-on", "programs-per-task", "cost-model", "epochs", "seed",
+           "cost-model-file", "leave-out", "out"},
           {"json", "help"}};
 }
 
@@ -120,14 +127,17 @@ std::string knowledgeHelp() {
          "                      machine): its class names the base (cpu-avx512, cpu-avx2,\n"
          "                      cpu-sse), its threads fit the decisions\n"
          "  --programs-per-task N  the fastest programs kept of each task (default 16)\n"
-         "  --cost-model-file F the pre-trained model (tessel costmodel train) to carry\n"
+         "  --cost-model M      the cost model to pre-train on the datasets' records\n"
+         "                      (xgb, mlp, gat, atformer; default: none)\n"
+         "  --epochs N          its passes over them (default 60; xgb: ignored)\n"
+         "  --seed S            its random seed (default 1)\n"
+         "  --cost-model-file F or a model trained before (tessel costmodel train)\n"
          "  --leave-out A,B     models left out (to try transfer to a model it has not seen)\n"
          "  --out FILE          where to write it (.tkb)\n"
          "  --json              one JSON object on stdout\n"
          "\n"
          "example:\n"
-         "  tessel costmodel train --model atformer --data set.jsonl.gz --out at.tcm\n"
-         "  tessel knowledge build --data set.jsonl.gz --cost-model-file at.tcm --out cpu-avx512.tkb\n"
+         "  tessel knowledge build --data set.jsonl.gz --cost-model atformer --out cpu-avx512.tkb\n"
          "  tessel tune resnet18 --knowledge cpu-avx512.tkb --trials 300\n";
 }
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "cost/cost_model_file.h"
+#include "cost/cost_model_registry.h"
 #include "knowledge/database_library.h"
 #include "schedule/decision_inference.h"
 #include "schedule/hardware_params.h"
@@ -129,11 +130,20 @@ knowledge::KnowledgeBase buildKnowledgeBase(const KnowledgeBuildConfig& c, Knowl
     kb.info.builtFrom.push_back(fileName(path));
   }
 
-  if (!c.costModelFile.empty()) {
+  if (!c.costModel.empty() && !c.costModelFile.empty())
+    throw std::invalid_argument("give a cost model to train or a trained model's file, not both");
+  if (!c.costModel.empty()) {
+    // As `tessel costmodel train`: every record of the datasets, on its task rebuilt.
+    const std::unique_ptr<cost::CostModel> model = cost::makeCostModel(c.costModel, c.seed);
+    model->pretrain(featuresOf(records, model->features()).tasks, c.epochs);
+    kb.costModelFile = cost::costModelFileBytes(*model);
+    kb.info.costModel = model->name();
+    kb.info.costModelTrainedOn = model->trainedOn();
+  } else if (!c.costModelFile.empty()) {
     kb.costModelFile = support::readRegularFile(c.costModelFile, "cost model file", support::defaultMaxInputBytes());
     const auto model = cost::loadCostModelBytes(kb.costModelFile, c.costModelFile);
     kb.info.costModel = model->name();
-    kb.info.costModelTrainedOn = model->trainedOn();
+    kb.info.costModelTrainedOn = model->trainedOn();  // 0: a model's file does not say
   }
   s.tasks = kb.library.tasks().size();
   s.programs = kb.library.programs();

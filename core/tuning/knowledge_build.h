@@ -3,11 +3,12 @@
 // tests/data) and tuning databases. Each task keeps its fastest valid
 // programs; a dataset's carry no annotation decisions, so they are inferred
 // from the steps on the task rebuilt from its model
-// (schedule/decision_inference.h). The cost model is trained beforehand by
-// `tessel costmodel train` and carried in as its file.
+// (schedule/decision_inference.h). The cost model is trained here on the
+// same records, or carried in as the file of one trained before.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,12 @@ struct KnowledgeBuildConfig {
   // machine): its class names the base, its threads fit the decisions.
   std::string measuredOn;
   size_t programsPerTask = 16;
-  std::string costModelFile;          // a trained model's file ("" : none)
+  // The cost model: one trained here on the datasets' records (a registry
+  // name, as `tessel costmodel train` does), or a trained model's file.
+  std::string costModel;
+  int epochs = 60;
+  uint64_t seed = 1;
+  std::string costModelFile;
   std::vector<std::string> leaveOut;  // models left out (to try transfer to a model the base has not seen)
 };
 
@@ -36,7 +42,8 @@ struct KnowledgeBuildSummary {
 };
 
 // std::runtime_error naming the file for anything that cannot be read;
-// std::invalid_argument for a bad target or a cost-model file that is not one.
+// std::invalid_argument for a bad target, an unknown model, or both a model
+// and a model file.
 knowledge::KnowledgeBase buildKnowledgeBase(const KnowledgeBuildConfig& config, KnowledgeBuildSummary* summary);
 
 }  // namespace tessel::tuning
