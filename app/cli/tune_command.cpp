@@ -35,7 +35,8 @@ std::string help() {
          "  --cold              start from nothing: no knowledge base, no transfer from\n"
          "                      the database's other tasks (for comparisons)\n"
          "  --knowledge FILE    the knowledge base to start from (default: the one\n"
-         "                      shipped for the target's class, e.g. cpu-avx512.tkb)\n"
+         "                      shipped for the target's class, e.g. cpu-avx512.tkb);\n"
+         "                      without --cost-model, its pre-trained model guides the search\n"
          "  --transfer N        transferred programs each task's first round measures\n"
          "                      (default 8)\n" +
          targetHelp() + "  --fusion dp|rule|none  operator fusion: AutoGTCO's DP (default), TVM's rules, none\n" +
@@ -101,7 +102,9 @@ tuning::TuningConfig configOf(const Args& args) {
     c.knowledge = knowledge::shippedKnowledgeBase(parseTargetOption(c.target), executableFolder());
   }
   c.search = searchOption(args);
-  c.costModel = costModelOption(args);
+  // Named or not: without --cost-model a warm tuning starts from the
+  // knowledge base's pre-trained model (else the default one).
+  c.costModel = args.has("cost-model") ? costModelOption(args) : "";
   if (args.has("cost-model-file")) {
     costModelFileOption(args, &c.costModel);  // checked here: a usage error, not a failure
     c.costModelFile = args.get("cost-model-file");

@@ -117,7 +117,7 @@ TransferResult transferPrograms(const task::SearchTask& task, const std::vector<
       if (rank < s.task->programs.size()) take(s, s.task->programs[rank]);
   for (const std::vector<Source>* group : {&exact, &similar})
     for (const Source& s : *group) {
-      ++r.sourceTasks;
+      r.sources.push_back(s.task);
       r.sourcePrograms += s.task->programs.size();
     }
   return r;

@@ -39,9 +39,9 @@ struct TransferResult {
   // task's fastest, nearest task first, then every task's second...); no
   // program twice.
   std::vector<TransferredProgram> programs;
-  size_t sourceTasks = 0;     // stored tasks they were taken from (an exact match included)
-  size_t sourcePrograms = 0;  // programs those tasks hold
-  size_t rejected = 0;        // taken programs that fit none of the task's sketches
+  std::vector<const LibraryTask*> sources;  // the stored tasks looked at (an exact match first)
+  size_t sourcePrograms = 0;                // the programs those tasks hold
+  size_t rejected = 0;                      // taken programs that fit none of the task's sketches
 };
 
 // `sketches` are the task's (schedule::generateSketches on `hw`).

@@ -129,7 +129,10 @@ search::ModelTuneOptions ModelTuning::tuneOptions(const TuningEvents& events, st
       recorders_[i] = std::make_unique<store::TuningRecorder>(*db_, tasks_[i].task, sessionId_);
       recorders_[i]->attach(to);
     }
-    to.transferred = warm_->takeCandidates(i);
+    // A task's first round measures what was transferred to it; a resumed
+    // session's tasks have had theirs.
+    std::vector<search::SearchPolicy::Candidate> transferred = warm_->takeCandidates(i);
+    if (to.previous.empty()) to.transferred = std::move(transferred);
     to.transferFirst = std::max(1, config_.transfer);
     for (const search::TuneRecord& r : to.previous)  // a resumed session's bests stand
       if (r.result.ok()) best[i] = std::min(best[i], r.result.medianCost());

@@ -130,38 +130,24 @@ void WarmStart::prepare(const std::vector<search::ModelTask>& tasks, const store
   std::vector<const knowledge::RecordLibrary*> libraries;
   if (kb_) libraries.push_back(&kb_->library);
   libraries.push_back(&history);
-  std::set<std::string> sources;
-  std::map<std::string, size_t> sourcePrograms;
+  std::set<const knowledge::LibraryTask*> sources;  // each stored task counted once
   for (size_t i = 0; i < tasks.size(); ++i) {
     const task::SearchTask& task = tasks[i].task;
-    const knowledge::TaskStructure structure = knowledge::structureOf(task.dag.toString());
-    const std::vector<schedule::Sketch> sketches = schedule::generateSketches(task.dag, hw);
-    knowledge::TransferOptions options;
-    const knowledge::TransferResult r = knowledge::transferPrograms(task, sketches, hw, libraries, options);
+    const knowledge::TransferResult r =
+        knowledge::transferPrograms(task, schedule::generateSketches(task.dag, hw), hw, libraries);
     bool exact = false;
     for (const knowledge::TransferredProgram& p : r.programs) {
       exact |= p.exact;
       candidates_[i].push_back(
           {p.steps, p.hasDecisions ? std::optional<schedule::ProgramDecisions>(p.decisions) : std::nullopt, p.exact});
     }
-    // The stored tasks the programs came from, each counted once.
-    for (const knowledge::RecordLibrary* lib : libraries) {
-      if (const knowledge::LibraryTask* t = lib->find(task.key, task.target)) {
-        sources.insert(t->key + "@" + t->target);
-        sourcePrograms[t->key + "@" + t->target] = t->programs.size();
-      }
-      for (const knowledge::SimilarTask& s : lib->similar(structure, task.key, task.target, options.sourceTasks)) {
-        sources.insert(s.task->key + "@" + s.task->target);
-        sourcePrograms[s.task->key + "@" + s.task->target] = s.task->programs.size();
-      }
-    }
+    for (const knowledge::LibraryTask* t : r.sources)
+      if (sources.insert(t).second) summary_.storedPrograms += t->programs.size();
     summary_.transferred += r.programs.size();
     summary_.tasksWithPrograms += r.programs.empty() ? 0 : 1;
     summary_.exactTasks += exact ? 1 : 0;
   }
   summary_.similarTasks = sources.size();
-  for (const auto& [key, n] : sourcePrograms)
-    summary_.storedPrograms += n;
   if (db && model && !history.empty()) trainOnHistory(tasks, *db, history, *model);
 }
 

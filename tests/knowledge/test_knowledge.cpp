@@ -314,7 +314,8 @@ class TestKnowledge : public QObject {
     const task::SearchTask t = task::makeOperatorTask("matmul", {64, 48, 32}, "cpu");
     HardwareParams hw;
     const auto r = knowledge::transferPrograms(t, generateSketches(t.dag, hw), hw, {&lib});
-    QCOMPARE(r.sourceTasks, size_t(2));
+    QCOMPARE(r.sources.size(), size_t(2));
+    QCOMPARE(r.sources[0], lib.find(t.key, "cpu"));
     QCOMPARE(r.sourcePrograms, size_t(10));
     QVERIFY(r.programs.size() >= 8);
     for (size_t i = 0; i < 4; ++i) {
