@@ -2,8 +2,9 @@
 # Sets up, builds and runs Tessel's main job on its built-in default:
 # - with a display (X11 or Wayland): opens the studio on the zoo's ResNet-18
 #   and starts tuning it (2000 trials) into build/quickstart.db;
-# - without one: tunes the zoo's small CNN from the command line (200 trials,
-#   into build/quickstart.db) and runs it against LibTorch.
+# - without one: tunes the zoo's ResNet-18 from the command line for five
+#   minutes (into build/quickstart.db) and runs it against LibTorch.
+# Both start warm, from the knowledge base of this machine's class.
 # Arguments replace the default: scripts/run.sh tune-op conv2d --shape 1,64,56,56,64,3,3,1,1
 # (TESSEL_RUN=cli forces the command-line job even with a display.)
 set -euo pipefail
@@ -20,5 +21,5 @@ if [ "${TESSEL_RUN:-}" != cli ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DI
   exec "$build/bin/tessel-studio" resnet18 --db "$db" --tune 2000
 fi
 # A fresh session each time; earlier ones stay in the database (tessel db sessions).
-"$build/bin/tessel" tune tiny_cnn --trials 200 --db "$db"
-exec "$build/bin/tessel" run tiny_cnn --db "$db"
+"$build/bin/tessel" tune resnet18 --minutes 5 --db "$db"
+exec "$build/bin/tessel" run resnet18 --db "$db"
