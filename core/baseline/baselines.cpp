@@ -16,6 +16,7 @@
 
 #include "baseline/peer.h"
 #include "measure/cache_flush.h"
+#include "measure/timing_rule.h"
 #include "runtime/thread_team.h"
 #include "te/operators.h"
 
@@ -36,13 +37,6 @@ namespace {
 
 using detail::OpSpec;
 using detail::PeerKernel;
-
-// The worker's timing rule (core/measure/worker.cpp).
-constexpr int kWarmup = 1;
-constexpr int kRepeats = 3;
-constexpr double kMinRepeatSeconds = 0.02;
-constexpr int64_t kMaxNumber = int64_t(1) << 30;
-constexpr int64_t kMaxFlushedNumber = 4096;
 
 OpSpec parseOp(const std::string& op, const std::vector<int64_t>& shape) {
   const te::ComputeDAG dag = te::makeOperator(op, shape);  // validates, throws std::invalid_argument
@@ -161,40 +155,30 @@ void checkInputs(const OpSpec& spec, const std::vector<std::vector<float>>& inpu
 // Seconds per call of each repeat, after a warm-up.
 std::vector<double> timeKernel(PeerKernel& kernel, measure::CacheState cacheState) {
   using Clock = std::chrono::steady_clock;
-  for (int i = 0; i < kWarmup; ++i)
+  const measure::TimingRule& rule = measure::kDefaultTiming;  // the worker's
+  for (int i = 0; i < rule.warmup; ++i)
     kernel.run();
-  const bool flushCache = cacheState != measure::CacheState::Warm;
   const std::vector<measure::CallBuffer> buffers = kernel.buffers();
-  std::vector<double> costs;
-  int64_t number = 1;
-  for (int rep = 0; rep < kRepeats; ++rep) {
-    for (;;) {
-      double seconds = 0;
-      bool longEnough = false;
-      if (flushCache) {
-        const auto start = Clock::now();
-        for (int64_t i = 0; i < number; ++i) {
-          measure::enterCacheState(cacheState, buffers);  // as the worker does
-          const auto t0 = Clock::now();
-          kernel.run();
-          seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-        }
-        longEnough = std::chrono::duration<double>(Clock::now() - start).count() >= kMinRepeatSeconds;
-      } else {
+  auto repeat = [&](int64_t number) -> std::optional<measure::RepeatTime> {
+    measure::RepeatTime t;
+    if (cacheState != measure::CacheState::Warm) {
+      const auto start = Clock::now();
+      for (int64_t i = 0; i < number; ++i) {
+        measure::enterCacheState(cacheState, buffers);  // as the worker does
         const auto t0 = Clock::now();
-        for (int64_t i = 0; i < number; ++i)
-          kernel.run();
-        seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        kernel.run();
+        t.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
       }
-      // Repeats after the first reuse the calibrated number.
-      if (longEnough || seconds >= kMinRepeatSeconds || number >= (flushCache ? kMaxFlushedNumber : kMaxNumber)) {
-        costs.push_back(seconds / double(number));
-        break;
-      }
-      number *= 2;
+      t.longEnough = std::chrono::duration<double>(Clock::now() - start).count() >= rule.minRepeatSeconds;
+    } else {
+      const auto t0 = Clock::now();
+      for (int64_t i = 0; i < number; ++i)
+        kernel.run();
+      t.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     }
-  }
-  return costs;
+    return t;
+  };
+  return *measure::timeRepeats(rule, measure::maxNumber(cacheState, measure::TimedOn::Cpu), repeat);
 }
 
 double medianOf(std::vector<double> v) {

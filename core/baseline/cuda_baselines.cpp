@@ -14,6 +14,7 @@
 #include "baseline/baselines.h"
 #include "baseline/cuda_libraries.h"
 #include "baseline/cuda_peer.h"
+#include "measure/timing_rule.h"
 
 namespace tessel::baseline {
 
@@ -22,12 +23,8 @@ namespace {
 using detail::OpSpec;
 namespace gpu = detail::gpu;
 
-// The worker's timing rule, as in baselines.cpp.
-constexpr int kWarmup = 1;
-constexpr int kRepeats = 3;
-constexpr double kMinRepeatSeconds = 0.02;
-constexpr int64_t kMaxNumber = int64_t(1) << 30;
-constexpr int64_t kMaxFlushedNumber = 4096;
+// The CUDA worker's timing rule.
+const measure::TimingRule& kRule = measure::kDefaultTiming;
 
 struct Peer {
   const char* name;
@@ -88,10 +85,7 @@ void requireLibrary(const Peer& peer) {
 
 // One repeat of `number` calls: the GPU's seconds for them, and whether the
 // repeat lasted long enough.
-struct Repeat {
-  double seconds = 0;
-  bool longEnough = false;
-};
+using Repeat = measure::RepeatTime;
 
 Repeat warmRepeat(gpu::GpuKernel& kernel, gpu::EventTimer& timer, int64_t number) {
   timer.start();
@@ -99,7 +93,7 @@ Repeat warmRepeat(gpu::GpuKernel& kernel, gpu::EventTimer& timer, int64_t number
     kernel.run();
   timer.stop();
   const double seconds = timer.seconds();
-  return {seconds, seconds >= kMinRepeatSeconds};
+  return {seconds, seconds >= kRule.minRepeatSeconds};
 }
 
 // Each call timed alone, after the cache state was entered.
@@ -115,32 +109,23 @@ Repeat flushedRepeat(gpu::GpuKernel& kernel, const gpu::CacheConditioner& cache,
     timer.stop();
     r.seconds += timer.seconds();
   }
-  r.longEnough = r.seconds >= kMinRepeatSeconds ||
-                 std::chrono::duration<double>(Clock::now() - start).count() >= kMinRepeatSeconds;
+  r.longEnough = r.seconds >= kRule.minRepeatSeconds ||
+                 std::chrono::duration<double>(Clock::now() - start).count() >= kRule.minRepeatSeconds;
   return r;
 }
 
 // Seconds per call of each repeat, after a warm-up.
 std::vector<double> timeKernel(const gpu::GpuSession& session, gpu::GpuKernel& kernel,
                                const gpu::CacheConditioner& cache) {
-  for (int i = 0; i < kWarmup; ++i)
+  for (int i = 0; i < kRule.warmup; ++i)
     kernel.run();
   session.synchronize();
   gpu::EventTimer timer;
-  const int64_t maxNumber = cache.active() ? kMaxFlushedNumber : kMaxNumber;
-  std::vector<double> costs;
-  int64_t number = 1;
-  for (int rep = 0; rep < kRepeats; ++rep) {
-    for (;;) {  // repeats after the first reuse the calibrated number
-      const Repeat r = cache.active() ? flushedRepeat(kernel, cache, timer, number) : warmRepeat(kernel, timer, number);
-      if (r.longEnough || number >= maxNumber) {
-        costs.push_back(r.seconds / double(number));
-        break;
-      }
-      number *= 2;
-    }
-  }
-  return costs;
+  // The CUDA worker's cap: a launch costs microseconds.
+  const int64_t maxNumber = cache.active() ? measure::kMaxFlushedNumber : measure::kMaxGpuNumber;
+  return *measure::timeRepeats(kRule, maxNumber, [&](int64_t number) -> std::optional<Repeat> {
+    return cache.active() ? flushedRepeat(kernel, cache, timer, number) : warmRepeat(kernel, timer, number);
+  });
 }
 
 double medianOf(std::vector<double> v) {

@@ -15,6 +15,7 @@
 
 #include "measure/measure_types.h"
 #include "measure/program_measurer.h"
+#include "measure/timing_rule.h"
 #include "task/search_task.h"
 
 namespace tessel::fleet {
@@ -40,9 +41,9 @@ struct JobFormatError : std::invalid_argument {
 // not sent.
 struct MeasureRules {
   double timeoutSeconds = 10;  // per kernel's run
-  int warmup = 1;
-  int repeats = 3;
-  double minRepeatSeconds = 0.02;
+  int warmup = measure::kDefaultTiming.warmup;
+  int repeats = measure::kDefaultTiming.repeats;
+  double minRepeatSeconds = measure::kDefaultTiming.minRepeatSeconds;  // measure/timing_rule.h
   measure::CacheState cacheState = measure::CacheState::Warm;
   unsigned seed = 1;
   double buildTimeoutSeconds = 60;  // per translation unit

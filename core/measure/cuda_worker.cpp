@@ -13,6 +13,7 @@
 #include "measure/cuda_driver.h"
 #include "measure/cuda_manifest.h"
 #include "measure/output_check.h"
+#include "measure/timing_rule.h"
 
 namespace tessel::measure {
 
@@ -26,9 +27,6 @@ constexpr unsigned kCanary = 0xdeadbeefu;
 constexpr unsigned kNanBits = 0x7fc00000u;  // a quiet float NaN
 // Modules kept loaded at once; the least recently used is unloaded first.
 constexpr size_t kMaxModules = 64;
-// Bounds the calibration: a launch costs microseconds, so this is seconds of work.
-constexpr int64_t kMaxNumber = int64_t(1) << 20;
-constexpr int64_t kMaxFlushedNumber = 4096;
 
 // Every buffer of one run of a program, freed when it goes (errors ignored:
 // after a sticky error the driver refuses, and the process ends anyway).
@@ -278,20 +276,14 @@ void CudaWorker::Impl::measure(const protocol::Request& req, const std::vector<s
     run();
   d->check(d->ctxSynchronize(), "cuCtxSynchronize");
   EventPair ev(*d);
-  int64_t number = 1;
-  for (int rep = 0; rep < req.repeats; ++rep) {
-    for (;;) {
-      bool longEnough = false;
-      const double seconds = timeRepeat(req, number, run, ev, longEnough);
-      // Repeats after the first reuse the calibrated number.
-      if (longEnough || seconds >= req.minRepeatSeconds ||
-          number >= (req.cacheState != CacheState::Warm ? kMaxFlushedNumber : kMaxNumber)) {
-        res.costs.push_back(seconds / double(number));
-        break;
-      }
-      number *= 2;
-    }
-  }
+  const TimingRule rule{req.warmup, req.repeats, req.minRepeatSeconds};
+  const std::optional<std::vector<double>> costs =
+      timeRepeats(rule, maxNumber(req.cacheState, TimedOn::Gpu), [&](int64_t number) -> std::optional<RepeatTime> {
+        RepeatTime t;
+        t.seconds = timeRepeat(req, number, run, ev, t.longEnough);
+        return t;
+      });
+  res.costs.insert(res.costs.end(), costs->begin(), costs->end());  // (a failed launch throws)
 }
 
 // GPU seconds of `number` runs: back to back when warm, else each after an

@@ -27,6 +27,7 @@
 #include "measure/backend.h"
 #include "measure/cache_state.h"
 #include "measure/measure_types.h"
+#include "measure/timing_rule.h"
 #include "support/cancellation.h"
 
 namespace tessel::measure {
@@ -37,9 +38,9 @@ struct RunOptions {
   // "cuda" (a CUDA program's manifest, measured on the GPU: cuda_worker.h).
   std::string device = "cpu";
   double timeoutSeconds = 10;  // per kernel, checking and timing included
-  int warmup = 1;
-  int repeats = 3;
-  double minRepeatSeconds = 0.02;
+  int warmup = kDefaultTiming.warmup;
+  int repeats = kDefaultTiming.repeats;
+  double minRepeatSeconds = kDefaultTiming.minRepeatSeconds;  // measure/timing_rule.h
   // Where the kernel's buffers are at each timed call (evictions not timed).
   CacheState cacheState = CacheState::Warm;
   unsigned seed = 1;

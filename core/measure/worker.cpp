@@ -19,6 +19,7 @@
 #include "measure/cuda_worker.h"
 #include "measure/library_cache.h"
 #include "measure/output_check.h"
+#include "measure/timing_rule.h"
 #include "measure/worker_protocol.h"
 #include "support/hash.h"
 
@@ -34,10 +35,6 @@ using PackFn = int (*)(float* const* plain, float* const* packed);
 constexpr size_t kGuardFloats = 64;
 constexpr std::align_val_t kBufferAlign{64};
 constexpr uint32_t kCanary = 0xdeadbeefu;
-// Bounds the calibration for kernels so fast the clock barely sees them.
-constexpr int64_t kMaxNumber = int64_t(1) << 30;
-// With a cache flush before each call, the evictions bound it sooner.
-constexpr int64_t kMaxFlushedNumber = 4096;
 // Any single buffer above this is a corrupt request, not a real tensor.
 constexpr int64_t kMaxBufferElements = int64_t(1) << 36;
 
@@ -163,42 +160,41 @@ class Worker {
       const int r = kernel(args);
       if (r != 0) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(r));
     }
-    int64_t number = 1;
-    for (int rep = 0; rep < req.repeats; ++rep) {
-      for (;;) {
-        double seconds = 0;
-        bool longEnough = false;
-        if (req.cacheState != CacheState::Warm) {
-          // The cache state made anew for every call: only the calls are
-          // timed, each on its own, so a repeat is long enough once the calls
-          // and evictions together last minRepeatSeconds.
-          const std::vector<CallBuffer> buffers = callBuffers(req);
-          const auto start = Clock::now();
-          for (int64_t i = 0; i < number; ++i) {
-            enterCacheState(req.cacheState, buffers);
-            const auto t0 = Clock::now();
-            const int r = kernel(args);
-            seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-            if (r != 0) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(r));
-          }
-          longEnough = std::chrono::duration<double>(Clock::now() - start).count() >= req.minRepeatSeconds;
-        } else {
+    int failed = 0;  // the return code of a call that failed
+    auto repeat = [&](int64_t number) -> std::optional<RepeatTime> {
+      RepeatTime t;
+      if (req.cacheState != CacheState::Warm) {
+        // The cache state made anew for every call: only the calls are
+        // timed, each on its own, so a repeat is long enough once the calls
+        // and evictions together last minRepeatSeconds.
+        const std::vector<CallBuffer> buffers = callBuffers(req);
+        const auto start = Clock::now();
+        for (int64_t i = 0; i < number; ++i) {
+          enterCacheState(req.cacheState, buffers);
           const auto t0 = Clock::now();
-          for (int64_t i = 0; i < number; ++i) {
-            const int r = kernel(args);
-            if (r != 0) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(r));
+          const int r = kernel(args);
+          t.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+          if (r != 0) {
+            failed = r;
+            return std::nullopt;
           }
-          seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         }
-        // Repeats after the first reuse the calibrated number.
-        if (longEnough || seconds >= req.minRepeatSeconds ||
-            number >= (req.cacheState != CacheState::Warm ? kMaxFlushedNumber : kMaxNumber)) {
-          res.costs.push_back(seconds / double(number));
-          break;
-        }
-        number *= 2;
+        t.longEnough = std::chrono::duration<double>(Clock::now() - start).count() >= req.minRepeatSeconds;
+      } else {
+        const auto t0 = Clock::now();
+        for (int64_t i = 0; i < number; ++i)
+          if (const int r = kernel(args); r != 0) {
+            failed = r;
+            return std::nullopt;
+          }
+        t.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
       }
-    }
+      return t;
+    };
+    const TimingRule rule{req.warmup, req.repeats, req.minRepeatSeconds};
+    std::optional<std::vector<double>> costs = timeRepeats(rule, maxNumber(req.cacheState, TimedOn::Cpu), repeat);
+    if (!costs) return fail(res, ErrorCode::Runtime, "kernel returned " + std::to_string(failed));
+    res.costs.insert(res.costs.end(), costs->begin(), costs->end());
   }
 
   // (Re)builds inputs and buffers when the task differs from the cached one.

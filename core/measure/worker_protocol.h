@@ -15,6 +15,7 @@
 
 #include "measure/cache_state.h"
 #include "measure/measure_types.h"
+#include "measure/timing_rule.h"
 
 namespace tessel::measure::protocol {
 
@@ -58,9 +59,9 @@ struct Request {
   std::string referenceLibrary;
   std::string referenceSymbol;
   double tolerance = 1e-4;
-  int warmup = 1;
-  int repeats = 3;
-  double minRepeatSeconds = 0.02;
+  int warmup = kDefaultTiming.warmup;
+  int repeats = kDefaultTiming.repeats;
+  double minRepeatSeconds = kDefaultTiming.minRepeatSeconds;  // measure/timing_rule.h
   CacheState cacheState = CacheState::Warm;
   std::vector<size_t> constantInputs;  // input indices: the weights, for CacheState::Model
   unsigned seed = 1;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "measure/runner.h"
+#include "measure/timing_rule.h"
 #include "measure/worker.h"
 #include "measure/worker_protocol.h"
 #include "support/subprocess.h"
@@ -160,6 +161,7 @@ class TestRunner : public QObject {
  private slots:
   void initTestCase();
 
+  void timingRuleCalibratesOnTheFirstRepeat();
   void protocolRoundTrip();
   void protocolTimeoutTruncationAndEof();
   void workerInProcess();
@@ -234,6 +236,35 @@ void TestRunner::initTestCase() {
     QVERIFY2(p->waitForFinished(60000), "compiler did not finish");
     QVERIFY2(p->exitStatus() == QProcess::NormalExit && p->exitCode() == 0, p->readAll().constData());
   }
+}
+
+// A kernel of 1 ms a call: the first repeat doubles number to 32 calls (the
+// first to last 0.02 s), the other two reuse it; a cap stops the doubling; a
+// failed call abandons the timing.
+void TestRunner::timingRuleCalibratesOnTheFirstRepeat() {
+  std::vector<int64_t> numbers;
+  auto kernelOf = [&](double secondsPerCall) {
+    return [&numbers, secondsPerCall](int64_t number) -> std::optional<RepeatTime> {
+      numbers.push_back(number);
+      return RepeatTime{secondsPerCall * double(number), false};
+    };
+  };
+  const std::optional<std::vector<double>> costs = timeRepeats(kDefaultTiming, kMaxCpuNumber, kernelOf(1e-3));
+  QVERIFY(costs);
+  QCOMPARE(numbers, (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 32, 32}));
+  QCOMPARE(costs->size(), size_t(3));
+  for (double c : *costs)
+    QCOMPARE(c, 1e-3);
+  numbers.clear();
+  QCOMPARE(timeRepeats(kDefaultTiming, 4, kernelOf(1e-6))->size(), size_t(3));
+  QCOMPARE(numbers, (std::vector<int64_t>{1, 2, 4, 4, 4}));
+  QCOMPARE(maxNumber(CacheState::Model, TimedOn::Cpu), kMaxFlushedNumber);
+  QCOMPARE(maxNumber(CacheState::Warm, TimedOn::Gpu), kMaxGpuNumber);
+  int calls = 0;
+  QVERIFY(!timeRepeats(kDefaultTiming, kMaxCpuNumber, [&](int64_t) -> std::optional<RepeatTime> {
+    return ++calls < 3 ? std::optional<RepeatTime>(RepeatTime{0, false}) : std::nullopt;
+  }));
+  QCOMPARE(calls, 3);
 }
 
 void TestRunner::protocolRoundTrip() {
