@@ -1,5 +1,8 @@
 #include "commands.h"
 
+#include <algorithm>
+#include <cstdio>
+
 namespace tessel::cli {
 
 const std::vector<Command>& commands() {
@@ -30,6 +33,14 @@ const Command* findCommand(const std::string& name) {
   for (const Command& c : commands())
     if (c.name == name) return &c;
   return nullptr;
+}
+
+int runCommand(const Command& c, const std::vector<std::string>& args) {
+  if (std::find(args.begin(), args.end(), "--help") != args.end()) {
+    std::fputs(c.help().c_str(), stdout);
+    return 0;
+  }
+  return c.run(args);
 }
 
 std::string usage() {

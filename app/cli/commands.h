@@ -24,6 +24,9 @@ const std::vector<Command>& commands();
 const Command* findCommand(const std::string& name);
 // `tessel --help`: every command with its synopsis and summary.
 std::string usage();
+// Runs `c` on its arguments; a --help among them prints its help and nothing
+// runs (before its options are checked). The process exit code.
+int runCommand(const Command& c, const std::vector<std::string>& args);
 
 // One per file: X_command.cpp defines xOptions, xHelp and xCommand.
 #define TESSEL_CLI_COMMAND(x) \

@@ -49,10 +49,6 @@ std::string conformanceHelp() {
 
 int conformanceCommand(const std::vector<std::string>& argv) {
   Args args(argv, conformanceOptions());
-  if (args.has("help")) {
-    std::fputs(kHelp, stdout);
-    return 0;
-  }
   if (args.positional().empty()) throw UsageError("missing the test case folder(s) (try --help)");
 #ifndef TESSEL_HAVE_ONNX
   throw std::runtime_error(

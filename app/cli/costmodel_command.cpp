@@ -250,10 +250,6 @@ std::string costmodelHelp() {
 
 int costmodelCommand(const std::vector<std::string>& argv) {
   Args args(argv, costmodelOptions());
-  if (args.has("help")) {
-    std::fputs(costmodelHelp().c_str(), stdout);
-    return 0;
-  }
   const std::string what = actionOf(args, "costmodel", {"train", "eval"});
   return what == "train" ? trainCommand(args) : evalCommand(args);
 }

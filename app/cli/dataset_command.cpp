@@ -186,10 +186,6 @@ std::string datasetHelp() {
 
 int datasetCommand(const std::vector<std::string>& argv) {
   Args args(argv, datasetOptions());
-  if (args.has("help")) {
-    std::fputs(datasetHelp().c_str(), stdout);
-    return 0;
-  }
   const std::string what = actionOf(args, "dataset", {"collect", "export", "remeasure"});
   if (what == "collect") return collect(args);
   return what == "export" ? exportSet(args) : remeasure(args);

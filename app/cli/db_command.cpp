@@ -153,10 +153,6 @@ std::string dbHelp() {
 
 int dbCommand(const std::vector<std::string>& argv) {
   Args args(argv, dbOptions());
-  if (args.has("help")) {
-    std::fputs(kHelp, stdout);
-    return 0;
-  }
   if (args.positional().size() != 1)
     throw UsageError(args.positional().empty()
                          ? "missing what to show: stats, best, sessions or show (try --help)"

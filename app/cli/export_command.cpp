@@ -57,10 +57,6 @@ std::string exportHelp() {
 
 int exportCommand(const std::vector<std::string>& argv) {
   Args args(argv, exportOptions());
-  if (args.has("help")) {
-    std::fputs(kHelp, stdout);
-    return 0;
-  }
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   int chosen = int(args.has("task")) + int(args.has("model")) + int(args.has("all"));
   if (chosen != 1) throw UsageError("give exactly one of --task KEY, --model MODEL, --all");

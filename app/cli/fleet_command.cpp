@@ -42,10 +42,6 @@ std::string fleetHelp() {
 
 int fleetCommand(const std::vector<std::string>& argv) {
   const Args args(argv, fleetOptions());
-  if (args.has("help")) {
-    std::fputs(kHelp, stdout);
-    return 0;
-  }
   actionOf(args, "fleet", {"status"});
   if (!args.has("redis")) throw UsageError("--redis URL is required");
 #if TESSEL_HAVE_FLEET

@@ -96,10 +96,6 @@ std::string inspectHelp() {
 
 int inspectCommand(const std::vector<std::string>& argv) {
   Args args(argv, inspectOptions());
-  if (args.has("help")) {
-    std::fputs(kHelp, stdout);
-    return 0;
-  }
   // Any kind: cuda's tasks can be inspected, not tuned.
   const std::string target = targetOfArgs(args).str();
   PreparedModel m = prepareModel(args, target);

@@ -143,10 +143,6 @@ std::string knowledgeHelp() {
 
 int knowledgeCommand(const std::vector<std::string>& argv) {
   Args args(argv, knowledgeOptions());
-  if (args.has("help")) {
-    std::fputs(knowledgeHelp().c_str(), stdout);
-    return 0;
-  }
   if (args.positional().empty()) throw UsageError("missing ACTION: build or show (try --help)");
   const std::string what = args.positional()[0];
   if (what == "build") {

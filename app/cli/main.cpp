@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
       std::printf("tessel %s\n", tessel::support::version());
       return 0;
     }
-    if (const tessel::cli::Command* c = tessel::cli::findCommand(cmd)) return c->run(rest);
+    if (const tessel::cli::Command* c = tessel::cli::findCommand(cmd)) return tessel::cli::runCommand(*c, rest);
     std::fprintf(stderr, "tessel: unknown command '%s'\n\n%s", cmd.c_str(), tessel::cli::usage().c_str());
     return 2;
   } catch (const tessel::cli::UsageError& e) {

@@ -27,10 +27,6 @@ std::string modelsHelp() {
 
 int modelsCommand(const std::vector<std::string>& argv) {
   Args args(argv, modelsOptions());
-  if (args.has("help")) {
-    std::fputs(modelsHelp().c_str(), stdout);
-    return 0;
-  }
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   nlohmann::json list = nlohmann::json::array();
   if (!args.has("json")) std::printf("%-26s %14s %9s  %s\n", "model", "parameters", "GFLOPs", "description");

@@ -68,10 +68,6 @@ std::string opsHelp() {
 
 int opsCommand(const std::vector<std::string>& argv) {
   Args args(argv, opsOptions());
-  if (args.has("help")) {
-    std::fputs(opsHelp().c_str(), stdout);
-    return 0;
-  }
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   nlohmann::json list = nlohmann::json::array();
   const bool markdown = args.has("markdown"), json = args.has("json");

@@ -222,10 +222,6 @@ std::string runHelp() {
 
 int runCommand(const std::vector<std::string>& argv) {
   Args args(argv, runOptions());
-  if (args.has("help")) {
-    std::fputs(kHelp, stdout);
-    return 0;
-  }
   const std::string target = targetOption(args, false);
   const int repeats = int(args.getInt("repeats", 10, 1, 10000));
   const bool json = args.has("json"), profile = args.has("profile");

@@ -137,10 +137,6 @@ std::string tuneHelp() {
 
 int tuneCommand(const std::vector<std::string>& argv) {
   Args args(argv, tuneOptions());
-  if (args.has("help")) {
-    std::fputs(help().c_str(), stdout);
-    return 0;
-  }
   if (args.has("no-db") && (args.has("db") || args.has("resume")))
     throw UsageError("--no-db cannot be combined with --db or --resume");
   tuning::ModelTuning tuning(configOf(args));

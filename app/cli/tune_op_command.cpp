@@ -92,7 +92,13 @@ OptionSpec tuneOpOptions() {
 }
 
 std::string tuneOpHelp() {
-  return help();
+  std::string text = help();
+  char line[256];
+  for (const auto& op : te::tunableOps()) {
+    std::snprintf(line, sizeof line, "  %-18s %s\n", op.name.c_str(), op.shapeHelp.c_str());
+    text += line;
+  }
+  return text;
 }
 
 namespace {
@@ -128,12 +134,6 @@ PeerReport measurePeers(const std::string& op, const std::vector<int64_t>& shape
 
 int tuneOpCommand(const std::vector<std::string>& argv) {
   Args args(argv, tuneOpOptions());
-  if (args.has("help")) {
-    std::fputs(help().c_str(), stdout);
-    for (const auto& op : te::tunableOps())
-      std::printf("  %-18s %s\n", op.name.c_str(), op.shapeHelp.c_str());
-    return 0;
-  }
   if (args.positional().size() != 1)
     throw UsageError(args.positional().empty() ? "missing OP (try --help)"
                                                : "expected one OP, got '" + args.positional()[1] + "' too");
