@@ -76,13 +76,10 @@ nlohmann::json launchesOf(const codegen::CudaProgram& p) {
 void compile(const fs::path& root, const std::vector<std::string>& sources, const target::Target& target,
              const KernelExportOptions& options) {
   fs::create_directories(root / "lib");
-  std::vector<std::string> argv = {nvccPath(options),
-                                   "-O3",
-                                   "-arch=" + target.arch,
-                                   "-shared",
-                                   "-Xcompiler",
-                                   "-fPIC",
-                                   "-I" + (root / "include").string()};
+  std::vector<std::string> argv = {nvccPath(options)};
+  for (const std::string& flag : target.compilerFlags())
+    argv.push_back(flag);
+  argv.insert(argv.end(), {"-shared", "-Xcompiler", "-fPIC", "-I" + (root / "include").string()});
   for (const std::string& s : sources)
     argv.push_back((root / s).string());
   argv.insert(argv.end(), {"-o", (root / "lib/libtessel_kernels.so").string()});

@@ -37,8 +37,9 @@ struct Target {
   bool isCpu() const { return kind == Kind::Cpu; }
   // The vector instruction set of a CPU target: "avx512", "avx2" or "sse".
   std::string vectorIsaName() const;
-  // Whether this machine can run the target's kernels (a CPU target whose
-  // arch this CPU has; never a CUDA target, whose backend does not exist yet).
+  // Whether this machine's CPU can run the target's kernels (a CPU target
+  // whose arch this CPU has; never a CUDA target, whose kernels run on a GPU
+  // through the CUDA worker, measure/cuda_worker.h).
   bool runsOnHost() const;
   // The threads a CPU kernel runs on: `threads`, or one per core of this machine.
   int effectiveThreads() const;
@@ -46,7 +47,9 @@ struct Target {
   // The system compiler's flags for its kernels. CPU: -O3 -march=<arch>
   // -fopenmp -std=c++17, plus -mprefer-vector-width=512 with AVX-512 (GCC
   // otherwise keeps some AVX-512 CPUs' auto-vectorised loops at 256 bits).
-  // CUDA: nvcc's -O3 -arch=<arch> (no CUDA code generation yet).
+  // CUDA: nvcc's -O3 -arch=<arch>, which the export builds its library with
+  // (the tuner compiles the same kernels with NVRTC for target.arch:
+  // measure/cuda_program_builder.h).
   std::vector<std::string> compilerFlags() const;
 
   bool operator==(const Target&) const = default;
