@@ -6,6 +6,7 @@
 #include "args.h"
 #include "commands.h"
 #include "knowledge/knowledge_base.h"
+#include "target/host_cpu.h"
 #include "tuning/knowledge_build.h"
 #include "tuning_options.h"
 
@@ -21,6 +22,10 @@ int buildCommand(const Args& args) {
   c.databases = parseList(args.get("db"));
   c.target = parseTargetOption(args.get("target", "cpu")).str();
   c.measuredOn = args.has("measured-on") ? parseTargetOption(args.get("measured-on")).str() : "";
+  c.cpu = args.get("cpu");
+  if (args.has("cpu") &&
+      (c.cpu.empty() || c.cpu.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos))
+    throw UsageError("--cpu '" + c.cpu + "' is not a microarchitecture name like amd-zen4 or intel-sapphirerapids");
   c.programsPerTask = size_t(args.getInt("programs-per-task", 16, 1, 4096));
   c.costModel = args.get("cost-model");
   c.costModelFile = args.get("cost-model-file");
@@ -37,6 +42,7 @@ int buildCommand(const Args& args) {
     std::puts(
         nlohmann::json{{"out", args.get("out")},
                        {"target_class", kb.info.targetClass},
+                       {"cpu", kb.info.cpu.empty() ? nlohmann::json() : nlohmann::json(kb.info.cpu)},
                        {"records", s.records},
                        {"tasks", s.tasks},
                        {"programs", s.programs},
@@ -77,6 +83,7 @@ int showCommand(const Args& args) {
                              {"target_class", i.targetClass},
                              {"learned_format", i.learnedFormat},
                              {"threads", i.threads},
+                             {"cpu", i.cpu.empty() ? nlohmann::json() : nlohmann::json(i.cpu)},
                              {"built_from", i.builtFrom},
                              {"cost_model", i.costModel},
                              {"cost_model_trained_on", i.costModelTrainedOn},
@@ -87,8 +94,10 @@ int showCommand(const Args& args) {
                   .c_str());
     return 0;
   }
-  std::printf("%s: format %d, %s targets (measured with %d threads), built %s by Tessel %s from %s\n", path.c_str(),
-              i.format, i.targetClass.c_str(), i.threads, i.created.c_str(), i.version.c_str(),
+  const std::string machine =
+      i.cpu.empty() ? "" : " on an " + target::microarchitectureTitle(i.cpu) + " (" + i.cpu + ")";
+  std::printf("%s: format %d, %s targets (measured%s with %d threads), built %s by Tessel %s from %s\n", path.c_str(),
+              i.format, i.targetClass.c_str(), machine.c_str(), i.threads, i.created.c_str(), i.version.c_str(),
               nlohmann::json(i.builtFrom).dump().c_str());
   if (!i.costModel.empty())
     std::printf("cost model: %s (learned-model format %d), trained on %zu programs\n", i.costModel.c_str(),
@@ -103,7 +112,7 @@ int showCommand(const Args& args) {
 }  // namespace
 
 OptionSpec knowledgeOptions() {
-  return {{"data", "db", "target", "measured-on", "programs-per-task", "cost-model", "epochs", "seed",
+  return {{"data", "db", "target", "measured-on", "cpu", "programs-per-task", "cost-model", "epochs", "seed",
            "cost-model-file", "leave-out", "out"},
           {"json", "help"}};
 }
@@ -116,8 +125,11 @@ std::string knowledgeHelp() {
          "cost model and, for every stored task, its fastest measured programs with their\n"
          "annotation decisions. A task seen before replays them; a task of the same\n"
          "structure gets them with their tile sizes re-fitted to its extents. Tessel ships\n"
-         "one per target class (share/tessel/knowledge/cpu-avx512.tkb); build one from\n"
-         "`tessel dataset collect` on another machine for its class.\n"
+         "one per target class (share/tessel/knowledge/cpu-avx512.tkb) and, for the CPUs it\n"
+         "has measured, one per microarchitecture (cpu-avx512-amd-zen5.tkb): a tuning takes\n"
+         "the one measured on a CPU like its own. Build one with `tessel dataset collect`\n"
+         "(or `dataset remeasure`) on your machine and put it beside them, or pass it\n"
+         "with tune --knowledge.\n"
          "\n"
          "build options:\n"
          "  --data FILE,...     datasets (tessel dataset export, .jsonl or .jsonl.gz)\n"
@@ -126,6 +138,10 @@ std::string knowledgeHelp() {
          "  --measured-on T     the target that measured them (default: --target on this\n"
          "                      machine): its class names the base (cpu-avx512, cpu-avx2,\n"
          "                      cpu-sse), its threads fit the decisions\n"
+         "  --cpu NAME          the microarchitecture of the CPU that measured them, e.g.\n"
+         "                      amd-zen4 (default: this machine's, unless --measured-on);\n"
+         "                      a tuning prefers the base of its own CPU's (tessel knowledge\n"
+         "                      show names each base's)\n"
          "  --programs-per-task N  the fastest programs kept of each task (default 16)\n"
          "  --cost-model M      the cost model to pre-train on the datasets' records\n"
          "                      (xgb, mlp, gat, atformer; default: none)\n"

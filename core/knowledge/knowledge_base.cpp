@@ -1,5 +1,6 @@
 #include "knowledge/knowledge_base.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include "support/base64.h"
 #include "support/compressed_lines.h"
 #include "support/version.h"
+#include "target/host_cpu.h"
 
 namespace tessel::knowledge {
 
@@ -30,6 +32,7 @@ nlohmann::json headerOf(const KnowledgeBase& kb) {
           {"target_class", i.targetClass},
           {"learned_format", i.learnedFormat},
           {"threads", i.threads},
+          {"cpu", i.cpu},
           {"built_from", i.builtFrom},
           {"cost_model", i.costModel},
           {"cost_model_trained_on", i.costModelTrainedOn},
@@ -46,6 +49,7 @@ KnowledgeInfo infoOf(const nlohmann::json& j) {
   i.targetClass = j.at("target_class").get<std::string>();
   i.learnedFormat = j.at("learned_format").get<int>();
   i.threads = j.at("threads").get<int>();
+  i.cpu = j.value("cpu", "");  // absent in the files built before it was recorded
   i.builtFrom = j.at("built_from").get<std::vector<std::string>>();
   i.costModel = j.at("cost_model").get<std::string>();
   i.costModelTrainedOn = j.at("cost_model_trained_on").get<size_t>();
@@ -150,11 +154,41 @@ std::string knowledgeFolder(const std::string& binDir) {
   return (std::filesystem::path(binDir).parent_path() / "share" / "tessel" / "knowledge").string();
 }
 
-std::string shippedKnowledgeBase(const target::Target& target, const std::string& binDir) {
-  const std::filesystem::path file =
-      std::filesystem::path(knowledgeFolder(binDir)) / knowledgeFileName(targetClass(target));
+std::string chooseKnowledgeBase(const std::string& folder, const std::string& targetClass, const std::string& cpu) {
+  const std::string defaultName = knowledgeFileName(targetClass), prefix = targetClass + "-";
+  std::vector<std::string> names;
   std::error_code ec;
-  return std::filesystem::is_regular_file(file, ec) ? file.string() : "";
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool ofClass = name == defaultName || (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() + 4 &&
+                                                 name.compare(name.size() - 4, 4, ".tkb") == 0);
+    if (ofClass && entry.is_regular_file(ec)) names.push_back(name);
+  }
+  // "cpu-avx2-..." never passes for "cpu-avx512": the class ends at its dash.
+  std::sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
+    if ((a == defaultName) != (b == defaultName)) return a == defaultName;
+    return a < b;
+  });
+  const std::string vendor = target::microarchitectureVendor(cpu);
+  std::string best;
+  int bestScore = -1;
+  for (const std::string& name : names) {
+    const std::string path = (std::filesystem::path(folder) / name).string();
+    const std::string measuredOn = readKnowledgeInfo(path).cpu;
+    const int score = !cpu.empty() && measuredOn == cpu                                          ? 2
+                      : !vendor.empty() && target::microarchitectureVendor(measuredOn) == vendor ? 1
+                                                                                                 : 0;
+    if (score > bestScore) {
+      best = path;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+std::string shippedKnowledgeBase(const target::Target& target, const std::string& binDir) {
+  return chooseKnowledgeBase(knowledgeFolder(binDir), targetClass(target),
+                             target.isCpu() ? target::hostMicroarchitecture() : "");
 }
 
 void writeKnowledgeBase(const std::string& path, const KnowledgeBase& kb) {

@@ -1,7 +1,9 @@
-// The knowledge base that ships with Tessel, one file per target class
-// (resources/knowledge/cpu-avx512.tkb): a pre-trained cost model and a
-// record library (record_library.h) built from measured datasets by
-// `tessel knowledge build`. Every tuning starts from it unless told --cold.
+// The knowledge base that ships with Tessel, per target class and, where
+// Tessel has measured one, per CPU microarchitecture
+// (resources/knowledge/cpu-avx512.tkb, cpu-avx512-amd-zen5.tkb): a
+// pre-trained cost model and a record library (record_library.h) built from
+// measured datasets by `tessel knowledge build`. Every tuning starts from the
+// one that fits this machine best unless told --cold.
 //
 // The file is gzip-compressed JSON lines: a header (the format, the target
 // class, the learned models' format it was trained with, where it came
@@ -24,9 +26,12 @@ inline constexpr int kKnowledgeFormat = 1;
 
 struct KnowledgeInfo {
   int format = kKnowledgeFormat;
-  std::string targetClass;             // targetClass() of the targets it serves
-  int learnedFormat = 0;               // cost::kLearnedModelFormat it was trained with
-  int threads = 0;                     // the threads its programs were measured with
+  std::string targetClass;  // targetClass() of the targets it serves
+  int learnedFormat = 0;    // cost::kLearnedModelFormat it was trained with
+  int threads = 0;          // the threads its programs were measured with
+  // The microarchitecture of the CPU that measured them (target/host_cpu.h:
+  // "amd-zen4"); "" when not known (a file built before it was recorded).
+  std::string cpu;
   std::vector<std::string> builtFrom;  // the datasets and databases it holds, by file name
   std::string costModel;               // the pre-trained model's name ("" if none)
   size_t costModelTrainedOn = 0;       // programs
@@ -50,13 +55,22 @@ class KnowledgeMismatch : public std::runtime_error {
 // "cpu-sse" (the vector instruction set the kernels are built for; threads
 // do not matter, the programs are re-fitted to them), "cuda-sm_90".
 std::string targetClass(const target::Target& target);
-// Its file name: "cpu-avx512.tkb".
+// Its file name: "cpu-avx512.tkb", the class's default; one measured on a
+// given microarchitecture may also be "cpu-avx512-amd-zen5.tkb".
 std::string knowledgeFileName(const std::string& targetClass);
 
-// The knowledge base shipped for `target`'s class: in $TESSEL_KNOWLEDGE_DIR
-// when that is set, else in share/tessel/knowledge beside the folder of the
-// executables `binDir` (build/bin: build/share/tessel/knowledge; /usr/bin:
-// /usr/share/tessel/knowledge). "" when there is no such file.
+// Of the knowledge bases in `folder` for `targetClass` (CLASS.tkb and
+// CLASS-*.tkb), the one whose header says it was measured on `cpu` (a
+// microarchitecture, target/host_cpu.h), else on a CPU of the same vendor,
+// else any; among equals the class's default file, then by name. "" when the
+// folder holds none. A file whose header cannot be read is an error naming it.
+std::string chooseKnowledgeBase(const std::string& folder, const std::string& targetClass, const std::string& cpu);
+// The knowledge base shipped for `target`: chooseKnowledgeBase in
+// $TESSEL_KNOWLEDGE_DIR when that is set, else in share/tessel/knowledge
+// beside the folder of the executables `binDir` (build/bin:
+// build/share/tessel/knowledge; /usr/bin: /usr/share/tessel/knowledge), for
+// this machine's microarchitecture (a CPU target's kernels run here; a CUDA
+// target's class names its GPU already). "" when there is no such file.
 std::string shippedKnowledgeBase(const target::Target& target, const std::string& binDir);
 // Where shippedKnowledgeBase looks, for messages.
 std::string knowledgeFolder(const std::string& binDir);

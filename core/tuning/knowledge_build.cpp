@@ -13,6 +13,7 @@
 #include "schedule/decision_inference.h"
 #include "schedule/hardware_params.h"
 #include "support/input_file.h"
+#include "target/host_cpu.h"
 #include "target/target.h"
 #include "tuning/dataset.h"
 
@@ -78,6 +79,8 @@ knowledge::KnowledgeBase buildKnowledgeBase(const KnowledgeBuildConfig& c, Knowl
   knowledge::KnowledgeBase kb;
   kb.info.targetClass = knowledge::targetClass(measuredOn);
   kb.info.threads = measuredOn.effectiveThreads();
+  kb.info.cpu =
+      !c.cpu.empty() || !c.measuredOn.empty() || !measuredOn.isCpu() ? c.cpu : target::hostMicroarchitecture();
   kb.info.learnedFormat = cost::kLearnedModelFormat;
 
   // Datasets: records grouped by task, each model's tasks rebuilt once.

@@ -23,6 +23,10 @@ struct KnowledgeBuildConfig {
   // The target that measured them, resolved here ("" : `target` on this
   // machine): its class names the base, its threads fit the decisions.
   std::string measuredOn;
+  // The microarchitecture of the CPU that measured them (target/host_cpu.h,
+  // "amd-zen4"); "" : this machine's when measuredOn is "" and the target a
+  // CPU, unknown otherwise.
+  std::string cpu;
   size_t programsPerTask = 16;
   // The cost model: one trained here on the datasets' records (a registry
   // name, as `tessel costmodel train` does), or a trained model's file.

@@ -13,6 +13,7 @@
 #include "knowledge/schedule_transfer.h"
 #include "schedule/hardware_params.h"
 #include "store/tuning_recorder.h"
+#include "target/host_cpu.h"
 #include "target/target.h"
 
 namespace tessel::tuning {
@@ -38,11 +39,21 @@ std::string fileName(const std::string& path) {
 
 }  // namespace
 
+// "cpu-avx512.tkb, measured on an AMD Zen 4 as this CPU is", or "..., measured
+// on an AMD Zen 4, not on this AMD Zen 5: a start, not this CPU's best".
+std::string WarmStartSummary::knowledgeText() const {
+  std::string t = fileName(knowledge);
+  if (knowledgeCpu.empty() || hostCpu.empty()) return t;
+  t += ", measured on an " + target::microarchitectureTitle(knowledgeCpu);
+  if (knowledgeCpu == hostCpu) return t + " as this CPU is";
+  return t + ", not on this " + target::microarchitectureTitle(hostCpu) + ": a start, not this CPU's best";
+}
+
 std::string WarmStartSummary::text() const {
   if (!warm) return "cold start: " + why;
   if (!transferred && !historyRecords && costModel.empty())
     return "warm start: nothing stored fits these " + thousands(tasks) + " tasks, they start from the search" +
-           (knowledge.empty() ? "" : " (" + fileName(knowledge) + ")") + (note.empty() ? "" : "; " + note);
+           (knowledge.empty() ? "" : " (" + knowledgeText() + ")") + (note.empty() ? "" : "; " + note);
   std::string t = "started from " + thousands(storedPrograms) + " stored programs of " + thousands(similarTasks) +
                   (similarTasks == 1 ? " similar task" : " similar tasks") + ": " + thousands(transferred) +
                   " transferred to " + thousands(tasksWithPrograms) + " of " + thousands(tasks) + " tasks";
@@ -51,7 +62,7 @@ std::string WarmStartSummary::text() const {
   if (historyRecords)
     t += "; trained on " + thousands(historyRecords) + " records of " + thousands(historyTasks) +
          " similar tasks of the database";
-  if (!knowledge.empty()) t += " (" + fileName(knowledge) + ")";
+  if (!knowledge.empty()) t += " (" + knowledgeText() + ")";
   if (!note.empty()) t += "; " + note;
   return t;
 }
@@ -63,6 +74,8 @@ nlohmann::json WarmStartSummary::toJson() const {
     return j;
   }
   j["knowledge"] = knowledge.empty() ? nlohmann::json() : nlohmann::json(knowledge);
+  if (!knowledgeCpu.empty()) j["knowledge_cpu"] = knowledgeCpu;
+  if (!hostCpu.empty()) j["host_cpu"] = hostCpu;
   j["cost_model"] = costModel.empty() ? nlohmann::json() : nlohmann::json(costModel);
   j["similar_tasks"] = similarTasks;
   j["stored_programs"] = storedPrograms;
@@ -87,6 +100,8 @@ WarmStart::WarmStart(const TuningConfig& config) : config_(config.resolved()) {
                                 cost::kLearnedModelFormat);
   kb_ = std::make_unique<knowledge::KnowledgeBase>(knowledge::readKnowledgeBase(config_.knowledge));
   summary_.knowledge = config_.knowledge;
+  summary_.knowledgeCpu = kb_->info.cpu;
+  if (target.isCpu()) summary_.hostCpu = target::hostMicroarchitecture();
 }
 
 WarmStart::~WarmStart() = default;

@@ -25,6 +25,9 @@ struct WarmStartSummary {
   bool warm = false;
   std::string why;        // why it is cold: "--cold", "no knowledge base for cpu-avx2 targets"
   std::string knowledge;  // the knowledge base's file ("" if none)
+  // The microarchitectures (target/host_cpu.h) that measured its programs
+  // ("" unknown) and that tunes now (CPU targets; "" for a GPU).
+  std::string knowledgeCpu, hostCpu;
   std::string note;       // what of it was left unused, and why ("" if nothing)
   std::string costModel;  // its pre-trained model, when the tuning starts from it ("" otherwise)
   size_t costModelTrainedOn = 0;
@@ -35,8 +38,12 @@ struct WarmStartSummary {
   size_t historyRecords = 0, historyTasks = 0;  // the database's, trained on before the first round
   // One line, e.g. "started from 1,204 stored programs of 14 similar tasks:
   // 96 transferred to 12 of 18 tasks; atformer pre-trained on 21,008 programs
-  // (cpu-avx512.tkb)", or why the tuning starts cold.
+  // (cpu-avx512.tkb, measured on an AMD Zen 4 as this CPU is)", or why the
+  // tuning starts cold.
   std::string text() const;
+  // The knowledge base's file and, for a CPU, the machine that measured it
+  // against this one.
+  std::string knowledgeText() const;
   nlohmann::json toJson() const;
 };
 

@@ -10,6 +10,7 @@
 
 #include "cli_test_support.h"
 #include "knowledge/knowledge_base.h"
+#include "target/host_cpu.h"
 #include "target/target.h"
 
 using namespace cli_test;
@@ -42,12 +43,16 @@ class TestCliKnowledge : public QObject {
     QVERIFY(bj["with_decisions"].toInt() * 100 >= bj["programs"].toInt() * 98);
     const QString host = QString::fromStdString(tessel::knowledge::targetClass(tessel::target::Target::host()));
     QCOMPARE(bj["target_class"].toString(), host);
+    // Measured here, as far as the build knows: this machine's microarchitecture.
+    const QString cpu = QString::fromStdString(tessel::target::hostMicroarchitecture());
+    QCOMPARE(bj["cpu"].toString(), cpu);
 
     Run s = runCli({"knowledge", "show", kb, "--json"});
     QVERIFY2(s.code == 0, qPrintable(s.err));
     const QJsonObject sj = jsonOf(s);
     QCOMPARE(sj["tasks"].toArray().size(), 131);
     QCOMPARE(sj["built_from"].toArray().at(0).toString(), QString("cost-dataset-cpu-zen4.jsonl.gz"));
+    QCOMPARE(sj["cpu"].toString(), cpu);
     QVERIFY(runCli({"knowledge", "show", kb}).out.contains("131 tasks"));
 
     // ResNet-18's max pool is stored: the first round replays it.
@@ -63,6 +68,10 @@ class TestCliKnowledge : public QObject {
     QCOMPARE(w["knowledge"].toString(), kb);
     QCOMPARE(w["exact_tasks"].toInt(), 18);
     QVERIFY2(t.err.contains("started from") && t.err.contains("18 seen before"), qPrintable(t.err));
+    // The summary says which CPU measured the base, against this one.
+    QCOMPARE(w["knowledge_cpu"].toString(), cpu);
+    QCOMPARE(w["host_cpu"].toString(), cpu);
+    QVERIFY2(t.err.contains("as this CPU is"), qPrintable(t.err));
     const QString session = query(db, "SELECT config FROM sessions");
     QVERIFY2(session.contains("\"knowledge\"") && session.contains("\"warm\":true"), qPrintable(session));
   }
@@ -136,6 +145,8 @@ class TestCliKnowledge : public QObject {
     QVERIFY2(e.code == 2 && e.err.contains("/nonexistent.tkb"), qPrintable(e.err));
     Run f = runCli({"knowledge", "build", "--out", "x.tkb"});
     QVERIFY2(f.code == 2 && f.err.contains("--data"), qPrintable(f.err));
+    Run h = runCli({"knowledge", "build", "--data", "x.jsonl", "--cpu", "Zen 4", "--out", "x.tkb"});
+    QVERIFY2(h.code == 2 && h.err.contains("--cpu 'Zen 4'"), qPrintable(h.err));
     Run g = runCli({"knowledge", "frobnicate"});
     QVERIFY2(g.code == 2 && g.err.contains("build, show"), qPrintable(g.err));
   }

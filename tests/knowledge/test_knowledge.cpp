@@ -18,6 +18,7 @@
 #include "schedule/decision_inference.h"
 #include "search/mutation.h"
 #include "support/base64.h"
+#include "target/host_cpu.h"
 #include "task/search_task.h"
 #include "te/operators.h"
 
@@ -359,6 +360,7 @@ class TestKnowledge : public QObject {
     kb.info.targetClass = "cpu-avx512";
     kb.info.learnedFormat = 6;
     kb.info.threads = 2;
+    kb.info.cpu = "amd-zen4";
     kb.info.builtFrom = {"set.jsonl.gz"};
     kb.info.costModel = "xgb";
     kb.info.costModelTrainedOn = 21008;
@@ -371,6 +373,7 @@ class TestKnowledge : public QObject {
     QCOMPARE(back.info.targetClass, kb.info.targetClass);
     QCOMPARE(back.info.learnedFormat, 6);
     QCOMPARE(back.info.threads, 2);
+    QCOMPARE(back.info.cpu, std::string("amd-zen4"));
     QCOMPARE(back.info.builtFrom, kb.info.builtFrom);
     QCOMPARE(back.info.costModel, std::string("xgb"));
     QCOMPARE(back.info.costModelTrainedOn, size_t(21008));
@@ -429,6 +432,86 @@ class TestKnowledge : public QObject {
       QFAIL("a model of learned format 5 fitted format 6");
     } catch (const knowledge::KnowledgeMismatch& e) {
       QVERIFY2(QString(e.what()).contains("format 5") && QString(e.what()).contains("format 6"), e.what());
+    }
+  }
+
+  // CPUID's family and model name the microarchitecture; one outside the
+  // table still names itself.
+  void cpusAreNamedByMicroarchitecture_data() {
+    QTest::addColumn<QString>("vendor");
+    QTest::addColumn<int>("family");
+    QTest::addColumn<int>("model");
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("title");
+    QTest::newRow("zen3 milan") << "AuthenticAMD" << 25 << 0x01 << "amd-zen3"
+                                << "AMD Zen 3";
+    QTest::newRow("zen4 genoa") << "AuthenticAMD" << 25 << 0x11 << "amd-zen4"
+                                << "AMD Zen 4";
+    QTest::newRow("zen4 phoenix") << "AuthenticAMD" << 25 << 0x74 << "amd-zen4"
+                                  << "AMD Zen 4";
+    QTest::newRow("zen5 turin") << "AuthenticAMD" << 26 << 0x02 << "amd-zen5"
+                                << "AMD Zen 5";
+    QTest::newRow("emerald rapids") << "GenuineIntel" << 6 << 207 << "intel-emeraldrapids"
+                                    << "Intel Emerald Rapids";
+    QTest::newRow("sapphire rapids") << "GenuineIntel" << 6 << 143 << "intel-sapphirerapids"
+                                     << "Intel Sapphire Rapids";
+    QTest::newRow("unknown amd") << "AuthenticAMD" << 26 << 0x80 << "amd-f26-m128"
+                                 << "AMD family 26 model 128";
+    QTest::newRow("unknown vendor") << "HygonGenuine" << 24 << 1 << "cpu-f24-m1"
+                                    << "CPU family 24 model 1";
+  }
+  void cpusAreNamedByMicroarchitecture() {
+    QFETCH(QString, vendor);
+    QFETCH(int, family);
+    QFETCH(int, model);
+    QFETCH(QString, name);
+    QFETCH(QString, title);
+    const std::string got = target::microarchitecture({vendor.toStdString(), family, model, ""});
+    QCOMPARE(QString::fromStdString(got), name);
+    QCOMPARE(QString::fromStdString(target::microarchitectureTitle(got)), title);
+    QVERIFY(!target::hostCpuModel().vendor.empty());
+    QCOMPARE(target::hostMicroarchitecture(), target::microarchitecture(target::hostCpuModel()));
+  }
+
+  // Of a class's bases, the one measured on this microarchitecture is taken,
+  // else one of the same vendor, else the class's default file; other
+  // classes' files never.
+  void theBaseOfThisCpuIsChosen() {
+    QTemporaryDir dir;
+    auto write = [&](const std::string& name, const std::string& cls, const std::string& cpu) {
+      knowledge::KnowledgeBase kb;
+      kb.info.targetClass = cls;
+      kb.info.cpu = cpu;
+      const std::string path = dir.filePath(QString::fromStdString(name)).toStdString();
+      knowledge::writeKnowledgeBase(path, kb);
+      return path;
+    };
+    const std::string folder = dir.path().toStdString();
+    QCOMPARE(knowledge::chooseKnowledgeBase(folder, "cpu-avx512", "amd-zen5"), std::string());
+    const std::string zen4 = write("cpu-avx512.tkb", "cpu-avx512", "amd-zen4");
+    QCOMPARE(knowledge::chooseKnowledgeBase(folder, "cpu-avx512", "amd-zen5"), zen4);
+    const std::string zen5 = write("cpu-avx512-amd-zen5.tkb", "cpu-avx512", "amd-zen5");
+    const std::string intel = write("cpu-avx512-intel.tkb", "cpu-avx512", "intel-emeraldrapids");
+    write("cpu-avx2-amd-zen5.tkb", "cpu-avx2", "amd-zen5");
+    writeBytes(dir.filePath("cpu-avx512.tkb.part").toStdString(), "not a base");
+    QCOMPARE(knowledge::chooseKnowledgeBase(folder, "cpu-avx512", "amd-zen5"), zen5);
+    QCOMPARE(knowledge::chooseKnowledgeBase(folder, "cpu-avx512", "amd-zen4"), zen4);
+    QCOMPARE(knowledge::chooseKnowledgeBase(folder, "cpu-avx512", "intel-emeraldrapids"), intel);
+    // Same vendor: the default file first among equals, then by name.
+    QCOMPARE(knowledge::chooseKnowledgeBase(folder, "cpu-avx512", "amd-zen3"), zen4);
+    QCOMPARE(knowledge::chooseKnowledgeBase(folder, "cpu-avx512", "intel-sapphirerapids"), intel);
+    QCOMPARE(knowledge::chooseKnowledgeBase(folder, "cpu-avx512", "cpu-f24-m1"), zen4);
+    QCOMPARE(knowledge::chooseKnowledgeBase(folder, "cpu-avx512", ""), zen4);
+    QCOMPARE(knowledge::chooseKnowledgeBase(folder, "cpu-avx2", "amd-zen4"),
+             dir.filePath("cpu-avx2-amd-zen5.tkb").toStdString());
+    QCOMPARE(knowledge::chooseKnowledgeBase(folder, "cpu-sse", "amd-zen4"), std::string());
+    // A damaged base of the class is an error naming it, not passed over.
+    writeBytes(dir.filePath("cpu-avx512-broken.tkb").toStdString(), "hello\n");
+    try {
+      knowledge::chooseKnowledgeBase(folder, "cpu-avx512", "amd-zen5");
+      QFAIL("a damaged base was passed over");
+    } catch (const std::runtime_error& e) {
+      QVERIFY2(QString(e.what()).contains("cpu-avx512-broken.tkb"), e.what());
     }
   }
 
