@@ -78,7 +78,7 @@ Split splitData(const Args& args, bool needHeldOut) {
 
 // Passes over the training set: on the Zen 4 set, resnet18 held out, 60
 // ranked pairs 0.006-0.019 better than 30 for gat and atformer
-// (docs/benchmarks.md); the help text says the same number.
+// (docs/results.md); the help text says the same number.
 constexpr int kDefaultEpochs = 60;
 
 int epochsOf(const Args& args) {

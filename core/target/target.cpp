@@ -154,7 +154,7 @@ std::vector<std::string> Target::compilerFlags() const {
   // reduction loop, GCC's -O3 keeps the next iteration's broadcast operands
   // of a convolution in registers, spills them and broadcasts from registers
   // instead of from memory (1.7x slower on Zen 4, 4.8x on Zen 3; neutral on
-  // other programs, docs/benchmarks.md "Kernel flags").
+  // other programs, docs/results.md "Kernel flags").
   std::vector<std::string> flags = {"-O3", "-march=" + arch, "-fno-predictive-commoning", "-fopenmp", "-std=c++17"};
   if (vectorLanes >= 16) flags.push_back("-mprefer-vector-width=512");
   return flags;

@@ -404,7 +404,7 @@ class TestBaselines : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, runBaselineOnce("onednn", "matmul", {4, 5, 6}, {inputs[0]}));
   }
 
-  // Figures for docs/benchmarks.md, not assertions.
+  // Figures for docs/results.md, not assertions.
   void printGflops() {
     const int threads = hardwareThreads();
     struct Case {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cost models compared on one split of a dataset (TenSet's metrics): each
 # model is trained on every model of the set but the held-out ones, then
-# scores the held-out ones. Prints a Markdown table for docs/benchmarks.md.
+# scores the held-out ones. Prints a Markdown table for docs/results.md.
 #
 # usage: tests/bench/cost_model_table.sh DATA.jsonl.gz HELD_OUT[,HELD_OUT] [EPOCHS]
 # (MODELS="xgb mlp" runs a subset, SEED=2 another seed, ENSEMBLE=K ensembles

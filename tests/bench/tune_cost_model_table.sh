@@ -3,7 +3,7 @@
 # against a learned model started from a pre-trained file (tessel costmodel
 # train), at the same trial budget, and xgb again at twice the budget (does
 # the pre-trained model reach xgb's estimate in half the trials?). Same
-# seeds, nothing stored. Prints a Markdown table for docs/benchmarks.md.
+# seeds, nothing stored. Prints a Markdown table for docs/results.md.
 #
 # usage: tests/bench/tune_cost_model_table.sh MODEL TRIALS PRETRAINED.tcm [SEEDS]
 # e.g.   tests/bench/tune_cost_model_table.sh resnet18 300 at.tcm "1 2"

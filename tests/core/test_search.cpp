@@ -19,7 +19,7 @@ class TestSearch : public QObject {
  private slots:
   // Workload keys are stored in users' databases: the hash under them never
   // changes. FNV-1a's published test vector, and a key recorded in
-  // docs/benchmarks.md by an early version.
+  // docs/results.md by an early version.
   void workloadKeysStayStable() {
     static_assert(support::fnv1a("") == support::kFnvOffsetBasis);
     static_assert(support::fnv1a("a") == 0xaf63dc4c8601ec8cull);

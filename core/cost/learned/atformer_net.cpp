@@ -8,7 +8,7 @@
 // beside the store rows encoded by a 170-256-256 perceptron and summed
 // (TenSet's pack-sum, as in gat: with attention alone atformer ranked pairs
 // 0.006 below xgb on the mean of four seeds, with it 0.003 above; see
-// docs/benchmarks.md).
+// docs/results.md).
 #include <torch/nn.h>
 
 #include "cost/features.h"
