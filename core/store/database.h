@@ -19,7 +19,7 @@
 
 namespace tessel::store {
 
-inline constexpr int kSchemaVersion = 2;  // 2: sessions.message
+inline constexpr int kSchemaVersion = 3;  // 2: sessions.message; 3: runs (store/run_store.h)
 
 enum class OpenMode {
   ReadOnly,   // the file must exist

@@ -98,6 +98,19 @@ CREATE INDEX sessions_by_model ON sessions(model_id, id);
     R"sql(
 ALTER TABLE sessions ADD COLUMN message TEXT NOT NULL DEFAULT '';
 )sql",
+    // 3: a model's runs against LibTorch (tessel run --json), by the studio.
+    // IF NOT EXISTS: a file whose version was set back by hand keeps its runs.
+    R"sql(
+CREATE TABLE IF NOT EXISTS runs(
+  id INTEGER PRIMARY KEY,
+  session_id INTEGER REFERENCES sessions(id),
+  model TEXT NOT NULL,
+  target TEXT NOT NULL,
+  fusion TEXT NOT NULL,
+  created TEXT NOT NULL,
+  result TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS runs_by_session ON runs(session_id, id);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 
