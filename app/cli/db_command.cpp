@@ -1,4 +1,4 @@
-// tessel db stats|best|sessions|show: what a tuning database holds.
+// tessel db stats|best|sessions|runs|show: what a tuning database holds.
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -8,6 +8,7 @@
 #include "export/kernel_export.h"
 #include "schedule/steps.h"
 #include "store/database.h"
+#include "store/run_store.h"
 #include "store/tuning_recorder.h"
 #include "stored_model.h"
 
@@ -23,7 +24,7 @@ nlohmann::json storedJson(const std::string& text) {
 }
 
 const char* kHelp =
-    "usage: tessel db stats|best|sessions [--db FILE] [--json]\n"
+    "usage: tessel db stats|best|sessions|runs [--db FILE] [--json]\n"
     "       tessel db show --task KEY [--code] [--db FILE] [--json]\n"
     "\n"
     "Reads a tuning database (never writes it; a tuning may be running).\n"
@@ -33,6 +34,10 @@ const char* kHelp =
     "  sessions   the tuning sessions with their status and progress; a model\n"
     "             session's end-to-end estimate (sum of weight x best), a task\n"
     "             session's best latency\n"
+    "  runs       the model runs against LibTorch the studio stored (its Run view):\n"
+    "             when, the session whose kernels ran, Tessel's and LibTorch's medians,\n"
+    "             the speed-up, correct or WRONG, disturbed; --json gives each run's\n"
+    "             full tessel run --json result (partitions included)\n"
     "  show       one task: its best program (latency, record, schedule steps)\n"
     "\n"
     "options:\n"
@@ -43,6 +48,7 @@ const char* kHelp =
     "\n"
     "examples:\n"
     "  tessel db sessions --db r18.db\n"
+    "  tessel db runs --db r18.db --json\n"
     "  tessel db show --task matmul_512_512_512_132fa37f --code\n";
 
 nlohmann::json msOrNull(double seconds) {
@@ -141,6 +147,42 @@ nlohmann::json showTask(const store::Database& db, const std::string& key, bool 
   return j;
 }
 
+// db runs: the stored runs, one line each (or their JSON).
+nlohmann::json listRuns(store::Database& db, bool json) {
+  nlohmann::json rows = nlohmann::json::array();
+  if (!json)
+    std::printf("%5s %7s %-24s %-10s %-6s %11s %11s %8s %-8s  %s\n", "id", "session", "model", "target", "fusion",
+                "tessel ms", "libtorch ms", "speedup", "result", "created");
+  for (const store::RunRow& r : store::RunStore(db).runs()) {
+    const nlohmann::json result = storedJson(r.result);
+    rows.push_back({{"id", r.id},
+                    {"session", r.sessionId ? nlohmann::json(r.sessionId) : nlohmann::json()},
+                    {"model", r.model},
+                    {"target", r.target},
+                    {"fusion", r.fusion},
+                    {"created", r.created},
+                    {"result", result}});
+    if (json) continue;
+    // An edited file may hold anything: what is not there (or not its type) shows as nothing.
+    auto has = [&](const char* key) { return result.is_object() && result.contains(key); };
+    auto number = [&](const char* key) {
+      return has(key) && result[key].is_number() ? result[key].get<double>() : NAN;
+    };
+    auto flag = [&](const char* key) { return has(key) && result[key].is_boolean() && result[key].get<bool>(); };
+    const bool correct = flag("correct"), disturbed = flag("disturbed");
+    const std::string session = r.sessionId ? std::to_string(r.sessionId) : "-";
+    std::printf("%5lld %7s %-24s %-10s %-6s %11.3f %11.3f %7.2fx %-8s  %s\n", (long long)r.id, session.c_str(),
+                r.model.c_str(), r.target.c_str(), r.fusion.c_str(), number("tessel_ms"), number("libtorch_ms"),
+                number("speedup"), correct ? "correct" : "WRONG", r.created.c_str());
+    if (disturbed)  // its ratio is not a speed-up: say why under it
+      std::printf("%5s disturbed: %s\n", "",
+                  has("disturbance") && result["disturbance"].is_string()
+                      ? result["disturbance"].get<std::string>().c_str()
+                      : "(no reason given)");
+  }
+  return rows;
+}
+
 }  // namespace
 
 OptionSpec dbOptions() {
@@ -155,11 +197,11 @@ int dbCommand(const std::vector<std::string>& argv) {
   Args args(argv, dbOptions());
   if (args.positional().size() != 1)
     throw UsageError(args.positional().empty()
-                         ? "missing what to show: stats, best, sessions or show (try --help)"
-                         : "expected one of stats, best, sessions, show; got '" + args.positional()[1] + "' too");
+                         ? "missing what to show: stats, best, sessions, runs or show (try --help)"
+                         : "expected one of stats, best, sessions, runs, show; got '" + args.positional()[1] + "' too");
   const std::string what = args.positional()[0];
-  if (what != "stats" && what != "best" && what != "sessions" && what != "show")
-    throw UsageError("unknown 'db " + what + "' (available: stats, best, sessions, show)");
+  if (what != "stats" && what != "best" && what != "sessions" && what != "runs" && what != "show")
+    throw UsageError("unknown 'db " + what + "' (available: stats, best, sessions, runs, show)");
   if (what == "show" && !args.has("task")) throw UsageError("db show needs --task KEY (tessel db best lists them)");
   if (what != "show" && (args.has("task") || args.has("code"))) throw UsageError("--task and --code go with 'db show'");
   auto db = store::Database::open(args.get("db", store::defaultDatabasePath()), store::OpenMode::ReadOnly);
@@ -228,6 +270,8 @@ int dbCommand(const std::vector<std::string>& argv) {
     j["best"] = rows;
   } else if (what == "show") {
     j["task"] = showTask(*db, args.get("task"), args.has("code"), json);
+  } else if (what == "runs") {
+    j["runs"] = listRuns(*db, json);
   } else {
     nlohmann::json rows = nlohmann::json::array();
     if (!json)
