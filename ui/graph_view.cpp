@@ -1,6 +1,7 @@
 #include "ui/graph_view.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileDialog>
@@ -19,6 +20,7 @@
 #include <QPainter>
 #include <QScrollBar>
 #include <QShortcut>
+#include <QStandardItemModel>
 #include <QStyleOptionGraphicsItem>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -206,9 +208,11 @@ GraphView::GraphView(QWidget* parent)
       search_(new QLineEdit(this)),
       matchLabel_(new QLabel(this)),
       legend_(new QWidget(this)),
+      legendTitle_(new QLabel(legend_)),
       legendBar_(new QLabel(legend_)),
       legendMax_(new QLabel(legend_)),
-      panel_(new NodePropertiesPanel()) {
+      panel_(new NodePropertiesPanel()),
+      heatBox_(new QComboBox(this)) {
   setObjectName("graphView");
   auto* top = new QHBoxLayout;
   top->setContentsMargins(4, 4, 4, 0);
@@ -223,12 +227,25 @@ GraphView::GraphView(QWidget* parent)
     auto* row = new QHBoxLayout(legend_);
     row->setContentsMargins(8, 0, 0, 0);
     row->setSpacing(4);
-    row->addWidget(new QLabel(tr("Latency share  0 %"), legend_));
+    row->addWidget(legendTitle_);
     row->addWidget(legendBar_);
     row->addWidget(legendMax_);
   }
   top->addWidget(legend_);
   legend_->hide();
+  // What the heat shows: the tuner's estimate, or a measured run (offered
+  // once there is one).
+  heatBox_->setObjectName("heatModeBox");
+  heatBox_->addItem(tr("Heat: estimate"));
+  heatBox_->addItem(tr("Heat: measured run"));
+  heatBox_->setItemData(0, tr("Each partition's task's share of the estimated end-to-end latency"), Qt::ToolTipRole);
+  heatBox_->setItemData(1, tr("Each partition's share of the measured run (Run: tessel run --profile)"),
+                        Qt::ToolTipRole);
+  heatBox_->setToolTip(tr("What the partitions' colour shows"));
+  top->addWidget(heatBox_);
+  connect(heatBox_, &QComboBox::activated, this,
+          [this](int index) { setHeatMode(index == 1 ? HeatMode::Measured : HeatMode::Estimate); });
+  setMeasuredShares({});
   top->addStretch(1);
   auto button = [&](const QString& text, const QString& tip, auto slot) {
     auto* b = new QToolButton(this);
@@ -306,6 +323,7 @@ void GraphView::clear() {
   matches_.clear();
   matchIndex_ = -1;
   lastQuery_.clear();
+  setMeasuredShares({});  // another model's partitions
   if (panel_) panel_->clear();
   showStatus({});
 }
@@ -451,30 +469,63 @@ void GraphView::setTaskShares(const QVector<double>& shares) {
     panel_->showNode(*model_, panel_->node(), taskShare(taskOfNode(panel_->node())));
 }
 
+double GraphView::measuredShare(int group) const {
+  return group >= 0 && group < measuredShares_.size() ? measuredShares_[group] : kNaN;
+}
+
+void GraphView::setMeasuredShares(const QVector<double>& groupShares) {
+  measuredShares_ = groupShares;
+  auto* items = qobject_cast<QStandardItemModel*>(heatBox_->model());
+  if (items) items->item(1)->setEnabled(!groupShares.isEmpty());
+  if (groupShares.isEmpty() && heatMode_ == HeatMode::Measured)
+    setHeatMode(HeatMode::Estimate);
+  else if (ready_)
+    applyClusterColours();
+}
+
+void GraphView::setHeatMode(HeatMode mode) {
+  heatMode_ = mode;
+  heatBox_->setCurrentIndex(mode == HeatMode::Measured ? 1 : 0);
+  if (ready_) applyClusterColours();
+}
+
+double GraphView::heatShare(int group) const {
+  return heatMode_ == HeatMode::Measured ? measuredShare(group) : taskShare(taskOfGroup_[size_t(group)]);
+}
+
 void GraphView::applyClusterColours() {
   double maxShare = 0;
-  for (double s : shares_)
-    if (std::isfinite(s)) maxShare = std::max(maxShare, s);
+  for (const auto& cluster : clusterItems_)
+    if (const double s = heatShare(cluster.first); std::isfinite(s)) maxShare = std::max(maxShare, s);
+  const bool measured = heatMode_ == HeatMode::Measured;
   bool anyShare = false;
   for (auto [group, base] : clusterItems_) {
     auto* item = static_cast<ClusterItem*>(base);
     const int task = taskOfGroup_[size_t(group)];
-    const double share = taskShare(task);
+    const double share = heatShare(group);
     const QString name = QString::fromStdString(model_->tasks[size_t(task)].name);
     QColor fill;
     if (std::isfinite(share)) {
       anyShare = true;
       fill = ramp(maxShare > 0 ? share / maxShare : 0);
       item->setToolTip(
-          tr("%1 (task %2)\n%3 % of the end-to-end latency").arg(name).arg(task).arg(share * 100, 0, 'f', 1));
+          measured
+              ? tr("%1 (task %2, partition %3)\n%4 % of the measured run")
+                    .arg(name)
+                    .arg(task)
+                    .arg(group)
+                    .arg(share * 100, 0, 'f', 1)
+              : tr("%1 (task %2)\n%3 % of the end-to-end latency").arg(name).arg(task).arg(share * 100, 0, 'f', 1));
     } else {
       fill = QColor(QString::fromStdString(defaultClusterColour(size_t(group))));
-      item->setToolTip(tr("%1 (task %2)\nlatency not measured yet").arg(name).arg(task));
+      item->setToolTip(measured ? tr("%1 (task %2)\nnot in the measured run").arg(name).arg(task)
+                                : tr("%1 (task %2)\nlatency not measured yet").arg(name).arg(task));
     }
     fill.setAlpha(kClusterAlpha);
     item->setBrush(fill);
   }
   legend_->setVisible(anyShare);
+  legendTitle_->setText(measured ? tr("Run share  0 %") : tr("Latency share  0 %"));
   if (anyShare) {
     // A small white-to-red bar between 0 % and the largest share.
     QPixmap bar(60, 10);
@@ -488,9 +539,12 @@ void GraphView::applyClusterColours() {
     p.end();
     legendBar_->setPixmap(bar);
     legendMax_->setText(tr("%1 %").arg(maxShare * 100, 0, 'f', 1));
-    legend_->setToolTip(tr("Partition colour: the task's share of the measured end-to-end latency, 0 % (white) to "
-                           "%1 % (red, the largest)")
-                            .arg(maxShare * 100, 0, 'f', 1));
+    legend_->setToolTip(measured ? tr("Partition colour: its share of the measured run (tessel run --profile), 0 % "
+                                      "(white) to %1 % (red, the largest)")
+                                       .arg(maxShare * 100, 0, 'f', 1)
+                                 : tr("Partition colour: the task's share of the measured end-to-end latency, 0 % "
+                                      "(white) to %1 % (red, the largest)")
+                                       .arg(maxShare * 100, 0, 'f', 1));
   }
 }
 

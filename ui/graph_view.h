@@ -1,8 +1,9 @@
 // The studio's graph view: the model's computation graph laid out by
 // Graphviz dot on a worker thread, drawn in a QGraphicsScene with the fusion
 // partitions as coloured clusters (see graph_layout.h for which groups are
-// clusters); zoom, pan, fit, search, colouring by latency share, PNG/SVG
-// export, and a properties panel for the selected node.
+// clusters); zoom, pan, fit, search, colouring by latency share (the
+// tuner's estimate, or a measured run's), PNG/SVG export, and a properties
+// panel for the selected node.
 #pragma once
 
 #include <QColor>
@@ -20,6 +21,7 @@
 class QGraphicsItem;
 class QGraphicsScene;
 class QGraphicsView;
+class QComboBox;
 class QLabel;
 class QLineEdit;
 
@@ -62,6 +64,19 @@ class GraphView : public QWidget {
   // and tooltips; unmeasured partitions keep their pastel.
   void setTaskShares(const QVector<double>& shares);
   double taskShare(int task) const;  // NaN if unknown
+
+  // What the partitions' heat shows: their task's share of the estimated
+  // end-to-end latency (the tuning's), or their share of a measured run.
+  enum class HeatMode { Estimate, Measured };
+  // The share of each partition in a measured run (index = group in
+  // model->plan.groups, value in [0, 1]; empty: no run). Shown in Measured
+  // mode, which the view's colour box offers once there is a run; a new
+  // model clears it and goes back to Estimate.
+  void setMeasuredShares(const QVector<double>& groupShares);
+  double measuredShare(int group) const;  // NaN if unknown
+  void setHeatMode(HeatMode mode);
+  HeatMode heatMode() const { return heatMode_; }
+  QComboBox* heatModeBox() const { return heatBox_; }
   // Highlights (selects and centres on) the clusters of a task; does not
   // emit taskSelected (the caller knows).
   void selectTask(int task);
@@ -95,6 +110,8 @@ class GraphView : public QWidget {
   void selectNode(int node);
   void exportWithDialog();
   int taskOfNode(int node) const;
+  // The share a cluster is coloured by in the current mode (NaN: none).
+  double heatShare(int group) const;
 
   QGraphicsScene* scene_;
   QGraphicsView* view_;
@@ -102,6 +119,7 @@ class GraphView : public QWidget {
   QLabel* matchLabel_;
   // Shown while shares are known: "latency share 0 % [white..red] 37.5 %".
   QWidget* legend_;
+  QLabel* legendTitle_;
   QLabel* legendBar_;
   QLabel* legendMax_;
   QPointer<NodePropertiesPanel> panel_;
@@ -113,9 +131,12 @@ class GraphView : public QWidget {
   std::vector<QGraphicsItem*> nodeItems_;       // by node
   std::map<int, QGraphicsItem*> clusterItems_;  // by group
   int edgeCount_ = 0;
-  std::vector<int> taskOfGroup_;  // -1: none
-  std::vector<int> groupOfNode_;  // -1: none
-  QVector<double> shares_;
+  std::vector<int> taskOfGroup_;    // -1: none
+  std::vector<int> groupOfNode_;    // -1: none
+  QVector<double> shares_;          // by task: of the estimate
+  QVector<double> measuredShares_;  // by group: of a measured run
+  HeatMode heatMode_ = HeatMode::Estimate;
+  QComboBox* heatBox_;
   QString lastQuery_;
   std::vector<int> matches_;
   int matchIndex_ = -1;

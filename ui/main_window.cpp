@@ -44,6 +44,8 @@
 #include "ui/log_panel.h"
 #include "ui/node_properties_panel.h"
 #include "ui/plots_panel.h"
+#include "ui/run_controller.h"
+#include "ui/run_panel.h"
 #include "ui/search_space_view.h"
 #include "ui/sessions_dialog.h"
 #include "ui/tasks_panel.h"
@@ -51,9 +53,6 @@
 
 namespace tessel::ui {
 namespace {
-
-// Bump when the docks change in a way an old saved state should not restore.
-constexpr int kStateVersion = 2;
 
 QSettings layoutSettings() {
   return QSettings(MainWindow::kSettingsOrganization, MainWindow::kSettingsApplication);
@@ -84,9 +83,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(graph_, &GraphView::taskSelected, this, &MainWindow::selectTask);
   connect(plots_, &PlotsPanel::taskSelected, this, &MainWindow::selectTask);
   connect(session_, &TuningSession::bestProgramFound, this, &MainWindow::onBestProgram);
+  connect(this, &MainWindow::modelReady, this, &MainWindow::updateActions);  // Run needs the model prepared
   connect(session_, &TuningSession::sessionStarted, this, [this](qint64 id, bool resumed) {
-    resumable_ = id;  // Start after a stop goes on with this session
-    updateActions();  // the database exists now: Export can read it
+    resumable_ = id;     // Start after a stop goes on with this session
+    shownSession_ = id;  // a run after it is stored with it
+    updateActions();     // the database exists now: Export can read it
     log_->appendMessage(resumed ? tr("Resuming session %1").arg(id) : tr("Recording into session %1").arg(id));
   });
   connect(space_, &SearchSpaceView::programSelected, this,
@@ -175,6 +176,7 @@ void MainWindow::createActions() {
   quitAction_->setShortcut(QKeySequence::Quit);
   quitAction_->setMenuRole(QAction::QuitRole);
   connect(quitAction_, &QAction::triggered, this, &QWidget::close);
+  createRunActions();
 }
 
 void MainWindow::createToolBar() {
@@ -279,6 +281,9 @@ void MainWindow::createToolBar() {
   toolBar_->addAction(pauseAction_);
   toolBar_->addAction(stopAction_);
   toolBar_->addSeparator();
+  toolBar_->addAction(runAction_);
+  toolBar_->addAction(stopRunAction_);
+  toolBar_->addSeparator();
   toolBar_->addAction(exportAction_);
 }
 
@@ -311,6 +316,7 @@ void MainWindow::createDocks() {
   // and node properties (tabbed) on the right; the log along the bottom.
   tabifyDockWidget(space, code);
   tabifyDockWidget(code, props);
+  createRunDock(props);  // a tab beside them: a run's figures need room, and no new tab bar
   tabifyDockWidget(log, fleet);
   space->raise();
   log->raise();
@@ -347,6 +353,10 @@ void MainWindow::createMenus() {
   tuning->addAction(startAction_);
   tuning->addAction(pauseAction_);
   tuning->addAction(stopAction_);
+  tuning->addSeparator();
+  tuning->addAction(runAction_);
+  tuning->addAction(stopRunAction_);
+  tuning->addAction(runAfterTuningAction_);
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   for (QDockWidget* dock : docks_)
@@ -385,10 +395,13 @@ void MainWindow::setModelPath(const QString& model) {
   // this is its model being opened for it.
   if (!pendingHistory_ || QString::fromStdString(pendingHistory_->session.subject) != model) pendingHistory_.reset();
   resumable_ = 0;
+  prepared_.reset();
+  run_->cancel(tr("another model is opened"));
+  run_->clear();
+  shownSession_ = 0;
   updateTitle();
   updateActions();
   rememberModel(model);
-  prepared_.reset();
   searchTasks_.clear();
   best_.clear();
   selected_ = -1;
@@ -439,6 +452,10 @@ void MainWindow::onModelPrepared(std::shared_ptr<const frontend::PreparedModel> 
   best_ = QVector<BestProgram>(int(searchTasks_.size()));
   tasks_->model()->setTasks(infos);
   plots_->setTasks(names);
+  QHash<QString, QString> taskNames;  // the Run's table names tasks as this panel does
+  for (const TaskInfo& t : infos)
+    taskNames[t.key] = t.name;
+  runPanel_->setTaskNames(taskNames);
   graph_->setModel(model);
   // The nodes the graph view draws (after folding), as its header counts them.
   const size_t shown = model->graph.nodes.size();
@@ -510,6 +527,9 @@ bool MainWindow::setDatabasePath(const QString& database) {
   database_ = database;
   resumable_ = 0;
   pendingHistory_.reset();
+  run_->cancel(tr("another database is used"));
+  run_->clear();
+  shownSession_ = 0;
   log_->appendMessage(tr("Database: %1").arg(database));
   updateTitle();
   updateActions();
@@ -600,11 +620,15 @@ void MainWindow::updateActions() {
   pauseAction_->setEnabled(running);
   pauseAction_->setText(session_->isPaused() ? tr("&Resume") : tr("&Pause"));
   stopAction_->setEnabled(running);
+  updateRunActions();
 }
 
 void MainWindow::startTuning() {
   if (model_.isEmpty() || tuning_ || session_->isRunning()) return;
+  run_->cancel(tr("a tuning starts (it would disturb the run)"));
   tuning_ = true;
+  stopRequested_ = false;
+  graph_->setHeatMode(GraphView::HeatMode::Estimate);  // the tuning's shares, live
   TuningRequest request;
   request.config.model = model_.toStdString();
   request.config.trials = trialBudget_;
@@ -614,6 +638,7 @@ void MainWindow::startTuning() {
   request.config.cold = !warmStartBox_->isChecked();
   request.config.costModelFile = costModelFile_.toStdString();
   request.config.target = kTarget;
+  request.config.minutes = timeBudgetMinutes_;
   const QString measure = measureBox_->currentText().trimmed();
   if (!measure.isEmpty() && measure != QLatin1String("local")) {
     fleet::FleetOptions f;
@@ -647,19 +672,28 @@ void MainWindow::startTuning() {
     plots_->clear();
   }
   tuningClock_.start();
-  progress_->setRange(0, trialBudget_);
+  // A time budget's progress is its time, in seconds.
+  progress_->setRange(0, timeBudgetMinutes_ > 0 ? int(timeBudgetMinutes_ * 60) : trialBudget_);
+  progress_->setFormat(timeBudgetMinutes_ > 0 ? tr("%v / %m s") : tr("%v / %m trials"));
   progress_->setValue(0);
   progress_->show();
   rateLabel_->clear();
   if (persistent_) {
     QSettings settings = layoutSettings();
-    settings.setValue("tuning/trials", trialBudget_);
+    // A time budget's trials are the command line's, not the user's box.
+    if (timeBudgetMinutes_ <= 0) settings.setValue("tuning/trials", trialBudget_);
     settings.setValue("tuning/fusion", fusionBox_->currentText());
     settings.setValue("tuning/costModel", costModelBox_->currentText());
     settings.setValue("tuning/warm", warmStartBox_->isChecked());
     settings.setValue("tuning/measure", measure.isEmpty() ? QStringLiteral("local") : measure);
   }
-  log_->appendMessage(tr("Tuning %1: %2 trials into %3").arg(model_).arg(trialBudget_).arg(request.database));
+  log_->appendMessage(timeBudgetMinutes_ > 0
+                          ? tr("Tuning %1: %2 minutes (at most %3 trials) into %4")
+                                .arg(model_)
+                                .arg(timeBudgetMinutes_)
+                                .arg(trialBudget_)
+                                .arg(request.database)
+                          : tr("Tuning %1: %2 trials into %3").arg(model_).arg(trialBudget_).arg(request.database));
   if (!resumable_) {
     QVector<TaskInfo> infos;  // a new session starts from no trials
     for (int i = 0; i < tasks_->model()->rowCount(); ++i)
@@ -682,6 +716,7 @@ void MainWindow::togglePause() {
 }
 
 void MainWindow::stopTuning() {
+  stopRequested_ = true;  // no run after it
   session_->stop();
   log_->appendMessage(tr("Stopping"));
 }
@@ -694,10 +729,12 @@ void MainWindow::onRound(int task, int taskTrials, double bestSeconds, double es
       sessionStart_.isValid() ? sessionStart_.msecsTo(QDateTime::currentDateTimeUtc()) / 1e3 : elapsed;
   plots_->addRound(task, taskTrials, bestSeconds, estimateSeconds, sessionTime);
   runTrials_ = totalTrials;
-  progress_->setValue(std::min(totalTrials, progress_->maximum()));
+  const double budgetSeconds = timeBudgetMinutes_ * 60;
+  progress_->setValue(std::min(budgetSeconds > 0 ? int(elapsed) : totalTrials, progress_->maximum()));
   if (elapsed > 0 && totalTrials > 0) {
     const double rate = totalTrials / elapsed;
-    const int left = int(std::max(0.0, (trialBudget_ - totalTrials) / rate));
+    const double trialsLeft = (trialBudget_ - totalTrials) / rate;
+    const int left = int(std::max(0.0, budgetSeconds > 0 ? std::min(budgetSeconds - elapsed, trialsLeft) : trialsLeft));
     rateLabel_->setText(
         tr("%1 trials/s, %2:%3 left").arg(rate, 0, 'f', 2).arg(left / 60).arg(left % 60, 2, 10, QLatin1Char('0')));
   }
@@ -722,6 +759,8 @@ void MainWindow::onFinished(bool ok, const QString& message) {
   if (!ok) showError(tr("Tuning failed"), message);
   tuning_ = false;
   updateActions();
+  // For the demo: the tuned model against LibTorch, the figure it was tuned for.
+  if (ok && !stopRequested_ && runAfterTuningAction_->isChecked()) startRun();
   emit tuningFinished(ok, message);
 }
 
@@ -741,62 +780,9 @@ void MainWindow::openModel() {
   if (!file.isEmpty()) setModelPath(file);
 }
 
-QStringList MainWindow::recentModels() const {
-  return layoutSettings().value(kRecentModelsKey).toStringList();
-}
-
-void MainWindow::rememberModel(const QString& model) {
-  QStringList recent = recentModels();
-  recent.removeAll(model);
-  recent.prepend(model);
-  while (recent.size() > 8)
-    recent.removeLast();
-  if (!persistent_) return;
-  layoutSettings().setValue(kRecentModelsKey, recent);
-  updateRecentMenu();
-}
-
-void MainWindow::updateRecentMenu() {
-  if (!recentMenu_) return;
-  recentMenu_->clear();
-  const QStringList recent = recentModels();
-  for (int i = 0; i < recent.size(); ++i) {
-    QAction* a = recentMenu_->addAction(tr("&%1 %2").arg(i + 1).arg(recent[i]));
-    const QString model = recent[i];
-    connect(a, &QAction::triggered, this, [this, model] { setModelPath(model); });
-  }
-  recentMenu_->setEnabled(!recent.isEmpty());
-}
-
 void MainWindow::setTrialBudget(int trials) {
   trialBudget_ = trials;
   if (budgetBox_) budgetBox_->setValue(trials);
-}
-
-void MainWindow::saveLayout() const {
-  QSettings settings = layoutSettings();
-  settings.setValue(kGeometryKey, saveGeometry());
-  settings.setValue(kStateKey, saveState(kStateVersion));
-}
-
-bool MainWindow::restoreLayout() {
-  QSettings settings = layoutSettings();
-  const QByteArray geometry = settings.value(kGeometryKey).toByteArray();
-  const QByteArray state = settings.value(kStateKey).toByteArray();
-  bool restored = !geometry.isEmpty() && restoreGeometry(geometry);
-  restored = !state.isEmpty() && restoreState(state, kStateVersion) && restored;
-  return restored;
-}
-
-void MainWindow::resetLayout() {
-  restoreState(defaultState_, kStateVersion);
-  for (QDockWidget* dock : docks_)
-    dock->show();
-}
-
-void MainWindow::closeEvent(QCloseEvent* event) {
-  if (persistent_) saveLayout();
-  event->accept();
 }
 
 }  // namespace tessel::ui

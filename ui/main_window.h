@@ -1,5 +1,6 @@
 // The main window of Tessel Studio: dockable panels around the tuning
-// workflow, a toolbar to drive a tuning session, and a layout that persists.
+// workflow, a toolbar to drive a tuning session and to run the tuned model
+// against LibTorch, and a layout that persists.
 #pragma once
 
 #include <QByteArray>
@@ -41,6 +42,8 @@ class SessionsDialog;
 class GraphView;
 class LogPanel;
 class PlotsPanel;
+class RunController;
+class RunPanel;
 class SearchSpaceView;
 class TasksPanel;
 class TuningSession;
@@ -55,6 +58,10 @@ class MainWindow : public QMainWindow {
   static constexpr const char* kSettingsApplication = "Tessel Studio";
   static constexpr const char* kGeometryKey = "MainWindow/geometry";
   static constexpr const char* kStateKey = "MainWindow/state";
+  // The Run's repeats, and whether a tuning that ends normally is run at once.
+  static constexpr const char* kRunRepeatsKey = "run/repeats";
+  static constexpr const char* kRunAfterTuningKey = "run/afterTuning";
+  static constexpr int kDefaultRunRepeats = 30;
 
   explicit MainWindow(QWidget* parent = nullptr);
 
@@ -88,6 +95,8 @@ class MainWindow : public QMainWindow {
   PlotsPanel* plotsPanel() const { return plots_; }
   SearchSpaceView* searchSpaceView() const { return space_; }
   CodeView* codeView() const { return code_; }
+  RunPanel* runPanel() const { return runPanel_; }
+  RunController* runController() const { return run_; }
   // The prepared model (null until modelReady).
   std::shared_ptr<const frontend::PreparedModel> preparedModel() const { return prepared_; }
   // Drives the views from a task (index into the model's tasks).
@@ -116,6 +125,10 @@ class MainWindow : public QMainWindow {
   // Trials of the next tuning (the toolbar's budget).
   void setTrialBudget(int trials);
   int trialBudget() const { return trialBudget_; }
+  // A wall-clock budget of the next tunings beside the trials (minutes; 0:
+  // none), as `tessel tune --minutes`: no round starts once it is spent.
+  void setTimeBudget(double minutes) { timeBudgetMinutes_ = minutes; }
+  double timeBudget() const { return timeBudgetMinutes_; }
   // Models opened before, newest first (QSettings "recentModels", at most 8).
   QStringList recentModels() const;
   static constexpr const char* kRecentModelsKey = "recentModels";
@@ -127,6 +140,14 @@ class MainWindow : public QMainWindow {
   void startTuning();
   void togglePause();
   void stopTuning();
+  // Run (Ctrl+R): the open model with the database's best kernels against
+  // LibTorch in a `tessel run` child process (ui/run_controller.h); its
+  // Stop kills the child. Not while a tuning runs: each would disturb the
+  // other's measurements. A tuning started meanwhile stops the run.
+  void startRun();
+  void stopRun();
+  // The session the window shows (tuned or reopened), that runs are stored with (0: none).
+  qint64 shownSession() const { return shownSession_; }
 
   // Window geometry and dock/toolbar state, in QSettings. restoreLayout()
   // returns false (and keeps the default layout) when nothing valid is saved.
@@ -171,16 +192,24 @@ class MainWindow : public QMainWindow {
   void onModelPrepared(std::shared_ptr<const frontend::PreparedModel> model, const QString& error);
   void onBestProgram(int task, const QString& decisions, const QString& steps, double seconds);
   void updateActions();
+  // The Run's part (main_window_run.cpp).
+  void createRunActions();
+  void createRunDock(QDockWidget* tabbedWith);
+  void updateRunActions();
+  void showStoredRun(const store::SessionHistory& history);
 
   QString model_;
   QString database_;
   int trialBudget_ = 256;
+  double timeBudgetMinutes_ = 0;
   bool persistent_ = true;
   TasksPanel* tasks_ = nullptr;
   GraphView* graph_ = nullptr;
   PlotsPanel* plots_ = nullptr;
   SearchSpaceView* space_ = nullptr;
   CodeView* code_ = nullptr;
+  RunPanel* runPanel_ = nullptr;
+  RunController* run_ = nullptr;
   std::shared_ptr<const frontend::PreparedModel> prepared_;
   task::SearchTask selectedTask_;
   int selected_ = -1;
@@ -191,13 +220,18 @@ class MainWindow : public QMainWindow {
   // The target the studio tunes for (the CUDA path is CLI-only for now).
   static constexpr const char* kTarget = "cpu";
   qint64 resumable_ = 0;
-  QDateTime sessionStart_;  // of the session being tuned or shown (UTC); the plots' time origin
-  int resumedTrials_ = 0;   // trials of the resumed session before this tuning
-  bool tuning_ = false;     // from startTuning to the window's handling of its end
-  int runTrials_ = 0;       // trials measured by the tuning in progress
-  int preparing_ = 0;       // generation of the latest setModelPath
+  QDateTime sessionStart_;      // of the session being tuned or shown (UTC); the plots' time origin
+  int resumedTrials_ = 0;       // trials of the resumed session before this tuning
+  bool tuning_ = false;         // from startTuning to the window's handling of its end
+  bool stopRequested_ = false;  // Stop was pressed during the tuning in progress
+  qint64 shownSession_ = 0;
+  int runTrials_ = 0;  // trials measured by the tuning in progress
+  int preparing_ = 0;  // generation of the latest setModelPath
   QElapsedTimer tuningClock_;
   TuningSession* session_ = nullptr;
+  // Of saveState(): bump when the docks change in a way an old saved state
+  // should not restore.
+  static constexpr int kStateVersion = 3;  // 3: the Run dock
   QByteArray defaultState_;
 
   QAction* openModelAction_ = nullptr;
@@ -207,6 +241,9 @@ class MainWindow : public QMainWindow {
   QAction* pauseAction_ = nullptr;
   QAction* stopAction_ = nullptr;
   QAction* exportAction_ = nullptr;
+  QAction* runAction_ = nullptr;
+  QAction* stopRunAction_ = nullptr;
+  QAction* runAfterTuningAction_ = nullptr;
   QAction* resetLayoutAction_ = nullptr;
   QAction* quitAction_ = nullptr;
   QToolBar* toolBar_ = nullptr;

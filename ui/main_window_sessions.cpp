@@ -198,6 +198,7 @@ void MainWindow::applyHistory(const store::SessionHistory& h) {
                                      .arg(estimate * 1e3, 0, 'f', 3)
                                : tr("Session %1: %2 trials").arg(h.session.id).arg(h.programs.size()));
   updateActions();
+  showStoredRun(h);  // its latest run against LibTorch, if it has one
   selectTask(selected_ >= 0 ? selected_ : 0);
   emit sessionReopened(h.session.id);
 }

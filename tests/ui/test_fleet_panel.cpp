@@ -5,6 +5,7 @@
 #include <QComboBox>
 #include <QLineEdit>
 #include <QMessageBox>
+#include <QSettings>
 #include <QTableWidget>
 #include <QtTest>
 #include <memory>
@@ -44,6 +45,9 @@ class TestFleetPanel : public QObject {
  private slots:
   void initTestCase() {
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, tmp_.filePath("settings"));
+    // No run after each tuning: it would compete with these tests (test_run_panel tests it).
+    QSettings(MainWindow::kSettingsOrganization, MainWindow::kSettingsApplication)
+        .setValue(MainWindow::kRunAfterTuningKey, false);
     qputenv("TESSEL_DB", tmp_.filePath("default.db").toUtf8());
     up_ = redis_.start(&why_);
   }

@@ -38,6 +38,7 @@
 #include "ui/main_window.h"
 #include "ui/node_properties_panel.h"
 #include "ui/plots_panel.h"
+#include "ui/run_panel.h"
 #include "ui/search_space_view.h"
 #include "ui/tasks_panel.h"
 #include "ui/tuning_session.h"
@@ -49,7 +50,8 @@ using tessel::ui::test::UiThreadGaps;
 
 namespace {
 
-const QStringList kDockTitles = {"Graph", "Tasks", "Search space", "Code", "Properties", "Plots", "Log", "Fleet"};
+const QStringList kDockTitles = {"Graph", "Tasks", "Search space", "Code", "Properties",
+                                 "Plots", "Run",   "Log",          "Fleet"};
 
 struct ProcessResult {
   bool finished = false;
@@ -112,6 +114,8 @@ class TestMainWindow : public QObject {
   void init() {
     QSettings settings(MainWindow::kSettingsOrganization, MainWindow::kSettingsApplication);
     settings.clear();
+    // A run after each tuning would compete with these tests' timings (test_run_panel tests it).
+    settings.setValue(MainWindow::kRunAfterTuningKey, false);
   }
 
   void hasItsDocks() {
@@ -141,6 +145,7 @@ class TestMainWindow : public QObject {
     QVERIFY(qobject_cast<tessel::ui::SearchSpaceView*>(dockTitled(window, "Search space")->widget()));
     QVERIFY(qobject_cast<tessel::ui::CodeView*>(dockTitled(window, "Code")->widget()));
     QVERIFY(qobject_cast<tessel::ui::NodePropertiesPanel*>(dockTitled(window, "Properties")->widget()));
+    QVERIFY(qobject_cast<tessel::ui::RunPanel*>(dockTitled(window, "Run")->widget()));
 
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -154,9 +159,9 @@ class TestMainWindow : public QObject {
     QVERIFY(toolBar);
     const QList<QAction*> onToolBar = toolBar->actions();
 
-    const QList<std::pair<QString, bool>> expected = {{"actionOpenModel", true}, {"actionSessions", true},
-                                                      {"actionStart", false},    {"actionPause", false},
-                                                      {"actionStop", false},     {"actionExport", false}};
+    const QList<std::pair<QString, bool>> expected = {
+        {"actionOpenModel", true}, {"actionSessions", true}, {"actionStart", false},   {"actionPause", false},
+        {"actionStop", false},     {"actionRun", false},     {"actionStopRun", false}, {"actionExport", false}};
     for (const auto& [name, enabled] : expected) {
       auto* action = window.findChild<QAction*>(name);
       QVERIFY2(action, qPrintable(name));

@@ -117,6 +117,9 @@ class TestSessions : public QObject {
   void initTestCase() {
     QVERIFY(tmp_.isValid());
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, tmp_.filePath("settings"));
+    // No run after each tuning: it would compete with these tests (test_run_panel tests it).
+    QSettings(MainWindow::kSettingsOrganization, MainWindow::kSettingsApplication)
+        .setValue(MainWindow::kRunAfterTuningKey, false);
     // The default database of this process is in the temporary folder too.
     qputenv("TESSEL_DB", tmp_.filePath("default.db").toUtf8());
     db_ = tmp_.filePath("tuning.db");
