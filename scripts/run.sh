@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs Tessel's main job on its built-in default:
-# - with a display (X11 or Wayland): opens the studio on the zoo's ResNet-18
-#   and starts tuning it (2000 trials) into build/quickstart.db;
+# - with a display (X11 or Wayland): opens the studio on the zoo's ResNet-18,
+#   tunes it for four minutes into build/quickstart.db and, as the tuning
+#   ends, runs it against LibTorch (the studio's Run view): the figure is on
+#   screen about five minutes after the start;
 # - without one: tunes the zoo's ResNet-18 from the command line for five
 #   minutes (into build/quickstart.db) and runs it against LibTorch.
 # Both start warm, from the knowledge base of this machine's class.
@@ -18,7 +20,7 @@ fi
 db="$build/quickstart.db"
 if [ "${TESSEL_RUN:-}" != cli ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; } &&
   [ -x "$build/bin/tessel-studio" ]; then
-  exec "$build/bin/tessel-studio" resnet18 --db "$db" --tune 2000
+  exec "$build/bin/tessel-studio" resnet18 --db "$db" --tune-minutes 4
 fi
 # A fresh session each time; earlier ones stay in the database (tessel db sessions).
 "$build/bin/tessel" tune resnet18 --minutes 5 --db "$db"

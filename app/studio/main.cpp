@@ -1,5 +1,5 @@
 // tessel-studio [MODEL] [--db FILE] [--reopen SESSION] [--tune TRIALS [--grab-after TRIALS]]
-//               [--screenshot FILE.png]
+//               [--tune-minutes M] [--screenshot FILE.png]
 //
 // Opens Tessel Studio. With --screenshot, renders the main window to a PNG
 // (for docs and tests) and exits: 0 when the file was written, 1 with a
@@ -26,6 +26,9 @@ namespace {
 
 // How long the shown window gets to lay itself out before it is grabbed.
 constexpr int kScreenshotDelayMs = 250;
+// The trials of a --tune-minutes tuning without --tune: more than the
+// minutes allow (the toolbar's largest budget), so that the time ends it.
+constexpr int kTimeBudgetTrials = 1000000;
 
 void printError(const QString& message) {
   std::fprintf(stderr, "tessel-studio: %s\n", qPrintable(message));
@@ -101,6 +104,12 @@ int main(int argc, char* argv[]) {
       QStringLiteral("Reopen this session of the database (tessel db sessions lists them): its model, curves and best "
                      "programs; Start resumes it."),
       QStringLiteral("SESSION"));
+  const QCommandLineOption tuneMinutesOption(
+      QStringLiteral("tune-minutes"),
+      QStringLiteral("Start tuning MODEL once it is open, for at most M minutes of wall-clock time (decimals "
+                     "allowed; as tessel tune --minutes; with --tune, also at most TRIALS). When it ends, the model "
+                     "is run against LibTorch (Tuning > Run when a tuning ends)."),
+      QStringLiteral("M"));
   const QCommandLineOption grabAfterOption(
       QStringLiteral("grab-after"),
       QStringLiteral("With --tune and --screenshot: grab the window once this many trials are measured, while the "
@@ -111,6 +120,7 @@ int main(int argc, char* argv[]) {
   parser.addOption(sessionOption);
   parser.addOption(screenshotOption);
   parser.addOption(tuneOption);
+  parser.addOption(tuneMinutesOption);
   parser.process(app);  // exits on --help, --version and unknown options
 
   const QStringList positional = parser.positionalArguments();
@@ -156,11 +166,26 @@ int main(int argc, char* argv[]) {
     }
   }
 
+  double tuneMinutes = 0;
+  if (parser.isSet(tuneMinutesOption)) {
+    bool ok = false;
+    tuneMinutes = parser.value(tuneMinutesOption).toDouble(&ok);
+    // A week at most, as tessel tune --minutes.
+    if (!ok || !(tuneMinutes > 0) || tuneMinutes > 7 * 24 * 60 || (positional.isEmpty() && session == 0)) {
+      printError(
+          QStringLiteral("--tune-minutes needs a MODEL (or --reopen) and a positive number of minutes (at "
+                         "most a week)"));
+      return 1;
+    }
+  }
+  // Either starts a tuning once the model (or session) is shown.
+  const bool tune = tuneTrials > 0 || tuneMinutes > 0;
+
   int grabAfter = 0;
   if (parser.isSet(grabAfterOption)) {
     bool ok = false;
     grabAfter = parser.value(grabAfterOption).toInt(&ok);
-    if (!ok || grabAfter <= 0 || tuneTrials <= 0 || !screenshot) {
+    if (!ok || grabAfter <= 0 || !tune || !screenshot) {
       printError(QStringLiteral("--grab-after needs a positive number of trials, --tune and --screenshot"));
       return 1;
     }
@@ -177,8 +202,10 @@ int main(int argc, char* argv[]) {
 
   MainWindow window;
   if (parser.isSet(dbOption)) window.setDatabasePath(parser.value(dbOption));
-  if (tuneTrials > 0) {
-    window.setTrialBudget(tuneTrials);
+  if (tune) {
+    // A time budget alone is not cut short by the toolbar's trials.
+    window.setTrialBudget(tuneTrials > 0 ? tuneTrials : kTimeBudgetTrials);
+    window.setTimeBudget(tuneMinutes);
     // A reopened session is resumed once it is shown (only a model's can be);
     // a model is tuned once open. Once: later reopenings are the user's.
     if (session > 0) {
@@ -224,7 +251,7 @@ int main(int argc, char* argv[]) {
                        });
       QObject::connect(&window, &MainWindow::tuningFinished, &window, grab);
       QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
-    } else if (tuneTrials > 0) {
+    } else if (tune) {
       QObject::connect(&window, &MainWindow::tuningFinished, &window, grab);
       QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
     } else if (session > 0) {
