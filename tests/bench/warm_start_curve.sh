@@ -12,6 +12,8 @@
 #
 # usage: tests/bench/warm_start_curve.sh MODEL [BUDGETS] [TUNE OPTIONS...]
 #   BUDGETS: e.g. "0 100 300 1000 3000" (the default)
+#   WARM_BUDGETS="0 300" tunes the warm side only to those (default: BUDGETS);
+#   COLD_BUDGETS likewise, e.g. "300 3000"
 #   e.g. tests/bench/warm_start_curve.sh resnet18 "0 300 3000"
 #        tests/bench/warm_start_curve.sh squeezenet.onnx "0 600 3000" --seed 2
 # Run it on a quiet machine: nothing else compiling or measuring.
@@ -39,9 +41,11 @@ tune() {
   done
 }
 
+warm_budgets=" ${WARM_BUDGETS:-$budgets} "
+cold_budgets=" ${COLD_BUDGETS:-$budgets} "
 for b in $budgets; do
-  [ "$b" -gt 0 ] && tune cold "$b"
-  tune warm "$b"
+  [ "$b" -gt 0 ] && [[ "$cold_budgets" == *" $b "* ]] && tune cold "$b"
+  [[ "$warm_budgets" == *" $b "* ]] && tune warm "$b"
 done
 
 echo "$name: cold and warm tuning run against LibTorch in the same process (tessel run, medians of ${REPEATS:-30}, two runs; files in $out)"
