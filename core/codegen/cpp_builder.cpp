@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "codegen/cpp_codegen.h"
+#include "codegen/kernel_cache.h"
 #include "support/subprocess.h"
 
 namespace tessel::codegen {
@@ -20,6 +21,7 @@ std::atomic<int> unitCounter{0};
 struct Unit {
   std::vector<size_t> members;
   std::string source, library;
+  std::string cacheKey;  // empty without a cache
 };
 
 std::vector<std::string> compileCommand(const BuildOptions& o, const Unit& u) {
@@ -36,10 +38,11 @@ Unit writeUnit(const std::vector<BuildCandidate>& cands, std::vector<size_t> mem
   std::string base = o.workDir + "/unit" + std::to_string(getpid()) + "_" + std::to_string(unitCounter++);
   u.source = base + ".cpp";
   u.library = base + ".so";
-  std::ofstream f(u.source);
-  f << cppPrelude();
+  std::string text = cppPrelude();
   for (size_t m : u.members)
-    f << cands[m].code << "\n";
+    text += cands[m].code + "\n";
+  std::ofstream(u.source) << text;
+  if (!o.cacheDir.empty()) u.cacheKey = KernelCache::keyText(compileCommand(o, u), text);
   return u;
 }
 
@@ -49,6 +52,26 @@ std::vector<support::ProcessResult> compileUnits(const std::vector<Unit>& units,
     cmds.push_back(compileCommand(o, u));
   // The compiler's own temporary files go into the build folder, swept with it.
   return support::runProcesses(cmds, o.jobs, o.timeoutSeconds, o.cancel, o.workDir);
+}
+
+// Compiles the units the cache does not hold (those it holds are put in
+// place, with a zero compile time), then stores the ones that built.
+std::vector<support::ProcessResult> compileOrFetch(const std::vector<Unit>& units, const BuildOptions& o) {
+  const KernelCache cache(o.cacheDir);
+  std::vector<support::ProcessResult> res(units.size());
+  std::vector<Unit> missed;
+  std::vector<size_t> where;
+  for (size_t u = 0; u < units.size(); ++u)
+    if (!units[u].cacheKey.empty() && cache.fetch(units[u].cacheKey, units[u].library))
+      res[u].started = true, res[u].exitCode = 0;
+    else
+      missed.push_back(units[u]), where.push_back(u);
+  std::vector<support::ProcessResult> built = compileUnits(missed, o);
+  for (size_t k = 0; k < missed.size(); ++k) {
+    if (built[k].ok() && !missed[k].cacheKey.empty()) cache.store(missed[k].cacheKey, missed[k].library);
+    res[where[k]] = std::move(built[k]);
+  }
+  return res;
 }
 
 void record(const Unit& u, const support::ProcessResult& r, std::vector<BuildOutput>* out) {
@@ -86,7 +109,7 @@ std::vector<BuildOutput> buildCandidates(const std::vector<BuildCandidate>& cand
       members.push_back(i);
     batch.push_back(writeUnit(cands, members, o));
   }
-  std::vector<support::ProcessResult> res = compileUnits(batch, o);
+  std::vector<support::ProcessResult> res = compileOrFetch(batch, o);
   std::vector<Unit> retry;
   for (size_t u = 0; u < batch.size(); ++u) {
     if (res[u].ok() || batch[u].members.size() == 1) {
@@ -96,7 +119,7 @@ std::vector<BuildOutput> buildCandidates(const std::vector<BuildCandidate>& cand
         retry.push_back(writeUnit(cands, {m}, o));
     }
   }
-  std::vector<support::ProcessResult> res2 = compileUnits(retry, o);
+  std::vector<support::ProcessResult> res2 = compileOrFetch(retry, o);
   for (size_t u = 0; u < retry.size(); ++u)
     record(retry[u], res2[u], &out);
   return out;

@@ -38,6 +38,7 @@ struct BuildOptions {
   std::string compiler;        // default: $TESSEL_CXX, else "c++"
   std::vector<std::string> flags = withoutWarnings(kernelCompilerFlags());
   support::CancelFlag cancel;  // kills the compilers when set
+  std::string cacheDir;        // a KernelCache's folder: units built before are not compiled again ("" none)
 };
 
 std::vector<BuildOutput> buildCandidates(const std::vector<BuildCandidate>& candidates, const BuildOptions& options);

@@ -14,6 +14,7 @@
 
 #include "codegen/cpp_builder.h"
 #include "codegen/cpp_codegen.h"
+#include "codegen/kernel_cache.h"
 #include "graph/op_registry.h"
 #include "graph/shape_utils.h"
 #include "lower/layout_rewrite.h"
@@ -171,6 +172,7 @@ struct GraphExecutor::Impl {
     bo.maxPerUnit = 16;
     bo.timeoutSeconds = 300;
     bo.flags = codegen::withoutWarnings(codegen::kernelCompilerFlags(options.target));
+    bo.cacheDir = codegen::KernelCache::defaultDir();  // a model run before loads its kernels
     std::vector<codegen::BuildOutput> built = codegen::buildCandidates(cands, bo);
     std::map<std::string, void*> libs;
     for (size_t k = 0; k < interfaces.size(); ++k) {

@@ -47,6 +47,31 @@ class TestRuntime : public QObject {
     }
   }
 
+  // The executor's kernels go through the kernel cache: the same graph run
+  // again (another process, a model exported in another format) loads them
+  // and computes the same, without a new entry.
+  void aGraphBuiltAgainLoadsItsKernels() {
+    QTemporaryDir cache;
+    qputenv("TESSEL_KERNEL_CACHE", cache.path().toUtf8());
+    Builder b;
+    b.input("x", {4, 8});
+    b.node("Relu", {"x"}, {"r"}, {{4, 8}});
+    b.node("Exp", {"r"}, {"y"}, {{4, 8}});
+    b.g.outputs.push_back("y");
+    auto count = [&] { return QDir(cache.path()).entryList({"*.so"}, QDir::Files).size(); };
+    std::map<std::string, HostTensor> first;
+    {
+      GraphExecutor ex(b.g, {});
+      first = ex.run(b.feeds);
+    }
+    const qsizetype built = count();
+    QVERIFY(built > 0);
+    GraphExecutor again(b.g, {});
+    QCOMPARE(again.run(b.feeds)["y"].data, first["y"].data);
+    QCOMPARE(count(), built);
+    qunsetenv("TESSEL_KERNEL_CACHE");
+  }
+
   void elementwise() {
     Builder b;
     Arr x = b.input("x", {2, 3, 4});
