@@ -119,12 +119,14 @@ class TestCliKnowledge : public QObject {
     const QString err = QString::fromUtf8(p.readAllStandardError());
     QVERIFY(w["warm"].toBool());
     const std::string cls = tessel::knowledge::targetClass(tessel::target::Target::host());
-    const QString shipped = QString(TESSEL_SOURCE_DIR) + "/resources/knowledge/" +
-                            QString::fromStdString(tessel::knowledge::knowledgeFileName(cls));
-    if (QFile::exists(shipped)) {
-      QVERIFY2(w["knowledge"].toString().endsWith("share/tessel/knowledge/" +
-                                                  QString::fromStdString(tessel::knowledge::knowledgeFileName(cls))),
-               qPrintable(err));
+    // Of the class's shipped bases, the one of this CPU's microarchitecture
+    // (else its vendor's, else the default).
+    const std::string shipped = tessel::knowledge::chooseKnowledgeBase(TESSEL_SOURCE_DIR "/resources/knowledge", cls,
+                                                                       tessel::target::hostMicroarchitecture());
+    if (!shipped.empty()) {
+      const QString name = QString::fromStdString(std::filesystem::path(shipped).filename().string());
+      QVERIFY2(w["knowledge"].toString().endsWith("share/tessel/knowledge/" + name), qPrintable(err));
+      QVERIFY2(err.contains(name + ", measured on an "), qPrintable(err));
     } else {
       // This machine's class has none shipped: the database alone, and the message says where it looked.
       QVERIFY(w["knowledge"].isNull());

@@ -5,10 +5,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 
 #include "../core/kernel_harness.h"
+#include "cost/cost_model_file.h"
 #include "frontend/model_loader.h"
 #include "fusion/task_extraction.h"
 #include "knowledge/knowledge_base.h"
@@ -513,6 +515,27 @@ class TestKnowledge : public QObject {
     } catch (const std::runtime_error& e) {
       QVERIFY2(QString(e.what()).contains("cpu-avx512-broken.tkb"), e.what());
     }
+  }
+
+  // The bases Tessel ships (resources/knowledge/) fit this build: the class's
+  // default and one per measured microarchitecture, each naming its CPU, with
+  // a cost model of this build's learned format (a stale one would be refused
+  // at every tuning).
+  void shippedBasesFitThisBuild() {
+    const std::string folder = TESSEL_SOURCE_DIR "/resources/knowledge";
+    const std::map<std::string, std::string> shipped = {{"cpu-avx512.tkb", "amd-zen4"},
+                                                        {"cpu-avx512-amd-zen5.tkb", "amd-zen5"}};
+    const target::Target avx512 = target::parseTarget("cpu -arch=x86-64-v4");
+    for (const auto& [name, cpu] : shipped) {
+      const std::string path = folder + "/" + name;
+      const knowledge::KnowledgeInfo info = knowledge::readKnowledgeInfo(path);
+      QCOMPARE(info.cpu, cpu);
+      QCOMPARE(info.costModel, std::string("atformer"));
+      QCOMPARE(info.costModelTrainedOn, size_t(21008));
+      knowledge::checkKnowledgeFits(path, info, avx512, cost::kLearnedModelFormat);
+    }
+    QCOMPARE(knowledge::chooseKnowledgeBase(folder, "cpu-avx512", "amd-zen5"), folder + "/cpu-avx512-amd-zen5.tkb");
+    QCOMPARE(knowledge::chooseKnowledgeBase(folder, "cpu-avx512", "intel-emeraldrapids"), folder + "/cpu-avx512.tkb");
   }
 
   // A damaged file is an error naming it, never a crash or a half-read base.

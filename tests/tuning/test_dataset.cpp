@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include "cost/cost_model_registry.h"
 #include "tuning/dataset.h"
@@ -120,6 +121,27 @@ class TestDataset : public QObject {
     for (const cost::TaskRecords& t : data.tasks)
       programs += t.programs.size();
     QCOMPARE(programs, tiny.size());
+  }
+
+  // The committed set labelled again on other CPUs (dataset remeasure): the
+  // same programs of the same tasks, each labelled on that machine.
+  void relabelledSetsHoldTheSamePrograms() {
+    using Key = std::tuple<std::string, std::string, std::string>;  // model, task, steps
+    auto programsOf = [](const char* file, size_t* valid) {
+      std::multiset<Key> keys;
+      *valid = 0;
+      for (const tuning::DatasetRecord& r : tuning::readDataset(std::string(TESSEL_DATA_DIR) + "/" + file)) {
+        keys.insert({r.model, r.task, r.steps});
+        *valid += std::isfinite(r.cost) ? 1 : 0;
+      }
+      return keys;
+    };
+    size_t zen4Valid = 0, zen5Valid = 0;
+    const std::multiset<Key> zen4 = programsOf("cost-dataset-cpu-zen4.jsonl.gz", &zen4Valid);
+    const std::multiset<Key> zen5 = programsOf("cost-dataset-cpu-zen5.jsonl.gz", &zen5Valid);
+    QCOMPARE(zen5.size(), size_t(21008));
+    QVERIFY(zen4 == zen5);
+    QVERIFY2(zen5Valid * 1000 >= zen5.size() * 999, qPrintable(QString::number(zen5Valid)));
   }
 
   // One model collected for two targets into one database: the records stay
