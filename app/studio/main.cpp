@@ -20,6 +20,7 @@
 #include "ui/app_icon.h"
 #include "ui/graph_view.h"
 #include "ui/main_window.h"
+#include "ui/run_controller.h"
 #include "ui/tuning_session.h"
 
 namespace {
@@ -96,7 +97,7 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption tuneOption(
       QStringLiteral("tune"),
       QStringLiteral("Start tuning MODEL with this many trials once it is open (with --screenshot: the window is "
-                     "grabbed when the tuning ends)."),
+                     "grabbed when the tuning ends, or when the run it starts ends)."),
       QStringLiteral("TRIALS"));
   // Not "--session": QApplication takes that one for X11 session management.
   const QCommandLineOption sessionOption(
@@ -252,7 +253,17 @@ int main(int argc, char* argv[]) {
       QObject::connect(&window, &MainWindow::tuningFinished, &window, grab);
       QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
     } else if (tune) {
-      QObject::connect(&window, &MainWindow::tuningFinished, &window, grab);
+      // When the tuning ends, the run it starts (Run when a tuning ends) is
+      // waited for, so that the Run view shows its result.
+      QObject::connect(&window, &MainWindow::tuningFinished, &window, [&window, grab] {
+        QTimer::singleShot(0, &window, [&window, grab] {
+          if (window.runController()->isRunning())
+            QObject::connect(window.runController(), &tessel::ui::RunController::runFinished, &window, grab,
+                             Qt::SingleShotConnection);
+          else
+            grab();
+        });
+      });
       QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
     } else if (session > 0) {
       // The session's model is opened for it: grab once it is laid out.
