@@ -118,7 +118,12 @@ class TestFleet : public QObject {
     if (!p.waitForFinished(timeoutMs)) {
       p.kill();
       p.waitForFinished();
-      r.err = "timed out";
+      // What it and the agents said so far: a hang must be diagnosable from CI's log.
+      r.err = QString("timed out after %1 s; its stderr:\n%2")
+                  .arg(timeoutMs / 1000)
+                  .arg(QString::fromUtf8(p.readAllStandardError()));
+      for (auto& a : agents_)
+        r.err += "\nan agent's stderr:\n" + QString::fromUtf8(a->readAllStandardError());
       return r;
     }
     r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
