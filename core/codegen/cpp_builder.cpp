@@ -21,14 +21,13 @@ std::atomic<int> unitCounter{0};
 struct Unit {
   std::vector<size_t> members;
   std::string source, library;
-  std::string cacheKey;  // empty without a cache
 };
 
-std::vector<std::string> compileCommand(const BuildOptions& o, const Unit& u) {
+std::vector<std::string> compileCommand(const BuildOptions& o, const std::string& library, const std::string& source) {
   const char* env = std::getenv("TESSEL_CXX");
   std::vector<std::string> cmd = {o.compiler.empty() ? (env && *env ? env : "c++") : o.compiler};
   cmd.insert(cmd.end(), o.flags.begin(), o.flags.end());
-  cmd.insert(cmd.end(), {"-shared", "-fPIC", "-o", u.library, u.source});
+  cmd.insert(cmd.end(), {"-shared", "-fPIC", "-o", library, source});
   return cmd;
 }
 
@@ -42,36 +41,15 @@ Unit writeUnit(const std::vector<BuildCandidate>& cands, std::vector<size_t> mem
   for (size_t m : u.members)
     text += cands[m].code + "\n";
   std::ofstream(u.source) << text;
-  if (!o.cacheDir.empty()) u.cacheKey = KernelCache::keyText(compileCommand(o, u), text);
   return u;
 }
 
 std::vector<support::ProcessResult> compileUnits(const std::vector<Unit>& units, const BuildOptions& o) {
   std::vector<std::vector<std::string>> cmds;
   for (const Unit& u : units)
-    cmds.push_back(compileCommand(o, u));
+    cmds.push_back(compileCommand(o, u.library, u.source));
   // The compiler's own temporary files go into the build folder, swept with it.
   return support::runProcesses(cmds, o.jobs, o.timeoutSeconds, o.cancel, o.workDir);
-}
-
-// Compiles the units the cache does not hold (those it holds are put in
-// place, with a zero compile time), then stores the ones that built.
-std::vector<support::ProcessResult> compileOrFetch(const std::vector<Unit>& units, const BuildOptions& o) {
-  const KernelCache cache(o.cacheDir);
-  std::vector<support::ProcessResult> res(units.size());
-  std::vector<Unit> missed;
-  std::vector<size_t> where;
-  for (size_t u = 0; u < units.size(); ++u)
-    if (!units[u].cacheKey.empty() && cache.fetch(units[u].cacheKey, units[u].library))
-      res[u].started = true, res[u].exitCode = 0;
-    else
-      missed.push_back(units[u]), where.push_back(u);
-  std::vector<support::ProcessResult> built = compileUnits(missed, o);
-  for (size_t k = 0; k < missed.size(); ++k) {
-    if (built[k].ok() && !missed[k].cacheKey.empty()) cache.store(missed[k].cacheKey, missed[k].library);
-    res[where[k]] = std::move(built[k]);
-  }
-  return res;
 }
 
 void record(const Unit& u, const support::ProcessResult& r, std::vector<BuildOutput>* out) {
@@ -93,35 +71,71 @@ void record(const Unit& u, const support::ProcessResult& r, std::vector<BuildOut
   }
 }
 
-}  // namespace
-
-std::vector<BuildOutput> buildCandidates(const std::vector<BuildCandidate>& cands, const BuildOptions& o) {
-  std::vector<BuildOutput> out(cands.size());
-  if (cands.empty()) return out;
-  // Balanced units: at least one per job, at most maxPerUnit candidates each.
+// Compiles `pending` (indices into cands) in balanced units, at least one per
+// job and at most maxPerUnit candidates each; a unit that fails is rebuilt one
+// candidate at a time. A built unit's library is stored under each member's
+// cache key.
+void compilePending(const std::vector<BuildCandidate>& cands, const std::vector<size_t>& pending,
+                    const std::vector<std::string>& keys, const BuildOptions& o, std::vector<BuildOutput>* out) {
+  if (pending.empty()) return;
+  const KernelCache cache(o.cacheDir);
+  auto store = [&](const Unit& u) {
+    if (o.cacheDir.empty()) return;
+    std::vector<std::string> memberKeys;
+    for (size_t m : u.members)
+      memberKeys.push_back(keys[m]);
+    cache.store(memberKeys, u.library);
+  };
   size_t units =
-      std::max<size_t>(size_t(std::max(1, o.jobs)), (cands.size() + size_t(o.maxPerUnit) - 1) / size_t(o.maxPerUnit));
-  units = std::min(units, cands.size());
+      std::max<size_t>(size_t(std::max(1, o.jobs)), (pending.size() + size_t(o.maxPerUnit) - 1) / size_t(o.maxPerUnit));
+  units = std::min(units, pending.size());
   std::vector<Unit> batch;
   for (size_t u = 0; u < units; ++u) {
     std::vector<size_t> members;
-    for (size_t i = u; i < cands.size(); i += units)
-      members.push_back(i);
+    for (size_t i = u; i < pending.size(); i += units)
+      members.push_back(pending[i]);
     batch.push_back(writeUnit(cands, members, o));
   }
-  std::vector<support::ProcessResult> res = compileOrFetch(batch, o);
+  std::vector<support::ProcessResult> res = compileUnits(batch, o);
   std::vector<Unit> retry;
   for (size_t u = 0; u < batch.size(); ++u) {
     if (res[u].ok() || batch[u].members.size() == 1) {
-      record(batch[u], res[u], &out);
+      record(batch[u], res[u], out);
+      if (res[u].ok()) store(batch[u]);
     } else {
       for (size_t m : batch[u].members)
         retry.push_back(writeUnit(cands, {m}, o));
     }
   }
-  std::vector<support::ProcessResult> res2 = compileOrFetch(retry, o);
-  for (size_t u = 0; u < retry.size(); ++u)
-    record(retry[u], res2[u], &out);
+  std::vector<support::ProcessResult> res2 = compileUnits(retry, o);
+  for (size_t u = 0; u < retry.size(); ++u) {
+    record(retry[u], res2[u], out);
+    if (res2[u].ok()) store(retry[u]);
+  }
+}
+
+}  // namespace
+
+std::vector<BuildOutput> buildCandidates(const std::vector<BuildCandidate>& cands, const BuildOptions& o) {
+  std::vector<BuildOutput> out(cands.size());
+  // Each candidate is looked up alone (its key: the compile command and the
+  // prelude with its code), so a kernel is found whatever it was built with.
+  std::vector<std::string> keys(cands.size());
+  std::vector<size_t> pending;
+  const KernelCache cache(o.cacheDir);
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (!o.cacheDir.empty()) {
+      keys[i] = KernelCache::keyText(compileCommand(o, "unit.so", "unit.cpp"), cppPrelude() + cands[i].code + "\n");
+      const std::string library =
+          o.workDir + "/cached" + std::to_string(getpid()) + "_" + std::to_string(unitCounter++) + ".so";
+      if (cache.fetch(keys[i], library)) {
+        out[i].library = library;  // compile time 0
+        continue;
+      }
+    }
+    pending.push_back(i);
+  }
+  compilePending(cands, pending, keys, o, &out);
   return out;
 }
 

@@ -1,6 +1,8 @@
 // Compiles generated kernels into shared libraries: many candidates per
 // translation unit, the units compiled in parallel jobs. A unit that fails is
-// rebuilt one candidate at a time, so one bad kernel costs only itself.
+// rebuilt one candidate at a time, so one bad kernel costs only itself. With a
+// kernel cache, each candidate is looked up by its own code, so a kernel built
+// once in any unit is not compiled again.
 #pragma once
 
 #include <string>
@@ -38,7 +40,7 @@ struct BuildOptions {
   std::string compiler;        // default: $TESSEL_CXX, else "c++"
   std::vector<std::string> flags = withoutWarnings(kernelCompilerFlags());
   support::CancelFlag cancel;  // kills the compilers when set
-  std::string cacheDir;        // a KernelCache's folder: units built before are not compiled again ("" none)
+  std::string cacheDir;        // a KernelCache's folder: candidates built before are not compiled again ("" none)
 };
 
 std::vector<BuildOutput> buildCandidates(const std::vector<BuildCandidate>& candidates, const BuildOptions& options);

@@ -1,5 +1,6 @@
 #include "codegen/kernel_cache.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <system_error>
 
@@ -48,9 +50,10 @@ std::string readFile(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
-// Writes `text` (or copies `from`) to a temporary name beside `to`, then
-// renames it into place: readers see a whole file or none.
-bool writeWhole(const fs::path& to, const std::string* text, const fs::path* from) {
+// Writes `text` (or copies `from`, or links it where `link` and the file
+// system allow) to a temporary name beside `to`, then renames it into place:
+// readers see a whole file or none.
+bool writeWhole(const fs::path& to, const std::string* text, const fs::path* from, bool link = false) {
   std::error_code ec;
   const fs::path tmp = to.string() + ".tmp" + std::to_string(getpid()) + "_" + std::to_string(tempCounter++);
   if (text) {
@@ -58,7 +61,8 @@ bool writeWhole(const fs::path& to, const std::string* text, const fs::path* fro
     f << *text;
     if (!f.flush()) ec = std::make_error_code(std::errc::io_error);
   } else {
-    fs::copy_file(*from, tmp, fs::copy_options::overwrite_existing, ec);
+    if (link) fs::create_hard_link(*from, tmp, ec);
+    if (!link || ec) ec.clear(), fs::copy_file(*from, tmp, fs::copy_options::overwrite_existing, ec);
   }
   if (!ec) fs::rename(tmp, to, ec);
   if (ec) fs::remove(tmp, ec);
@@ -110,32 +114,47 @@ bool KernelCache::fetch(const std::string& key, const std::string& destination) 
 }
 
 bool KernelCache::store(const std::string& key, const std::string& library) const {
-  if (dir_.empty()) return false;
+  return store(std::vector<std::string>{key}, library);
+}
+
+bool KernelCache::store(const std::vector<std::string>& keys, const std::string& library) const {
+  if (dir_.empty() || keys.empty()) return false;
   std::error_code ec;
   fs::create_directories(dir_, ec);
-  const std::string base = entryBase(key);
-  const fs::path from = library;
-  // The key first: a library is never found without the text it was built from.
-  if (!writeWhole(base + ".key", &key, nullptr) || !writeWhole(base + ".so", nullptr, &from)) return false;
+  // The library is copied in once; the other keys share its file (hard links).
+  fs::path from = library;
+  bool linked = false;
+  for (const std::string& key : keys) {
+    const std::string base = entryBase(key);
+    // The key first: a library is never found without the text it was built from.
+    if (!writeWhole(base + ".key", &key, nullptr) || !writeWhole(base + ".so", nullptr, &from, linked)) return false;
+    from = base + ".so";
+    linked = true;
+  }
   trim();
   return true;
 }
 
 void KernelCache::trim() const {
+  // Keys that share one library (the kernels of one unit) are hard links to
+  // one file: its bytes count once, and are freed when its last key goes.
   struct Entry {
     fs::path so;
     fs::file_time_type used;
-    uint64_t bytes;
+    ino_t inode;
   };
   std::vector<Entry> entries;
+  std::map<ino_t, std::pair<uint64_t, int>> files;  // inode -> bytes, keys left
   uint64_t total = 0;
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
-    if (e.path().extension() != ".so") continue;
+    struct stat st {};
+    if (e.path().extension() != ".so" || ::stat(e.path().c_str(), &st) != 0) continue;
     std::error_code ignored;
-    const uint64_t bytes = e.file_size(ignored);
-    entries.push_back({e.path(), e.last_write_time(ignored), bytes});
-    total += bytes;
+    entries.push_back({e.path(), e.last_write_time(ignored), st.st_ino});
+    auto [it, added] = files.emplace(st.st_ino, std::make_pair(uint64_t(st.st_size), 0));
+    it->second.second += 1;
+    if (added) total += uint64_t(st.st_size);
   }
   if (total <= maxBytes_) return;
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
@@ -146,7 +165,8 @@ void KernelCache::trim() const {
     key.replace_extension(".key");
     fs::remove(e.so, ec);
     fs::remove(key, ec);
-    total -= e.bytes;
+    auto& [bytes, keys] = files[e.inode];
+    if (--keys == 0) total -= bytes;
   }
 }
 

@@ -37,6 +37,9 @@ class KernelCache {
   // Stores a library built for `key`; false (and the cache unchanged) when it
   // cannot be written. Then trims the cache to its size.
   bool store(const std::string& key, const std::string& library) const;
+  // Stores one library (a unit of several kernels) under each of `keys`: the
+  // file is held once, the keys share it.
+  bool store(const std::vector<std::string>& keys, const std::string& library) const;
 
  private:
   std::string entryBase(const std::string& key) const;

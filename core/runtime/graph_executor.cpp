@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <new>
 #include <set>
@@ -17,10 +18,12 @@
 #include "codegen/kernel_cache.h"
 #include "graph/op_registry.h"
 #include "graph/shape_utils.h"
+#include "lower/canonical_names.h"
 #include "lower/layout_rewrite.h"
 #include "runtime/run_plan.h"
 #include "runtime/storage_layout.h"
 #include "runtime/thread_team.h"
+#include "support/hash.h"
 #include "support/subprocess.h"
 
 namespace tessel::runtime {
@@ -140,7 +143,13 @@ struct GraphExecutor::Impl {
       for (size_t i = 0; i < g.nodes.size(); ++i)
         groups.push_back({i});
     dir = support::makeTempDir("tessel-exec");
+    // A kernel's symbol is named by its code (its buffers named by position),
+    // so groups that lower to the same code (a model's repeated blocks) share
+    // one compiled function, and the kernel cache finds it whatever the
+    // group's place in this graph or the names its exporter gave.
     std::vector<codegen::BuildCandidate> cands;
+    std::map<std::string, size_t> candidateOfCode;
+    std::vector<size_t> candidateOf;  // per interface
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       const std::vector<size_t>& group = groups[gi];
       graph::LoweredSubgraph ls = graph::lowerSubgraph(g, group, options.lowering);
@@ -149,7 +158,7 @@ struct GraphExecutor::Impl {
       for (size_t k = 0; k < group.size(); ++k)
         groupName += (k ? ", " : "") + g.nodes[group[k]].describe();
       groupName += ")";
-      const std::string symbol = "tessel_graph_k" + std::to_string(gi);
+      const std::string name = "tessel_graph_k" + std::to_string(gi);  // the step's name in profiles
       lower::LoweredFunc f;
       try {
         auto sched = options.schedules.find(gi);
@@ -159,11 +168,22 @@ struct GraphExecutor::Impl {
       } catch (const std::exception& e) {
         throw std::runtime_error("executor: cannot lower " + groupName + ": " + e.what());
       }
-      interfaces.push_back(kernelInterface(g, group, gi, ls, f, symbol));  // plain sizes: the graph's
+      interfaces.push_back(kernelInterface(g, group, gi, ls, f, name));  // plain sizes: the graph's
       parallelKernels |= hasParallelLoop(f.body);
       lower::rewriteLayouts(&f);
       packed.push_back(f.packed);
-      cands.push_back({codegen::emitCppKernelAndPack(f, symbol, codegen::CppOptions(options.target)), symbol});
+      f = lower::withCanonicalNames(f);
+      const codegen::CppOptions cpp(options.target);
+      const std::string code = codegen::emitCppKernelAndPack(f, "tessel_kernel", cpp);
+      auto [it, added] = candidateOfCode.emplace(code, cands.size());
+      if (added) {
+        char hex[33];
+        std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(support::fnv1a(code)),
+                      static_cast<unsigned long long>(support::fnv1a(code, support::kStableKeyBasis)));
+        const std::string symbol = "tessel_kernel_" + std::string(hex);
+        cands.push_back({codegen::emitCppKernelAndPack(f, symbol, cpp), symbol});
+      }
+      candidateOf.push_back(it->second);
     }
 
     codegen::BuildOptions bo;
@@ -176,10 +196,11 @@ struct GraphExecutor::Impl {
     std::vector<codegen::BuildOutput> built = codegen::buildCandidates(cands, bo);
     std::map<std::string, void*> libs;
     for (size_t k = 0; k < interfaces.size(); ++k) {
-      const codegen::BuildOutput& b = built.at(k);
-      const std::string& symbol = interfaces[k].symbol;
+      const codegen::BuildOutput& b = built.at(candidateOf[k]);
+      const std::string& symbol = cands[candidateOf[k]].symbol;
       if (b.library.empty())
-        throw std::runtime_error("executor: kernel " + symbol + " failed to compile: " + b.message.substr(0, 4000));
+        throw std::runtime_error("executor: kernel " + interfaces[k].symbol +
+                                 " failed to compile: " + b.message.substr(0, 4000));
       void*& h = libs[b.library];
       if (!h) {
         h = dlopen(b.library.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -1,5 +1,6 @@
-// The kernel cache under the C++ builder, with the real compiler: a unit
-// built once is loaded (not compiled) the next time and computes the same; a
+// The kernel cache under the C++ builder, with the real compiler: a kernel
+// built once is loaded (not compiled) the next time and computes the same,
+// even when it was built in a unit with others; a
 // change of flags or source is another entry; a key file that does not match
 // is never trusted; a failed build is not kept; the cache trims to its size;
 // TESSEL_KERNEL_CACHE chooses or switches it off.
@@ -108,6 +109,48 @@ class TestKernelCache : public QObject {
     const codegen::BuildOutput bad = build(dir.path(), cache, "extern \"C\" int scale(float* const* a) { return }");
     QCOMPARE(bad.error, support::ErrorCode::CompileHost);
     QCOMPARE(entries(cache), 0);
+  }
+
+  // Each kernel of a unit is found alone, whatever it was built beside; the
+  // unit's library is held once.
+  void aKernelBuiltBesideAnotherIsFoundAlone() {
+    QTemporaryDir dir;
+    const QString cache = dir.filePath("cache");
+    const std::string work = dir.filePath("pair").toStdString();
+    fs::create_directories(work);
+    codegen::BuildOptions o;
+    o.workDir = work;
+    o.jobs = 1;
+    o.flags = {"-O1", "-w"};
+    o.cacheDir = cache.toStdString();
+    const std::string kDouble = "extern \"C\" int twice(float* const* a) { a[1][0] = 2 * a[0][0]; return 0; }\n";
+    const std::vector<codegen::BuildOutput> pair = codegen::buildCandidates({{kScale, "scale"}, {kDouble, "twice"}}, o);
+    QCOMPARE(pair[0].library, pair[1].library);  // one unit
+    QCOMPARE(entries(cache), 2);
+    uintmax_t links = 0;
+    for (const auto& e : fs::directory_iterator(cache.toStdString()))
+      if (e.path().extension() == ".so") links = std::max(links, e.hard_link_count());
+    QVERIFY(links >= 2);  // one file, two keys
+    const codegen::BuildOutput alone = build(dir.path(), cache, kScale);
+    QVERIFY2(alone.error == support::ErrorCode::None, alone.message.c_str());
+    QCOMPARE(alone.seconds, 0.0);
+    QVERIFY(computesTriple(alone.library));
+  }
+
+  // A library shared by several keys counts once against the size.
+  void keysThatShareALibraryCountItOnce() {
+    QTemporaryDir dir;
+    const std::string lib = dir.filePath("lib.so").toStdString();
+    std::ofstream(lib) << std::string(1000, 'x');
+    const codegen::KernelCache cache(dir.filePath("cache").toStdString(), 1500);
+    QVERIFY(cache.store(std::vector<std::string>{"a", "b", "c"}, lib));  // 1000 bytes, not 3000
+    for (const char* key : {"a", "b", "c"})
+      QVERIFY(cache.fetch(key, dir.filePath(QString(key) + ".so").toStdString()));
+    const auto old = fs::file_time_type::clock::now() - std::chrono::hours(2);
+    fs::last_write_time(dir.filePath("a.so").toStdString(), old);  // the keys share one time too
+    QVERIFY(cache.store("d", lib));                                // 2000 bytes: past 1500, down to 1125
+    QVERIFY(!cache.fetch("b", dir.filePath("b2.so").toStdString()));
+    QVERIFY(cache.fetch("d", dir.filePath("d.so").toStdString()));
   }
 
   // Past its size, the least recently used entries go first.

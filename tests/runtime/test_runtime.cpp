@@ -72,6 +72,42 @@ class TestRuntime : public QObject {
     qunsetenv("TESSEL_KERNEL_CACHE");
   }
 
+  // Groups that lower to the same code share one kernel, found in the cache
+  // by its code wherever it stands in another graph.
+  void repeatedGroupsShareOneKernel() {
+    QTemporaryDir cache;
+    qputenv("TESSEL_KERNEL_CACHE", cache.path().toUtf8());
+    auto count = [&] { return QDir(cache.path()).entryList({"*.so"}, QDir::Files).size(); };
+    Builder b;
+    b.input("x", {4, 8});
+    b.node("Relu", {"x"}, {"r1"}, {{4, 8}});
+    b.node("Relu", {"r1"}, {"r2"}, {{4, 8}});
+    b.node("Relu", {"r2"}, {"r3"}, {{4, 8}});
+    b.node("Exp", {"r3"}, {"y"}, {{4, 8}});
+    b.g.outputs.push_back("y");
+    GraphExecutor ex(b.g, {});
+    const std::vector<float> y = ex.run(b.feeds)["y"].data;
+    const std::vector<float>& x = b.feeds.at("x").data;
+    QCOMPARE(y.size(), x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      QVERIFY(std::abs(y[i] - std::exp(std::max(x[i], 0.f))) <= 1e-5f * std::max(1.f, std::abs(y[i])));
+    QCOMPARE(count(), 2);  // Relu's kernel and Exp's, each compiled once
+
+    Builder other;  // the same kernels in another order
+    other.input("x", {4, 8});
+    other.node("Exp", {"x"}, {"e"}, {{4, 8}});
+    other.node("Relu", {"e"}, {"y"}, {{4, 8}});
+    other.g.outputs.push_back("y");
+    GraphExecutor again(other.g, {});
+    const std::vector<float> z = again.run(other.feeds)["y"].data;
+    const std::vector<float>& x2 = other.feeds.at("x").data;
+    QCOMPARE(z.size(), x2.size());
+    for (size_t i = 0; i < x2.size(); ++i)
+      QVERIFY(std::abs(z[i] - std::exp(x2[i])) <= 1e-5f * std::max(1.f, std::abs(z[i])));
+    QCOMPARE(count(), 2);
+    qunsetenv("TESSEL_KERNEL_CACHE");
+  }
+
   void elementwise() {
     Builder b;
     Arr x = b.input("x", {2, 3, 4});
