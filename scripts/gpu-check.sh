@@ -4,14 +4,14 @@
 # numbers, generated CUDA programs are measured by the worker (and a kernel
 # that loses its context, hangs or writes out of bounds is an error record),
 # and the GPU baselines (cuBLAS, cuDNN) match a CPU reference and give times.
-# There a missing driver fails instead of skipping (TESSEL_REQUIRE_GPU).
+# There a missing driver or NVRTC fails instead of skipping (TESSEL_REQUIRE).
 # Builds first if the build folder lacks the tests.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TESSEL_BUILD_DIR:-$root/build}
 [ -x "$build/bin/test_cuda_runner" ] && [ -x "$build/bin/test_cuda_baselines" ] || "$root/scripts/build.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
-export TESSEL_REQUIRE_GPU=1
+export TESSEL_REQUIRE=gpu,nvrtc
 "$build/bin/test_cuda_driver"
 "$build/bin/test_nvrtc"
 "$build/bin/test_cuda_runner"

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "baseline/baselines.h"
+#include "tessel_test.h"
 
 using namespace tessel::baseline;
 using tessel::measure::CacheState;
@@ -277,8 +278,8 @@ class TestBaselines : public QObject {
   }
 
   void matmulHasAllThreeTimes() {
-    if (!peerAvailable("onednn") || !peerAvailable("openblas") || !peerAvailable("libtorch"))
-      QSKIP("this build lacks a peer");
+    for (const char* peer : {"onednn", "openblas", "libtorch"})
+      if (!peerAvailable(peer)) TESSEL_SKIP(peer, "this build lacks one of the three peers");
     const BaselineResult r = measureBaselines("matmul", {256, 256, 256}, 2);
     qInfo("matmul 256^3: %s", qPrintable(describe(r)));
     QVERIFY2(r.notes.empty(), qPrintable(describe(r)));
@@ -295,7 +296,7 @@ class TestBaselines : public QObject {
   // weights go to memory: a matrix-vector product (4 MiB of weights, beyond
   // any private cache, within the shared one) is not faster than warm either.
   void flushedPeersKeepTheirRepeats() {
-    if (!peerAvailable("onednn")) QSKIP("this build has no oneDNN");
+    if (!peerAvailable("onednn")) TESSEL_SKIP("onednn", "this build has no oneDNN");
     // Under CTest -j another test may slow one timing alone: each state keeps
     // its best over the attempts, so a busy moment cannot decide it; a flush
     // that made calls faster never would pass.
@@ -382,7 +383,7 @@ class TestBaselines : public QObject {
 
   void aFailingPeerBecomesANote() {
     // LibTorch refuses padding wider than half the window; oneDNN pools it.
-    if (!peerAvailable("libtorch")) QSKIP("this build lacks LibTorch");
+    if (!peerAvailable("libtorch")) TESSEL_SKIP("libtorch", "this build lacks LibTorch");
     const BaselineResult r = measureBaselines("max_pool2d", {1, 2, 8, 8, 2, 1, 2}, 1);
     qInfo("max_pool2d with pad 2 on a 2x2 window: %s", qPrintable(describe(r)));
     QVERIFY(!r.libtorchSeconds);

@@ -16,6 +16,7 @@
 #include "baseline/cuda_baselines.h"
 #include "baseline/cuda_libraries.h"
 #include "measure/cuda_driver.h"
+#include "tessel_test.h"
 
 using namespace tessel::baseline;
 using tessel::measure::CacheState;
@@ -127,14 +128,13 @@ bool contains(const std::string& text, const std::string& part) {
 }  // namespace
 
 // Skips a GPU check where there is no driver, saying what it checks and
-// where it runs; fails instead under TESSEL_REQUIRE_GPU (scripts/gpu-check.sh).
+// where it runs; fails instead under TESSEL_REQUIRE=gpu (scripts/gpu-check.sh).
 #define REQUIRE_GPU(what)                                                                   \
   do {                                                                                      \
     if (const std::string why = tessel::measure::cuda::unavailableReason(); !why.empty()) { \
-      if (std::getenv("TESSEL_REQUIRE_GPU")) QFAIL(why.c_str());                            \
-      QSKIP(what                                                                            \
-            ": needs an NVIDIA GPU and its driver, which the build machines lack "          \
-            "(scripts/gpu-check.sh runs it on one)");                                       \
+      TESSEL_SKIP("gpu", what                                                               \
+                  ": needs an NVIDIA GPU and its driver, which the build machines lack "    \
+                  "(scripts/gpu-check.sh runs it on one)");                                 \
     }                                                                                       \
   } while (false)
 

@@ -14,6 +14,8 @@
 #include <csignal>
 #include <map>
 
+#include "tessel_test.h"
+
 namespace cli_test {
 
 struct Run {

@@ -20,7 +20,7 @@ class TestCliCostModels : public QObject {
   // JSON names the model, and each program carries the model's prediction.
   void tuneOpWithALearnedModel() {
 #ifndef TESSEL_HAVE_LEARNED_COST
-    QSKIP("this build has no LibTorch: the learned cost models are unavailable");
+    TESSEL_SKIP("libtorch", "this build has no LibTorch: the learned cost models are unavailable");
 #else
     for (const char* name : {"mlp:", "gat:", "atformer:"})
       QVERIFY2(runCli({"tune-op", "--help"}).out.contains(name), name);
@@ -68,7 +68,7 @@ class TestCliCostModels : public QObject {
     Run t = runCli({"costmodel", "train", "--model", name, "--data", data, "--out", model, "--quiet"});
     if (name == "random") {
       QCOMPARE(t.code, 1);  // nothing to save
-      QSKIP("this build has no XGBoost: no trainable model to save");
+      TESSEL_SKIP("xgboost", "this build has no XGBoost: no trainable model to save");
     }
     QVERIFY2(t.code == 0, qPrintable(t.err));
     Run v = runCli({"costmodel", "eval", "--model", model, "--data", data, "--held-out", "tiny_cnn", "--json"});

@@ -16,6 +16,7 @@
 #include "gpu_samples.h"
 #include "kernel_harness.h"
 #include "lower/index_analysis.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using namespace tessel::schedule;
@@ -330,7 +331,8 @@ class TestCudaCodegen : public QObject {
       QVERIFY2(res[i].empty(), (res[i] + "\n" + programs[i].source).c_str());
     // The device compiler takes them too.
     std::string why;
-    if (!codegen::nvrtcAvailable(&why)) QSKIP(("the host emulation passed; NVRTC is not installed: " + why).c_str());
+    if (!codegen::nvrtcAvailable(&why))
+      TESSEL_SKIP("nvrtc", ("the host emulation passed; NVRTC is not installed: " + why).c_str());
     std::vector<std::string> sources;
     for (const codegen::CudaProgram& p : programs)
       sources.push_back(p.deviceSource);
@@ -445,7 +447,7 @@ class TestCudaCodegen : public QObject {
   void nvccCompilesGpuSketches() {
     QFETCH(QString, op);
     QFETCH(QString, shape);
-    if (!QFile::exists(kNvcc)) QSKIP("no CUDA toolkit: /usr/local/cuda/bin/nvcc is absent");
+    if (!QFile::exists(kNvcc)) TESSEL_SKIP("nvcc", "no CUDA toolkit: /usr/local/cuda/bin/nvcc is absent");
     Sampled s = sampleGpuPrograms(op, shape);
     std::vector<codegen::CudaProgram> programs = emitAll(s);
     const std::string base = dir_ + "/" + op.toStdString();

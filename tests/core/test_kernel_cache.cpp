@@ -13,6 +13,7 @@
 
 #include "codegen/cpp_builder.h"
 #include "codegen/kernel_cache.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 namespace fs = std::filesystem;

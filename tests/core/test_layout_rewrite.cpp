@@ -7,6 +7,7 @@
 #include "kernel_harness.h"
 #include "lower/layout_rewrite.h"
 #include "te/operators.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using namespace tessel::schedule;

@@ -13,6 +13,7 @@
 #include "support/size_limits.h"
 #include "task/search_task.h"
 #include "te/operators.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 

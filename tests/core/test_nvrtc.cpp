@@ -13,6 +13,7 @@
 #include "lower/loop_nest.h"
 #include "schedule/state.h"
 #include "target/target.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 
@@ -48,7 +49,7 @@ class TestNvrtc : public QObject {
   void init() {
     std::string why;
     // Only a machine without the CUDA toolkit (scripts/setup.sh expects it in /usr/local/cuda).
-    if (!codegen::nvrtcAvailable(&why)) QSKIP(("NVRTC is not installed: " + why).c_str());
+    if (!codegen::nvrtcAvailable(&why)) TESSEL_SKIP("nvrtc", ("NVRTC is not installed: " + why).c_str());
   }
 
   // A CUBIN for the arch asked, with the kernel's shared memory and registers.

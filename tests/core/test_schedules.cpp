@@ -8,6 +8,7 @@
 #include "kernel_harness.h"
 #include "schedule/sketch.h"
 #include "te/operators.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using namespace tessel::schedule;

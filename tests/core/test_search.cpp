@@ -9,6 +9,7 @@
 #include "support/hash.h"
 #include "task/search_task.h"
 #include "te/operators.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using namespace tessel::schedule;

@@ -16,6 +16,7 @@
 #include "schedule/steps.h"
 #include "search/space_summary.h"
 #include "support/subprocess.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using namespace tessel::schedule;

@@ -6,6 +6,7 @@
 #include "lower/loop_nest.h"
 #include "schedule/sketch.h"
 #include "te/operators.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using namespace tessel::schedule;

@@ -24,6 +24,7 @@
 #include "target/target.h"
 #include "task/search_task.h"
 #include "te/operators.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using target::parseTarget;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "search/task_scheduler.h"
+#include "tessel_test.h"
 
 using namespace tessel::search;
 

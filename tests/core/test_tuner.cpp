@@ -5,6 +5,7 @@
 #include "search/tuner.h"
 #include "small_tuning.h"
 #include "task/search_task.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using testing::smallTuning;

@@ -15,6 +15,7 @@
 #include "cost/cost_model_registry.h"
 #include "cost/ensemble_model.h"
 #include "cost_test_support.h"
+#include "tessel_test.h"
 
 using namespace tessel::cost;
 using tessel::cost_test::pairwiseAccuracy;
@@ -135,7 +136,7 @@ class TestCostModels : public QObject {
   void emptyProgramsScoreLowest_data() { lossColumns(true); }
   void emptyProgramsScoreLowest() {
     QFETCH(QString, model);
-    if (model != "random" && !haveXgb()) QSKIP("no XGBoost in this build");
+    if (model != "random" && !haveXgb()) TESSEL_SKIP("xgboost", "no XGBoost in this build");
     auto m = create(model, 3);
     const Dataset train = makeData(100, 11);
     std::vector<ProgramFeatures> withEmpty = train.programs;
@@ -178,7 +179,7 @@ class TestCostModels : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, makeEnsemble("no-such-model", 3, 5));
     QCOMPARE(ensembleMembers("tessel-ensemble 3\n"), 3);
     QCOMPARE(ensembleMembers("tessel-cost-model 3 mlp\n"), 0);
-    if (!haveXgb()) QSKIP("the save and load of trained members need XGBoost, absent from this build");
+    if (!haveXgb()) TESSEL_SKIP("xgboost", "the save and load of trained members need XGBoost, absent from this build");
     const Dataset train = makeData(200, 1);
     auto trained = makeEnsemble("xgb", 2, 5);
     updateRows(*trained, train.programs, train.costs);
@@ -196,7 +197,7 @@ class TestCostModels : public QObject {
   void xgbRanksHeldOutPrograms_data() { lossColumns(false); }
   void xgbRanksHeldOutPrograms() {
     QFETCH(QString, model);
-    if (!haveXgb()) QSKIP("no XGBoost in this build");
+    if (!haveXgb()) TESSEL_SKIP("xgboost", "no XGBoost in this build");
     const Dataset train = makeData(200, 1), test = makeData(100, 2);
     auto m = create(model, 5);
     updateRows(*m, train.programs, train.costs);
@@ -210,7 +211,7 @@ class TestCostModels : public QObject {
   void xgbLearnsAcrossUpdates_data() { lossColumns(false); }
   void xgbLearnsAcrossUpdates() {
     QFETCH(QString, model);
-    if (!haveXgb()) QSKIP("no XGBoost in this build");
+    if (!haveXgb()) TESSEL_SKIP("xgboost", "no XGBoost in this build");
     // Two tasks' worth of records, each normalised on its own; the second
     // update retrains on both.
     const Dataset a = makeData(100, 21), b = makeData(100, 22), test = makeData(100, 23);
@@ -228,7 +229,7 @@ class TestCostModels : public QObject {
   void xgbIsDeterministic_data() { lossColumns(false); }
   void xgbIsDeterministic() {
     QFETCH(QString, model);
-    if (!haveXgb()) QSKIP("no XGBoost in this build");
+    if (!haveXgb()) TESSEL_SKIP("xgboost", "no XGBoost in this build");
     const Dataset train = makeData(150, 31), test = makeData(50, 32);
     auto a = create(model, 9), b = create(model, 9);
     // Before training: small seeded noise, the same for the same seed.
@@ -246,7 +247,7 @@ class TestCostModels : public QObject {
   void xgbTrainsWithFailedPrograms_data() { lossColumns(false); }
   void xgbTrainsWithFailedPrograms() {
     QFETCH(QString, model);
-    if (!haveXgb()) QSKIP("no XGBoost in this build");
+    if (!haveXgb()) TESSEL_SKIP("xgboost", "no XGBoost in this build");
     // About 30 % of the programs fail (first row's x[4] > 0.7).
     const Dataset train = makeData(200, 41, 16, 1, 3, 0.7), all = makeData(150, 42, 16, 1, 3, 0.7);
     size_t failed = 0;
@@ -283,7 +284,7 @@ class TestCostModels : public QObject {
   }
 
   void xgbThroughputIsPackSum() {
-    if (!haveXgb()) QSKIP("no XGBoost in this build");
+    if (!haveXgb()) TESSEL_SKIP("xgboost", "no XGBoost in this build");
     const Dataset train = makeData(100, 81, 16, 2, 2);
     auto m = makeXgbModel("throughput", 5);
     updateRows(*m, train.programs, train.costs);
@@ -296,7 +297,7 @@ class TestCostModels : public QObject {
   void xgbNeedsTwoMeasuredPrograms_data() { lossColumns(false); }
   void xgbNeedsTwoMeasuredPrograms() {
     QFETCH(QString, model);
-    if (!haveXgb()) QSKIP("no XGBoost in this build");
+    if (!haveXgb()) TESSEL_SKIP("xgboost", "no XGBoost in this build");
     const Dataset d = makeData(20, 51);
     auto m = create(model, 5);
     // All failed, then a single measured one: nothing to learn yet.
@@ -314,7 +315,7 @@ class TestCostModels : public QObject {
   }
 
   void xgbRejectsBadInput() {
-    if (!haveXgb()) QSKIP("no XGBoost in this build");
+    if (!haveXgb()) TESSEL_SKIP("xgboost", "no XGBoost in this build");
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, makeXgbModel("mse", 1));
     auto m = makeXgbModel("throughput", 1);
     const Dataset d = makeData(10, 61);
@@ -340,7 +341,7 @@ class TestCostModels : public QObject {
   void xgbPredictionSpeed_data() { lossColumns(false); }
   void xgbPredictionSpeed() {
     QFETCH(QString, model);
-    if (!haveXgb()) QSKIP("no XGBoost in this build");
+    if (!haveXgb()) TESSEL_SKIP("xgboost", "no XGBoost in this build");
     // Ansor-sized rows: 164 features, 2..6 (about 4) stores per program.
     const Dataset train = makeData(1000, 71, 164, 2, 6), test = makeData(2000, 72, 164, 2, 6);
     auto m = create(model, 5);

@@ -18,6 +18,7 @@
 #include "schedule/sketch.h"
 #include "schedule/steps.h"
 #include "te/operators.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using namespace tessel::schedule;

@@ -14,6 +14,7 @@
 #include "cost/cost_model_registry.h"
 #include "cost/learned/learned_models.h"
 #include "cost_test_support.h"
+#include "tessel_test.h"
 #ifdef TESSEL_TEST_HAVE_TORCH
 #include "fine_tune_probe.h"
 #endif
@@ -55,7 +56,9 @@ class TestLearnedModels : public QObject {
       QVERIFY(cost::findCostModel(m) && !cost::findCostModel(m)->available);
       QVERIFY(cost::findCostModel(m)->why.find("LibTorch") != std::string::npos);
     }
-    QSKIP("this build has no LibTorch (libtorch-dev not found at configure time): the learned models are unavailable");
+    TESSEL_SKIP(
+        "libtorch",
+        "this build has no LibTorch (libtorch-dev not found at configure time): the learned models are unavailable");
 #endif
   }
 
@@ -227,7 +230,7 @@ class TestLearnedModels : public QObject {
   void fineTuningSlowsTheEncoder() {
 #ifndef TESSEL_TEST_HAVE_TORCH
     // Unreached: without LibTorch initTestCase skips the whole suite; this keeps the file compiling.
-    QSKIP("reading the network's parameters needs LibTorch, which this build lacks");
+    TESSEL_SKIP("libtorch", "reading the network's parameters needs LibTorch, which this build lacks");
 #else
     QFETCH(QString, model);
     const std::string name = model.toStdString();

@@ -16,6 +16,7 @@
 #include "lower/loop_nest.h"
 #include "schedule/sketch.h"
 #include "te/operators.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using namespace tessel::schedule;
@@ -184,7 +185,7 @@ class TestProgramFeatures : public QObject {
   // programs) ranks the fast one (few programs); one normalisation over both
   // would give the slow task's programs labels near 0.
   void xgbSharedByTwoTasks() {
-    if (!cost::findCostModel("xgb")->available) QSKIP("this build has no XGBoost");
+    if (!cost::findCostModel("xgb")->available) TESSEL_SKIP("xgboost", "this build has no XGBoost");
     te::ComputeDAG dag = te::makeOperator("matmul", {64, 64, 64});
     auto programs = samplePrograms(dag, 160, 11);
     QVERIFY(programs.size() >= 150);

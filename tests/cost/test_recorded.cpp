@@ -11,6 +11,7 @@
 #include "cost/features.h"
 #include "cost_test_support.h"
 #include "te/operators.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using cost_test::pairwiseAccuracy;
@@ -40,7 +41,7 @@ class TestRecorded : public QObject {
  private slots:
   void xgbRanksRecordedProgramsBetterThanRandom() {
 #ifndef TESSEL_HAVE_XGBOOST
-    QSKIP("this build has no XGBoost (libxgboost-dev not found at configure time)");
+    TESSEL_SKIP("xgboost", "this build has no XGBoost (libxgboost-dev not found at configure time)");
 #else
     te::ComputeDAG dag = te::makeOperator("matmul", {128, 128, 128});
     Recorded r = load(TESSEL_DATA_DIR "/matmul_128_random300.jsonl", dag);

@@ -18,6 +18,7 @@
 #include "redis_server.h"
 #include "schedule/steps.h"
 #include "task/search_task.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using nlohmann::json;
@@ -153,7 +154,7 @@ class TestFleet : public QObject {
   void initTestCase() { up_ = redis_.start(&why_, 0, kPassword); }
 
   void init() {
-    if (!up_) QSKIP(qPrintable("the fleet needs a Redis server: " + why_));
+    if (!up_) TESSEL_SKIP("redis", qPrintable("the fleet needs a Redis server: " + why_));
     fleet::RedisClient r(endpoint());
     r.checked({"FLUSHALL"});
   }

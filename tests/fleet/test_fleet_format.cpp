@@ -13,6 +13,7 @@
 #include "task/search_task.h"
 #include "te/dag_json.h"
 #include "te/operators.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using nlohmann::json;

@@ -11,6 +11,7 @@
 #include "fleet/fleet_status.h"
 #include "fleet/redis_client.h"
 #include "redis_server.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using nlohmann::json;
@@ -71,7 +72,7 @@ class TestFleetTls : public QObject {
   }
 
   void init() {
-    if (!up_) QSKIP(qPrintable("the TLS tests need a Redis server with TLS: " + why_));
+    if (!up_) TESSEL_SKIP("redis", qPrintable("the TLS tests need a Redis server with TLS: " + why_));
   }
 
   void commandsGoThrough() {

@@ -17,6 +17,7 @@
 #include "frontend/conformance.h"
 #include "frontend/onnx_import.h"
 #include "frontend/onnx_import_options.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 
@@ -334,7 +335,8 @@ class TestFrontend : public QObject {
   }
 
   void testdataModelsConvert() {
-    if (!haveTestData()) QSKIP("libonnx-testdata is not installed (/usr/share/libonnx-testdata)");
+    if (!haveTestData())
+      TESSEL_SKIP("onnx-testdata", "libonnx-testdata is not installed (/usr/share/libonnx-testdata)");
     graph::Graph g = frontend::importOnnx(kNode + "/test_conv_with_strides_padding/model.onnx");
     QCOMPARE(g.nodes.size(), size_t(1));
     const graph::Node& conv = g.nodes[0];
@@ -377,7 +379,8 @@ class TestFrontend : public QObject {
   }
 
   void conformanceFindsAndRejects() {
-    if (!haveTestData()) QSKIP("libonnx-testdata is not installed (/usr/share/libonnx-testdata)");
+    if (!haveTestData())
+      TESSEL_SKIP("onnx-testdata", "libonnx-testdata is not installed (/usr/share/libonnx-testdata)");
     std::vector<std::string> cases = frontend::findConformanceCases({kNode}, "test_softmax_");
     QVERIFY(cases.size() >= 7);
     QVERIFY(!errorOf([] { frontend::findConformanceCases({"/nonexistent"}); }).empty());
@@ -408,7 +411,8 @@ class TestFrontend : public QObject {
 #ifndef TESSEL_CLI_PATH
     QSKIP("the tessel CLI is not built");
 #else
-    if (!haveTestData()) QSKIP("libonnx-testdata is not installed (/usr/share/libonnx-testdata)");
+    if (!haveTestData())
+      TESSEL_SKIP("onnx-testdata", "libonnx-testdata is not installed (/usr/share/libonnx-testdata)");
     auto run = [](const QStringList& args, QByteArray* out = nullptr) {
       QProcess p;
       p.start(TESSEL_CLI_PATH, args);
@@ -441,7 +445,8 @@ class TestFrontend : public QObject {
   // passes or is unsupported for a reason the runner gives (a dtype, mode or
   // zero-size tensor Tessel does not implement); each op passes at least once.
   void conformancePerOp() {
-    if (!haveTestData()) QSKIP("libonnx-testdata is not installed (/usr/share/libonnx-testdata)");
+    if (!haveTestData())
+      TESSEL_SKIP("onnx-testdata", "libonnx-testdata is not installed (/usr/share/libonnx-testdata)");
     const std::vector<std::pair<std::string, std::vector<std::string>>> perOp = {
         {"Conv", {"test_conv_", "test_basic_conv_"}},
         {"Gemm", {"test_gemm_"}},

@@ -8,6 +8,7 @@
 #include "fusion/op_pattern.h"
 #include "fusion/task_extraction.h"
 #include "graph/zoo.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using graph::Graph;

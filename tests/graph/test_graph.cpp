@@ -8,6 +8,7 @@
 #include "graph/graph_builder.h"
 #include "graph/op_registry.h"
 #include "graph/zoo.h"
+#include "tessel_test.h"
 
 using namespace tessel::graph;
 using Ints = std::vector<int64_t>;

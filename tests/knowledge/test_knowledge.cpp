@@ -23,6 +23,7 @@
 #include "target/host_cpu.h"
 #include "task/search_task.h"
 #include "te/operators.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using namespace tessel::schedule;

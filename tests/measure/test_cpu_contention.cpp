@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/cpu_contention.h"
+#include "tessel_test.h"
 
 using namespace tessel::support;
 

@@ -3,7 +3,7 @@
 // processes. What needs no GPU runs everywhere: manifests are checked before
 // anything is launched, and a machine without a driver gets an error record
 // naming it from a worker that lives on. The rest needs an NVIDIA GPU
-// (scripts/gpu-check.sh runs it there with TESSEL_REQUIRE_GPU, which turns
+// (scripts/gpu-check.sh runs it there with TESSEL_REQUIRE=gpu, which turns
 // a missing driver into a failure).
 #include <QTest>
 #include <array>
@@ -22,6 +22,7 @@
 #include "measure/program_measurer.h"
 #include "measure/runner.h"
 #include "task/search_task.h"
+#include "tessel_test.h"
 
 #ifndef TESSEL_WORKER_PATH
 #error "TESSEL_WORKER_PATH must name the tessel-worker executable"
@@ -65,21 +66,21 @@ measure::KernelRef handWritten(const std::string& dir, const std::string& name, 
   return {dir + "/" + name + ".json", name, "", {}};
 }
 
-// The GPU's arch, or "" after skipping (or failing under TESSEL_REQUIRE_GPU).
-std::string gpuArchOrSkip() {
-  if (const std::string why = measure::cuda::unavailableReason(); !why.empty()) {
-    if (std::getenv("TESSEL_REQUIRE_GPU")) return "FAIL: " + why;
-    return "";
-  }
+// The GPU's arch, or "" where there is none.
+std::string gpuArch() {
+  if (!measure::cuda::unavailableReason().empty()) return "";
   return measure::cuda::gpus().at(0).arch();
 }
 
-#define REQUIRE_GPU(arch)                                                                                             \
-  const std::string arch = gpuArchOrSkip();                                                                           \
-  if (arch.starts_with("FAIL: ")) QFAIL(arch.c_str());                                                                \
-  if (arch.empty())                                                                                                   \
-    QSKIP("needs an NVIDIA GPU and its driver, which the build machines lack (scripts/gpu-check.sh runs it on one)"); \
-  if (std::string nvrtcWhy; !codegen::nvrtcAvailable(&nvrtcWhy))                                                      \
+// Skips where there is no driver (fails instead under TESSEL_REQUIRE=gpu).
+#define REQUIRE_GPU(arch)                                                                                          \
+  const std::string arch = gpuArch();                                                                              \
+  if (arch.empty())                                                                                                \
+    TESSEL_SKIP("gpu", ("needs an NVIDIA GPU and its driver, which the build machines lack (scripts/gpu-check.sh " \
+                        "runs it on one): " +                                                                      \
+                        measure::cuda::unavailableReason())                                                        \
+                           .c_str());                                                                              \
+  if (std::string nvrtcWhy; !codegen::nvrtcAvailable(&nvrtcWhy))                                                   \
   QFAIL(("a GPU machine needs NVRTC: " + nvrtcWhy).c_str())
 
 }  // namespace
@@ -92,7 +93,7 @@ class TestCudaRunner : public QObject {
   // found before any GPU is asked for, and the worker lives on.
   void manifestsAreCheckedFirst() {
     std::string why;
-    if (!codegen::nvrtcAvailable(&why)) QSKIP(("NVRTC is not installed: " + why).c_str());
+    if (!codegen::nvrtcAvailable(&why)) TESSEL_SKIP("nvrtc", ("NVRTC is not installed: " + why).c_str());
     const task::SearchTask task = task::makeOperatorTask("matmul", kShape, "cuda -arch=sm_80");
     measure::MeasurerOptions o = gpuOptions();
     std::unique_ptr<measure::ProgramBuilder> builder = measure::makeBuilder(task, o);

@@ -18,6 +18,7 @@
 #include "measure/program_measurer.h"
 #include "target/target.h"
 #include "task/search_task.h"
+#include "tessel_test.h"
 
 #ifndef TESSEL_WORKER_PATH
 #error "TESSEL_WORKER_PATH must name the tessel-worker executable"
@@ -104,7 +105,7 @@ class TestProgramMeasurer : public QObject {
   void cudaProgramsBuildWithoutAGpu() {
     std::string why;
     // Only a machine without the CUDA toolkit (scripts/setup.sh expects it in /usr/local/cuda).
-    if (!codegen::nvrtcAvailable(&why)) QSKIP(("NVRTC is not installed: " + why).c_str());
+    if (!codegen::nvrtcAvailable(&why)) TESSEL_SKIP("nvrtc", ("NVRTC is not installed: " + why).c_str());
     const task::SearchTask task = task::makeOperatorTask("matmul", {64, 48, 40}, "cuda -arch=sm_90");
     measure::MeasurerOptions o = hostOptions();
     std::unique_ptr<measure::ProgramBuilder> builder = measure::makeBuilder(task, o);

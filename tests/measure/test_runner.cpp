@@ -25,6 +25,7 @@
 #include "measure/worker.h"
 #include "measure/worker_protocol.h"
 #include "support/subprocess.h"
+#include "tessel_test.h"
 
 #ifndef TESSEL_WORKER_PATH
 #error "TESSEL_WORKER_PATH must name the tessel-worker executable"

@@ -14,6 +14,7 @@
 
 #include "measure/runner.h"
 #include "measure/worker_sandbox.h"
+#include "tessel_test.h"
 
 #ifndef TESSEL_WORKER_PATH
 #error "TESSEL_WORKER_PATH must name the tessel-worker executable"
@@ -159,7 +160,7 @@ class TestWorkerSandbox : public QObject {
 
 void TestWorkerSandbox::initTestCase() {
   std::string why;
-  if (!sandboxFiltersSystemCalls(&why)) QSKIP(("this worker filters no system calls: " + why).c_str());
+  if (!sandboxFiltersSystemCalls(&why)) TESSEL_SKIP("seccomp", ("this worker filters no system calls: " + why).c_str());
   QVERIFY(dir_.isValid());
   // The file the /tmp writer would create: in /tmp itself, as the issue says.
   probe_ = "/tmp/tessel-sandbox-probe-" + std::to_string(::getpid());

@@ -15,6 +15,7 @@
 #include "frontend/torchscript_import.h"
 #include "graph/graph_builder.h"
 #include "reference/libtorch_executor.h"
+#include "tessel_test.h"
 
 #ifdef TESSEL_TEST_HAVE_TORCH
 #include "make_torchscript.h"
@@ -82,11 +83,11 @@ bool close(const HostTensor& got, const Shape& shape, const std::vector<float>& 
 
 // QSKIP returns from the test function: these are macros for that reason.
 #define REQUIRE_TORCH() \
-  if (!reference::libtorchAvailable()) QSKIP("this build has no LibTorch")
+  if (!reference::libtorchAvailable()) TESSEL_SKIP("libtorch", "this build has no LibTorch")
 #ifdef TESSEL_TEST_HAVE_TORCH
 #define REQUIRE_TORCHSCRIPT_WRITER() REQUIRE_TORCH()
 #else
-#define REQUIRE_TORCHSCRIPT_WRITER() QSKIP("this build has no LibTorch to write TorchScript modules")
+#define REQUIRE_TORCHSCRIPT_WRITER() TESSEL_SKIP("libtorch", "this build has no LibTorch to write TorchScript modules")
 #endif
 
 reference::ReferenceRun run(const graph::Graph& g, const std::map<std::string, HostTensor>& inputs) {
@@ -237,7 +238,7 @@ class TestReference : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, reference::runWithLibTorch(graph::Graph{}, {}, 1));
     QVERIFY(!frontend::torchscriptAvailable());
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, frontend::importTorchScript("model.pt", {{1, 3}}));
-    QSKIP("this build has no LibTorch");
+    TESSEL_SKIP("libtorch", "this build has no LibTorch");
 #endif
   }
 

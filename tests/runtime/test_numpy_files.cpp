@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "runtime/numpy_files.h"
+#include "tessel_test.h"
 
 using tessel::runtime::HostTensor;
 using tessel::runtime::NumpyArray;

@@ -16,6 +16,7 @@
 #include "runtime/run_plan.h"
 #include "runtime/thread_team.h"
 #include "schedule/state.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using runtime::MemoryPlan;

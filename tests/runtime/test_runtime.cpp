@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include "runtime_test_support.h"
+#include "tessel_test.h"
 
 using namespace runtime_test;
 

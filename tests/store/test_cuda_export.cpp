@@ -23,6 +23,7 @@
 #include "store/tuning_recorder.h"
 #include "support/subprocess.h"
 #include "task/search_task.h"
+#include "tessel_test.h"
 
 #ifndef TESSEL_CUDA_EMULATION_H
 #error "TESSEL_CUDA_EMULATION_H must name core/codegen/cuda_emulation.h"
@@ -136,7 +137,8 @@ class TestCudaExport : public QObject {
     }
 
     // The library as a user gets it, built by nvcc for sm_90.
-    if (!options.compile) QSKIP("the sources run under the emulation; nvcc is not installed to build the library");
+    if (!options.compile)
+      TESSEL_SKIP("nvcc", "the sources run under the emulation; nvcc is not installed to build the library");
     QCOMPARE(res.library, std::string("lib/libtessel_kernels.so"));
     const support::ProcessResult nm = support::runProcess({"nm", "-D", "--defined-only", out + "/" + res.library}, 60);
     QVERIFY2(nm.ok(), nm.output.c_str());

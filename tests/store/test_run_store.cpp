@@ -12,6 +12,7 @@
 
 #include "store/database.h"
 #include "store/run_store.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using store::Database;

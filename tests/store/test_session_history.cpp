@@ -7,6 +7,7 @@
 
 #include "store/database.h"
 #include "store/session_history.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using store::Database;

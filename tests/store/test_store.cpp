@@ -22,6 +22,7 @@
 #include "search/tuner.h"
 #include "store/database.h"
 #include "store/tuning_recorder.h"
+#include "tessel_test.h"
 
 using namespace tessel;
 using store::Database;

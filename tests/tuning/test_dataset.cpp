@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "cost/cost_model_registry.h"
+#include "tessel_test.h"
 #include "tuning/dataset.h"
 #include "tuning/dataset_collection.h"
 #include "tuning/dataset_remeasure.h"

@@ -10,6 +10,7 @@
 
 #include "cost/cost_model_registry.h"
 #include "store/database.h"
+#include "tessel_test.h"
 #include "tuning/model_tuning.h"
 
 using namespace tessel;
@@ -184,7 +185,8 @@ class TestModelTuning : public QObject {
     // on the GPU machine) still builds; scripts/setup.sh installs it, so CI runs
     // this. Without it no model has anything to save (random saves nothing).
     if (!cost::findCostModel("xgb")->available)
-      QSKIP("this build has no XGBoost (libxgboost-dev): the only cost model that saves anything is absent");
+      TESSEL_SKIP("xgboost",
+                  "this build has no XGBoost (libxgboost-dev): the only cost model that saves anything is absent");
     QTemporaryDir dir;
     const std::string db = dir.filePath("m.db").toStdString();
     tuning::TuningConfig c = smallConfig(20);

@@ -18,6 +18,7 @@
 #include "knowledge/knowledge_base.h"
 #include "store/database.h"
 #include "target/target.h"
+#include "tessel_test.h"
 #include "tuning/knowledge_build.h"
 #include "tuning/model_tuning.h"
 
@@ -205,7 +206,7 @@ class TestWarmStart : public QObject {
   // feed the transfer and train the cost model before the first round.
   void theDatabaseOfAnotherModelCountsToo() {
     if (!cost::findCostModel("xgb")->available)
-      QSKIP("this build has no XGBoost (libxgboost-dev): no cost model here learns from records");
+      TESSEL_SKIP("xgboost", "this build has no XGBoost (libxgboost-dev): no cost model here learns from records");
     QTemporaryDir dir;
     const std::string small = dir.filePath("small.onnx").toStdString();
     const std::string large = dir.filePath("large.onnx").toStdString();

@@ -13,6 +13,7 @@
 
 #include "../fleet/db_query.h"
 #include "../fleet/redis_server.h"
+#include "tessel_test.h"
 #include "ui/fleet_panel.h"
 #include "ui/main_window.h"
 #include "ui/tasks_panel.h"
@@ -30,7 +31,7 @@ class TestFleetPanel : public QObject {
   std::unique_ptr<QProcess> agent_;
 
   void needRedis() {
-    if (!up_) QSKIP(qPrintable("the fleet needs a Redis server: " + why_));
+    if (!up_) TESSEL_SKIP("redis", qPrintable("the fleet needs a Redis server: " + why_));
   }
 
   bool startAgent() {

@@ -22,6 +22,7 @@
 #include <memory>
 #include <set>
 
+#include "tessel_test.h"
 #include "ui/graph_layout.h"
 #include "ui/graph_view.h"
 

@@ -29,6 +29,7 @@
 #include "frontend/model_loader.h"
 #include "knowledge/knowledge_base.h"
 #include "target/target.h"
+#include "tessel_test.h"
 #include "tuning/knowledge_build.h"
 #include "ui/code_view.h"
 #include "ui/fleet_panel.h"
@@ -230,7 +231,8 @@ class TestMainWindow : public QObject {
   // A trained model file locks the box on its model; a file that is not one
   // is refused with a dialog naming the problem; "" goes back to fresh models.
   void startsFromATrainedCostModel() {
-    if (!tessel::cost::findCostModel("xgb")->available) QSKIP("this build has no XGBoost: no model to save");
+    if (!tessel::cost::findCostModel("xgb")->available)
+      TESSEL_SKIP("xgboost", "this build has no XGBoost: no model to save");
     QTemporaryDir dir;
     const QString file = dir.filePath("m.tcm");
     {

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "tessel_test.h"
 #include "ui/plots_panel.h"
 #include "ui/rank_correlation.h"
 

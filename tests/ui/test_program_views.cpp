@@ -18,6 +18,7 @@
 #include "fusion/task_extraction.h"
 #include "schedule/sketch.h"
 #include "search/space_summary.h"
+#include "tessel_test.h"
 #include "ui/code_view.h"
 #include "ui/cpp_highlighter.h"
 #include "ui/search_space_view.h"

@@ -27,6 +27,7 @@
 #include <set>
 
 #include "frontend/model_loader.h"
+#include "tessel_test.h"
 #include "ui/graph_layout.h"
 #include "ui/graph_view.h"
 #include "ui/log_panel.h"

@@ -39,6 +39,7 @@
 #include "search/tuner.h"
 #include "store/database.h"
 #include "store/tuning_recorder.h"
+#include "tessel_test.h"
 #include "ui/code_view.h"
 #include "ui/export_dialog.h"
 #include "ui/log_panel.h"
@@ -502,7 +503,7 @@ class TestSessions : public QObject {
   // A model with an op Tessel does not support: the dialog names the op and node.
   void unsupportedOpShowsErrorDialog() {
 #ifndef TESSEL_HAVE_ONNX
-    QSKIP("built without ONNX import (libonnx-dev was not found): no .onnx model can be opened");
+    TESSEL_SKIP("onnx", "built without ONNX import (libonnx-dev was not found): no .onnx model can be opened");
 #else
     onnx::ModelProto m;
     m.set_ir_version(8);

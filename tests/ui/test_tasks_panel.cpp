@@ -6,6 +6,7 @@
 #include <QtTest>
 #include <cmath>
 
+#include "tessel_test.h"
 #include "ui/tasks_panel.h"
 
 using tessel::ui::TaskInfo;

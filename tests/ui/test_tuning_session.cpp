@@ -17,6 +17,7 @@
 #include <random>
 #include <thread>
 
+#include "tessel_test.h"
 #include "ui/tuning_session.h"
 #include "ui_thread_gaps.h"
 
