@@ -1,5 +1,7 @@
 // Search policies propose the next batch of programs of a task and learn
-// from the measured results.
+// from the measured results: random (search/random_search.h), and the
+// cost-model-guided evolutionary and annealing searches
+// (search/guided_search.h), each behind this one interface.
 #pragma once
 
 #include <functional>
@@ -72,42 +74,6 @@ class SearchPolicy {
   virtual void addCandidates(std::vector<Candidate> candidates, int first) = 0;
 };
 
-// Random programs: a random sketch, randomly annotated (Ansor's baseline).
-class RandomSearch : public SearchPolicy {
- public:
-  RandomSearch(const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed);
-  std::string name() const override { return "random"; }
-  std::vector<Program> nextBatch(int n) override;
-  void update(const std::vector<Program>&, const std::vector<measure::MeasureResult>&) override {}
-  void restore(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results,
-               const std::vector<std::string>& decisions) override;
-  void addCandidates(std::vector<Candidate> candidates, int first) override;
-  const std::vector<schedule::Sketch>& sketches() const { return sketches_; }
-  // Invalid annotations seen (rejected before building), with their reasons.
-  int rejected() const { return rejected_; }
-
- protected:
-  // One random program (and its decisions), or nothing if annotation kept failing.
-  bool sample(Program* out, schedule::ProgramDecisions* decisions = nullptr);
-
-  // Rejects GPU programs over the shared-memory limit (throws ScheduleError).
-  void checkGpuLimits(const Program& p) const;
-
-  // The candidates not yet proposed, and how many the next batch takes.
-  std::vector<Candidate> candidates_;
-  int candidatesFirst_ = 0;
-  // Takes up to candidatesFirst_ of candidates_, in order, into `batch`
-  // (those never proposed), then none again.
-  void takeCandidates(std::vector<Program>& batch);
-
-  const task::SearchTask& task_;
-  schedule::HardwareParams hw_;
-  std::vector<schedule::Sketch> sketches_;
-  std::mt19937_64 rng_;
-  SeenPrograms seen_;
-  int rejected_ = 0;
-};
-
 // Parameters of the evolutionary search (Ansor's defaults).
 struct EvolutionParams {
   int population = 2048;
@@ -117,58 +83,6 @@ struct EvolutionParams {
   double epsGreedy = 0.05;             // share of each batch that is random
   double measuredSeedShare = 0.2;      // of the population, from the best measured
   support::CancelFlag cancel;          // set: the search ends early (its batch is then discarded)
-};
-
-// Cost-model-guided search over annotation decisions: "evolutionary"
-// (Ansor) or "anneal" (AutoTVM-style simulated annealing).
-class ModelGuidedSearch : public RandomSearch {
- public:
-  ModelGuidedSearch(const task::SearchTask& task, const schedule::HardwareParams& hw,
-                    std::shared_ptr<cost::CostModel> model, uint64_t seed, bool anneal, EvolutionParams params = {});
-  std::string name() const override { return anneal_ ? "anneal" : "evolutionary"; }
-  std::vector<Program> nextBatch(int n) override;
-  void update(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results) override;
-  ProposalInfo proposalInfo(const std::string& key) const override;
-  void restore(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results,
-               const std::vector<std::string>& decisions) override;
-  void addCandidates(std::vector<Candidate> candidates, int first) override;
-  cost::CostModel& model() { return *model_; }
-  // Seconds spent in the last nextBatch (features, prediction, evolution).
-  double lastSearchSeconds() const { return lastSearchSeconds_; }
-  size_t lastPredictions() const { return lastPredictions_; }
-
- private:
-  struct Individual {
-    schedule::ProgramDecisions decisions;
-    Program steps;
-    std::string key;
-    double score = 0;
-  };
-  bool randomIndividual(Individual* out);
-  bool rebuild(Individual& ind);  // materialise decisions into steps and key
-  void score(std::vector<Individual>& pop);
-  // The candidates the model scores best, never proposed, into the batch.
-  void takeScoredCandidates(std::vector<Program>& batch);
-  std::vector<Individual> evolve(std::vector<Individual> pop);
-  std::vector<Individual> anneal(std::vector<Individual> pop);
-
-  std::shared_ptr<cost::CostModel> model_;  // may be shared with the other tasks of a model
-  bool anneal_;
-  EvolutionParams params_;
-  struct Proposed {
-    schedule::ProgramDecisions decisions;
-    double score = std::numeric_limits<double>::quiet_NaN();
-    bool known = true;  // false: a candidate without decisions (not evolved from)
-  };
-  // The candidates with decisions: every population starts from them.
-  std::vector<Individual> seededCandidates_;
-  std::map<std::string, Proposed> proposed_;  // key -> what was proposed, until measured
-  // (seconds, decisions as JSON) of the valid measured programs, the best
-  // population x measuredSeedShare of them: their text is a tenth of their
-  // parsed steps, and a population rebuilds its seeds from it.
-  std::vector<std::pair<double, std::string>> measured_;
-  double lastSearchSeconds_ = 0;
-  size_t lastPredictions_ = 0;
 };
 
 // By name (search/search_registry.h lists them), with a cost model by name.

@@ -3,19 +3,21 @@
 #include <stdexcept>
 
 #include "cost/cost_model_registry.h"
+#include "search/guided_search.h"
+#include "search/random_search.h"
 
 namespace tessel::search {
 
 namespace {
 
-// Evolutionary search or simulated annealing over the annotation decisions,
-// guided by the named cost model.
-SearchEntry guided(std::string name, std::string summary, bool anneal) {
+// A search guided by the named cost model.
+template <class Search>
+SearchEntry guided(std::string name, std::string summary) {
   return {std::move(name), std::move(summary), true,
-          [anneal](const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed,
-                   std::shared_ptr<cost::CostModel> model, EvolutionParams params) -> std::unique_ptr<SearchPolicy> {
+          [](const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed,
+             std::shared_ptr<cost::CostModel> model, EvolutionParams params) -> std::unique_ptr<SearchPolicy> {
             if (!model) throw std::invalid_argument("a guided search needs a cost model");
-            return std::make_unique<ModelGuidedSearch>(task, hw, std::move(model), seed, anneal, params);
+            return std::make_unique<Search>(task, hw, std::move(model), seed, params);
           }};
 }
 
@@ -23,12 +25,12 @@ SearchEntry guided(std::string name, std::string summary, bool anneal) {
 
 const std::vector<SearchEntry>& searches() {
   static const std::vector<SearchEntry> table = {
-      guided("evolutionary", "Ansor's evolutionary search guided by the cost model", false),
+      guided<EvolutionarySearch>("evolutionary", "Ansor's evolutionary search guided by the cost model"),
       {"random", "random sketches, randomly annotated (Ansor's baseline; no cost model)", false,
        [](const task::SearchTask& task, const schedule::HardwareParams& hw, uint64_t seed,
           std::shared_ptr<cost::CostModel>,
           EvolutionParams) -> std::unique_ptr<SearchPolicy> { return std::make_unique<RandomSearch>(task, hw, seed); }},
-      guided("anneal", "AutoTVM-style simulated annealing guided by the cost model", true),
+      guided<AnnealingSearch>("anneal", "AutoTVM-style simulated annealing guided by the cost model"),
   };
   return table;
 }

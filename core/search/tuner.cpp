@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "search/guided_search.h"
 #include "support/release_memory.h"
 #include "target/target.h"
 
@@ -12,7 +13,7 @@ namespace tessel::search {
 
 struct TaskTuner::State {
   std::unique_ptr<SearchPolicy> policy;
-  ModelGuidedSearch* guided = nullptr;
+  GuidedSearch* guided = nullptr;
   std::unique_ptr<measure::Measurer> measurer;
   double best = std::numeric_limits<double>::infinity();
   bool exhausted = false;
@@ -48,7 +49,7 @@ TaskTuner::TaskTuner(const task::SearchTask& task, TuneOptions options)
   s_->policy = o_.sharedCostModel
                    ? makeSearchPolicy(o_.search, task_, o_.hardware, o_.seed, o_.sharedCostModel, o_.evolution)
                    : makeSearchPolicy(o_.search, task_, o_.hardware, o_.seed, o_.costModel, o_.evolution);
-  s_->guided = dynamic_cast<ModelGuidedSearch*>(s_->policy.get());
+  s_->guided = dynamic_cast<GuidedSearch*>(s_->policy.get());
   s_->measurer = o_.makeMeasurer ? o_.makeMeasurer(task_, o_.measurer)
                                  : std::make_unique<measure::ProgramMeasurer>(task_, o_.measurer);
   TuneResult& r = r_;
