@@ -16,8 +16,9 @@ import sys
 from collections import defaultdict
 
 # Edges named by the design (codegen knows nothing of measuring; fusion
-# partitions graphs without knowing how tasks are searched).
-FORBIDDEN = {("codegen", "measure"), ("fusion", "search")}
+# partitions graphs without knowing how tasks are searched; the database
+# stores rows, and tuning/ connects it to the search).
+FORBIDDEN = {("codegen", "measure"), ("fusion", "search"), ("store", "search")}
 # Folders at the bottom of the pipeline, with the only folders they may include:
 # what a target is (target/) is read by every stage and reads none of them.
 BOTTOM = {"target": set()}

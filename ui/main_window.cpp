@@ -35,7 +35,7 @@
 #include "graph/zoo.h"
 #include "store/database.h"
 #include "store/session_history.h"
-#include "store/tuning_recorder.h"
+#include "store/task_rows.h"
 #include "ui/app_icon.h"
 #include "ui/code_view.h"
 #include "ui/export_dialog.h"

@@ -14,7 +14,7 @@
 #include "fusion/task_extraction.h"
 #include "store/database.h"
 #include "store/session_history.h"
-#include "store/tuning_recorder.h"
+#include "store/task_rows.h"
 #include "ui/code_view.h"
 #include "ui/graph_view.h"
 #include "ui/log_panel.h"

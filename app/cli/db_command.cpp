@@ -9,7 +9,7 @@
 #include "schedule/steps.h"
 #include "store/database.h"
 #include "store/run_store.h"
-#include "store/tuning_recorder.h"
+#include "store/task_rows.h"
 #include "stored_model.h"
 
 namespace tessel::cli {

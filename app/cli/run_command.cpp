@@ -21,7 +21,7 @@
 #include "runtime/graph_executor.h"
 #include "schedule/steps.h"
 #include "store/database.h"
-#include "store/tuning_recorder.h"
+#include "store/task_rows.h"
 #include "support/cpu_contention.h"
 #include "support/tolerances.h"
 #include "target/target.h"

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "frontend/model_loader.h"
-#include "store/tuning_recorder.h"
+#include "store/task_rows.h"
 
 namespace tessel::cli {
 

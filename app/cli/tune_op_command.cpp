@@ -18,7 +18,7 @@
 #include "measure_option.h"
 #include "progress_bar.h"
 #include "search/tuner.h"
-#include "store/tuning_recorder.h"
+#include "tuning/tuning_recorder.h"
 #include "target/target.h"
 #include "te/operators.h"
 #include "tuning/tuning_config.h"
@@ -179,7 +179,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
 
   // The database is opened before any tuning: a bad file fails fast.
   std::unique_ptr<store::Database> db;
-  std::optional<store::TuningRecorder> recorder;
+  std::optional<tuning::TuningRecorder> recorder;
   if (!args.has("no-db")) {
     db = store::Database::open(args.get("db", store::defaultDatabasePath()), store::OpenMode::ReadWrite);
     nlohmann::json config = {{"command", "tune-op"},

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "schedule/steps.h"
-#include "store/tuning_recorder.h"
+#include "store/task_rows.h"
 
 namespace tessel::exporter::detail {
 

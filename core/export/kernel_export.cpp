@@ -15,7 +15,7 @@
 #include "export/export_common.h"
 #include "lower/layout_rewrite.h"
 #include "schedule/steps.h"
-#include "store/tuning_recorder.h"
+#include "store/task_rows.h"
 #include "support/subprocess.h"
 #include "support/version.h"
 #include "target/target.h"

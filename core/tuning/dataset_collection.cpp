@@ -7,7 +7,7 @@
 #include "cost/cost_model_registry.h"
 #include "frontend/model_loader.h"
 #include "fusion/task_extraction.h"
-#include "store/tuning_recorder.h"
+#include "tuning/tuning_recorder.h"
 
 namespace tessel::tuning {
 
@@ -73,7 +73,7 @@ DatasetSummary collectDataset(const DatasetConfig& config, const std::string& db
         o.sharedCostModel = guideModel;
         o.evolution.epsGreedy = config.randomShare;
         o.cancel = events.cancel;
-        store::TuningRecorder recorder(*db, tasks[i], session);
+        tuning::TuningRecorder recorder(*db, tasks[i], session);
         recorder.attach(o);
         const int have = int(recorder.previousTrials() + recorder.knownRecords());
         DatasetProgress progress{name, i, tasks.size(), have, summary.measured};

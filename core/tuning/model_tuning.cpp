@@ -9,7 +9,7 @@
 #include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
 #include "search/search_registry.h"
-#include "store/tuning_recorder.h"
+#include "tuning/tuning_recorder.h"
 #include "target/target.h"
 
 namespace tessel::tuning {
@@ -126,7 +126,7 @@ search::ModelTuneOptions ModelTuning::tuneOptions(const TuningEvents& events, st
   recorders_.resize(tasks_.size());
   o.prepareTask = [this, &events, &best, &progress](size_t i, search::TuneOptions& to) {
     if (db_) {
-      recorders_[i] = std::make_unique<store::TuningRecorder>(*db_, tasks_[i].task, sessionId_);
+      recorders_[i] = std::make_unique<tuning::TuningRecorder>(*db_, tasks_[i].task, sessionId_);
       recorders_[i]->attach(to);
     }
     // A task's first round measures what was transferred to it; a resumed

@@ -19,11 +19,9 @@
 #include "tuning/tuning_config.h"
 #include "tuning/warm_start.h"
 
-namespace tessel::store {
-class TuningRecorder;
-}
-
 namespace tessel::tuning {
+
+class TuningRecorder;
 
 // Trials measured so far.
 struct TuningProgress {
@@ -109,7 +107,7 @@ class ModelTuning {
   std::unique_ptr<store::Database> db_;
   int64_t sessionId_ = 0, earlierTrials_ = 0;
   bool resumed_ = false;
-  std::vector<std::unique_ptr<store::TuningRecorder>> recorders_;
+  std::vector<std::unique_ptr<TuningRecorder>> recorders_;
   std::shared_ptr<cost::CostModel> sharedModel_;  // one model for every task (guided searches)
   std::unique_ptr<WarmStart> warm_;
   bool pretrained_ = false;  // sharedModel_ starts as the knowledge base's

@@ -12,7 +12,7 @@
 #include "knowledge/database_library.h"
 #include "knowledge/schedule_transfer.h"
 #include "schedule/hardware_params.h"
-#include "store/tuning_recorder.h"
+#include "store/task_rows.h"
 #include "target/host_cpu.h"
 #include "target/target.h"
 

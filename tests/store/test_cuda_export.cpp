@@ -20,7 +20,7 @@
 #include "export/kernel_export.h"
 #include "lower/loop_nest.h"
 #include "store/database.h"
-#include "store/tuning_recorder.h"
+#include "store/task_rows.h"
 #include "support/subprocess.h"
 #include "task/search_task.h"
 #include "tessel_test.h"

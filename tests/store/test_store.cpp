@@ -21,7 +21,7 @@
 #include "schedule/steps.h"
 #include "search/tuner.h"
 #include "store/database.h"
-#include "store/tuning_recorder.h"
+#include "tuning/tuning_recorder.h"
 #include "tessel_test.h"
 
 using namespace tessel;
@@ -78,7 +78,7 @@ void checkUserProgram(const QString& user, const QString& exported, QByteArray m
 void tuneInto(const std::string& path, const task::SearchTask& task, int trials) {
   auto db = Database::open(path, OpenMode::ReadWrite);
   search::TuneOptions o = smallTuning(trials);
-  store::TuningRecorder rec(*db, task, "{}", trials, false);
+  tuning::TuningRecorder rec(*db, task, "{}", trials, false);
   rec.attach(o);
   rec.finish(search::tuneTask(task, o));
 }
@@ -442,7 +442,7 @@ class TestStore : public QObject {
     QVERIFY2(source.find("record " + std::to_string(best->record.id) + ".") != std::string::npos, source.c_str());
 
     auto rw = Database::open(path, OpenMode::ReadWrite);
-    store::TuningRecorder rec(*rw, task, "{}", 8, true);
+    tuning::TuningRecorder rec(*rw, task, "{}", 8, true);
     QCOMPARE(rec.damagedRecords(), size_t(1));
     QCOMPARE(rec.previousTrials() + rec.knownRecords(), stored);
     rec.stop();
@@ -499,7 +499,7 @@ class TestStore : public QObject {
     {
       auto db = Database::open(path, OpenMode::ReadWrite);
       search::TuneOptions o = smallTuning(16);
-      store::TuningRecorder rec(*db, task, "{}", 16, false);
+      tuning::TuningRecorder rec(*db, task, "{}", 16, false);
       rec.attach(o);
       search::TuneResult r = search::tuneTask(task, o);
       QCOMPARE(r.trials, 16);
@@ -509,7 +509,7 @@ class TestStore : public QObject {
       auto db = Database::open(path, OpenMode::ReadWrite);
       search::TuneOptions o = smallTuning(40);
       o.seed = 1;  // the same seed: random search would propose the same programs again
-      store::TuningRecorder rec(*db, task, "{}", 40, true);
+      tuning::TuningRecorder rec(*db, task, "{}", 40, true);
       QVERIFY(rec.resumed());
       QCOMPARE(rec.previousTrials(), size_t(16));
       rec.attach(o);
@@ -535,7 +535,7 @@ class TestStore : public QObject {
     o.costModel = "xgb";
     o.evolution.population = 64;
     {
-      store::TuningRecorder rec(*db, task, "{}", 16, false);
+      tuning::TuningRecorder rec(*db, task, "{}", 16, false);
       rec.attach(o);
       search::tuneTask(task, o);
       rec.stop();
@@ -560,7 +560,7 @@ class TestStore : public QObject {
     o2.search = o.search;
     o2.costModel = o.costModel;
     o2.evolution = o.evolution;
-    store::TuningRecorder rec(*db, task, "{}", 32, true);
+    tuning::TuningRecorder rec(*db, task, "{}", 32, true);
     QVERIFY(rec.resumed());
     rec.attach(o2);
     search::TuneResult r = search::tuneTask(task, o2);

@@ -38,7 +38,7 @@
 #include "search/space_summary.h"
 #include "search/tuner.h"
 #include "store/database.h"
-#include "store/tuning_recorder.h"
+#include "tuning/tuning_recorder.h"
 #include "tessel_test.h"
 #include "ui/code_view.h"
 #include "ui/export_dialog.h"
@@ -159,7 +159,7 @@ class TestSessions : public QObject {
     o.search = "random";
     o.costModel = "random";
     o.measurer.run.workerPath = TESSEL_WORKER_PATH;
-    tessel::store::TuningRecorder recorder(*db, task, "{\"command\":\"tune-op\"}", o.trials, false);
+    tessel::tuning::TuningRecorder recorder(*db, task, "{\"command\":\"tune-op\"}", o.trials, false);
     recorder.attach(o);
     tessel::search::TuneResult r = tessel::search::tuneTask(task, o);
     QVERIFY(r.validTrials > 0);

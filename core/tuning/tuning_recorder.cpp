@@ -1,38 +1,12 @@
-#include "store/tuning_recorder.h"
+#include "tuning/tuning_recorder.h"
 
 #include <stdexcept>
 
 #include "schedule/steps.h"
-#include "target/target.h"
 
-namespace tessel::store {
+namespace tessel::tuning {
 
-task::SearchTask operatorTaskOf(const TaskRow& row) {
-  task::SearchTask task;
-  try {
-    task = task::makeOperatorTask(row.op, row.shape, row.target, row.layout);
-  } catch (const std::exception& e) {
-    throw std::runtime_error("cannot rebuild task " + row.key + " (" + e.what() +
-                             "): a model's tasks are rebuilt from the model");
-  }
-  if (task.key != row.key)
-    throw std::runtime_error("the definition of " + row.op + " changed since task " + row.key +
-                             " was tuned (it is now " + task.key + "): tune it again");
-  return task;
-}
-
-TaskRow taskRowOf(const task::SearchTask& task) {
-  TaskRow t;
-  t.key = task.key;
-  t.target = task.target;
-  t.device = target::parseTarget(task.target).isCpu() ? hostDevice() : "";  // every CPU target runs here
-  t.op = task.op;
-  t.shape = task.shape;
-  t.layout = task.layout;
-  t.compute = task.dag.toString();
-  t.flops = task.flops;
-  return t;
-}
+using store::RecordRow;
 
 search::TuneRecord toTuneRecord(const RecordRow& r) {
   search::TuneRecord t;
@@ -66,15 +40,10 @@ RecordRow toRecordRow(const search::TuneRecord& t, int64_t taskId, int64_t sessi
   return r;
 }
 
-std::optional<BestRow> bestReplayable(const Database& db, int64_t taskId, const te::ComputeDAG& dag, int64_t* skipped) {
-  return db.bestUsable(
-      taskId, [&](const RecordRow& r) { return schedule::replayableSteps(dag, r.steps).has_value(); }, skipped);
-}
-
-TuningRecorder::TuningRecorder(Database& db, const task::SearchTask& task, const std::string& config, int64_t trials,
-                               bool resume)
+TuningRecorder::TuningRecorder(store::Database& db, const task::SearchTask& task, const std::string& config,
+                               int64_t trials, bool resume)
     : db_(db) {
-  taskId_ = db_.ensureTask(taskRowOf(task));
+  taskId_ = db_.ensureTask(store::taskRowOf(task));
   if (resume) {
     // The last session, interrupted or finished: it goes on to `trials`.
     if (auto s = db_.lastSession(taskId_, 0)) {
@@ -87,8 +56,8 @@ TuningRecorder::TuningRecorder(Database& db, const task::SearchTask& task, const
   loadStored(task.dag);
 }
 
-TuningRecorder::TuningRecorder(Database& db, const task::SearchTask& task, int64_t modelSessionId) : db_(db) {
-  taskId_ = db_.ensureTask(taskRowOf(task));
+TuningRecorder::TuningRecorder(store::Database& db, const task::SearchTask& task, int64_t modelSessionId) : db_(db) {
+  taskId_ = db_.ensureTask(store::taskRowOf(task));
   sessionId_ = modelSessionId;
   loadStored(task.dag);
   resumed_ = !previous_.empty();
@@ -133,4 +102,4 @@ void TuningRecorder::fail(const std::string& why) noexcept {
   db_.failSession(sessionId_, why);
 }
 
-}  // namespace tessel::store
+}  // namespace tessel::tuning

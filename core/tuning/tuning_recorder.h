@@ -8,23 +8,12 @@
 
 #include "search/tuner.h"
 #include "store/database.h"
+#include "store/task_rows.h"
 
-namespace tessel::store {
+namespace tessel::tuning {
 
-TaskRow taskRowOf(const task::SearchTask& task);
-// A stored library-operator task (tune-op's) rebuilt from its op, shape and
-// layout. Throws std::runtime_error when it cannot be (a model's fused
-// subgraph: rebuild it from the model) or when the operator's definition
-// changed since it was tuned (another workload key).
-task::SearchTask operatorTaskOf(const TaskRow& row);
-// A stored record as the tuner's, and back.
-search::TuneRecord toTuneRecord(const RecordRow& r);
-RecordRow toRecordRow(const search::TuneRecord& r, int64_t taskId, int64_t sessionId);
-
-// The task's best valid record whose steps replay on `dag`; records that do
-// not (damaged, or of another definition) are skipped and counted in *skipped.
-std::optional<BestRow> bestReplayable(const Database& db, int64_t taskId, const te::ComputeDAG& dag,
-                                      int64_t* skipped = nullptr);
+search::TuneRecord toTuneRecord(const store::RecordRow& r);
+store::RecordRow toRecordRow(const search::TuneRecord& r, int64_t taskId, int64_t sessionId);
 
 class TuningRecorder {
  public:
@@ -32,11 +21,12 @@ class TuningRecorder {
   // finished with fewer trials) if there is one (resumed() says whether);
   // otherwise starts a new session. `config`
   // is the session's configuration as JSON.
-  TuningRecorder(Database& db, const task::SearchTask& task, const std::string& config, int64_t trials, bool resume);
+  TuningRecorder(store::Database& db, const task::SearchTask& task, const std::string& config, int64_t trials,
+                 bool resume);
 
   // A task of a model's session (kind "model"): records of the task in that
   // session are its previous trials, the others are known.
-  TuningRecorder(Database& db, const task::SearchTask& task, int64_t modelSessionId);
+  TuningRecorder(store::Database& db, const task::SearchTask& task, int64_t modelSessionId);
 
   // Fills options.previous / options.known and chains options.onRecords.
   void attach(search::TuneOptions& options);
@@ -57,7 +47,7 @@ class TuningRecorder {
   size_t damagedRecords() const { return damaged_; }
 
  private:
-  Database& db_;
+  store::Database& db_;
   int64_t taskId_ = 0, sessionId_ = 0;
   bool resumed_ = false;
   std::vector<search::TuneRecord> previous_, known_;
@@ -66,4 +56,4 @@ class TuningRecorder {
   void loadStored(const te::ComputeDAG& dag);
 };
 
-}  // namespace tessel::store
+}  // namespace tessel::tuning
