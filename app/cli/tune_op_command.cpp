@@ -18,10 +18,11 @@
 #include "measure_option.h"
 #include "progress_bar.h"
 #include "search/tuner.h"
-#include "tuning/tuning_recorder.h"
 #include "target/target.h"
 #include "te/operators.h"
+#include "tuning/operator_tuning.h"
 #include "tuning/tuning_config.h"
+#include "tuning/tuning_recorder.h"
 #include "tuning_options.h"
 
 namespace tessel::cli {
@@ -132,37 +133,23 @@ PeerReport measurePeers(const std::string& op, const std::vector<int64_t>& shape
 
 }  // namespace
 
-int tuneOpCommand(const std::vector<std::string>& argv) {
-  Args args(argv, tuneOpOptions());
-  if (args.positional().size() != 1)
-    throw UsageError(args.positional().empty() ? "missing OP (try --help)"
-                                               : "expected one OP, got '" + args.positional()[1] + "' too");
-  if (!args.has("shape")) throw UsageError("missing --shape");
-  if (args.has("no-db") && (args.has("db") || args.has("resume")))
-    throw UsageError("--no-db cannot be combined with --db or --resume");
-  std::string op = args.positional()[0];
-  std::vector<int64_t> shape = parseShape(args.get("shape"));
-  const bool quietFlag = args.has("quiet");
-  const MeasureChoice measured = measureOption(args, quietFlag);
-  const std::string target = targetOption(args, true, measured.local());
-  const std::string search = searchOption(args);
-  std::string costModel = costModelOption(args);
-  const std::shared_ptr<cost::CostModel> pretrained = costModelFileOption(args, &costModel);
-  task::SearchTask task;
-  try {
-    task = task::makeOperatorTask(op, shape, target, args.get("layout", ""));
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  const target::Target parsedTarget = target::parseTarget(target);
-  search::TuneOptions o = search::tuneOptionsFor(parsedTarget);
+namespace {
+
+// What the command line asks, as the tuning service takes it.
+tuning::OperatorTuningConfig tuneOpConfig(const Args& args, const MeasureChoice& measured) {
+  tuning::OperatorTuningConfig c;
+  c.op = args.positional()[0];
+  c.shape = parseShape(args.get("shape"));
+  c.target = targetOption(args, true, measured.local());
+  c.layout = args.get("layout", "");
+  search::TuneOptions& o = c.options;
+  o = search::tuneOptionsFor(target::parseTarget(c.target));
+  o.search = searchOption(args);
+  o.costModel = costModelOption(args);
+  o.sharedCostModel = costModelFileOption(args, &o.costModel);
   o.trials = int(args.getInt("trials", 64, 1, tuning::kMaxTrials));
   o.batchSize = int(args.getInt("batch", tuning::kDefaultBatch, 1, tuning::kMaxBatch));
-  o.costModel = costModel;
-  o.sharedCostModel = pretrained;
   o.seed = uint64_t(args.getInt("seed", 1, 0, tuning::kMaxSeed));
-  o.search = search;
   o.evolution.population =
       int(args.getInt("population", tuning::kDefaultPopulation, tuning::kMinPopulation, tuning::kMaxPopulation));
   o.measurer.run.workerPath = siblingExecutable("tessel-worker");
@@ -170,98 +157,62 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
       double(args.getInt("timeout", tuning::kDefaultTimeoutSeconds, 1, tuning::kMaxTimeoutSeconds));
   o.measurer.run.seed = unsigned(o.seed);
   o.measurer.run.cacheState = cacheFlushOption(args, measure::CacheState::Warm);
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
   o.measurer.build.jobs = int(args.getInt("jobs", cores, 1, tuning::kMaxJobs));
   o.makeMeasurer = measured.factory;
-  const bool json = args.has("json"), quiet = args.has("quiet");
-  const bool lines = !json && !quiet;  // plain progress lines where no bar is drawn
-  InterruptGuard interrupt;
-  o.cancel = interrupt.flag();
+  if (!measured.local()) c.measuredOn = measured.where;
+  if (!args.has("no-db")) c.database = args.get("db", store::defaultDatabasePath());
+  c.resume = args.has("resume");
+  return c;
+}
 
-  // The database is opened before any tuning: a bad file fails fast.
-  std::unique_ptr<store::Database> db;
-  std::optional<tuning::TuningRecorder> recorder;
-  if (!args.has("no-db")) {
-    db = store::Database::open(args.get("db", store::defaultDatabasePath()), store::OpenMode::ReadWrite);
-    nlohmann::json config = {{"command", "tune-op"},
-                             {"op", op},
-                             {"shape", shape},
-                             {"target", target},
-                             {"layout", task.layout},
-                             {"trials", o.trials},
-                             {"search", search},
-                             {"cost_model", search == "random" ? "none" : costModel},
-                             {"seed", o.seed},
-                             {"batch", o.batchSize},
-                             {"population", o.evolution.population},
-                             {"cache_flush", measure::cacheStateName(o.measurer.run.cacheState)}};
-    if (!measured.local()) config["measure"] = measured.where;
-    recorder.emplace(*db, task, config.dump(), o.trials, args.has("resume"));
-    recorder->attach(o);
-    if (recorder->damagedRecords() && !quiet)
-      std::fprintf(stderr,
-                   "warning: skipped %zu stored records of this task whose steps do not replay on it (damaged, or "
-                   "of another definition): they are not learned from\n",
-                   recorder->damagedRecords());
-    if (recorder->resumed() && recorder->previousTrials() >= size_t(o.trials) && !quiet)
-      std::fprintf(stderr,
-                   "session %lld already has %zu trials of the %d asked: nothing left to tune (give a larger --trials "
-                   "to go on)\n",
-                   (long long)recorder->sessionId(), recorder->previousTrials(), o.trials);
-    if (lines) {
-      if (recorder->resumed())
-        std::fprintf(stderr, "resuming session %lld in %s: %zu trials done\n", (long long)recorder->sessionId(),
-                     db->path().c_str(), recorder->previousTrials());
-      else
-        std::fprintf(stderr, "%ssession %lld in %s\n", args.has("resume") ? "no earlier session: new " : "",
-                     (long long)recorder->sessionId(), db->path().c_str());
-      if (recorder->knownRecords())
-        std::fprintf(stderr, "learning from %zu stored records of this task\n", recorder->knownRecords());
-    }
-  }
-  if (lines)
-    std::fprintf(stderr, "tuning %s (%s) %s: %.3f GFLOP, %d trials, %s search\n", op.c_str(), args.get("shape").c_str(),
-                 target.c_str(), task.flops / 1e9, o.trials, search.c_str());
-  ProgressBar bar(o.trials, !quiet);
-  o.onBatch = [&](int trials, double best) {
-    char text[96] = "";
-    if (best > 0) std::snprintf(text, sizeof text, "%.4f ms (%.2f GFLOP/s)", best * 1e3, task.flops / best / 1e9);
-    if (bar.shown())
-      bar.update(trials, text);
-    else if (lines)
-      std::fprintf(stderr, "  %5d trials  best %s\n", trials, best > 0 ? text : "-- no valid program yet");
-  };
-  search::TuneResult r;
-  try {
-    r = search::tuneTask(task, o);
-  } catch (const std::exception& e) {
-    // A signal during the first round's reference build ends it with an exception.
-    if (!interrupt.signal()) {
-      if (recorder) recorder->fail(e.what());
-      throw;
-    }
-  }
-  bar.finish();
-  if (interrupt.signal()) {
-    if (recorder) recorder->stop();
-    std::fprintf(stderr, "interrupted by %s: the round in flight was dropped; %d trials kept", interrupt.signalName(),
-                 std::max(r.trials, int(recorder ? recorder->previousTrials() : 0)));
-    if (recorder)
-      std::fprintf(stderr,
-                   " in session %lld of %s (marked stopped)\ncontinue with: tessel tune-op %s --shape %s%s --resume "
-                   "--db %s --trials %d\n",
-                   (long long)recorder->sessionId(), db->path().c_str(), op.c_str(), args.get("shape").c_str(),
-                   targetArgument(target).c_str(), db->path().c_str(), o.trials);
-    else
-      std::fprintf(stderr, " (--no-db: nothing stored)\n");
-    return interrupt.exitCode();
-  }
-  if (pretrained) r.costModelBlob = pretrained->save();  // fine-tuned here: kept as a tuning's own model is
-  if (recorder) recorder->finish(r);
+// What the session starts from, on stderr: its stored records, and whether
+// it resumes one.
+void describeSession(const tuning::OperatorTuning& t, int trials, bool resumeAsked, bool quiet, bool lines) {
+  const tuning::TuningRecorder* rec = t.recorder();
+  if (!rec) return;
+  if (rec->damagedRecords() && !quiet)
+    std::fprintf(stderr,
+                 "warning: skipped %zu stored records of this task whose steps do not replay on it (damaged, or "
+                 "of another definition): they are not learned from\n",
+                 rec->damagedRecords());
+  if (rec->resumed() && rec->previousTrials() >= size_t(trials) && !quiet)
+    std::fprintf(stderr,
+                 "session %lld already has %zu trials of the %d asked: nothing left to tune (give a larger --trials "
+                 "to go on)\n",
+                 (long long)rec->sessionId(), rec->previousTrials(), trials);
+  if (!lines) return;
+  const char* path = t.database()->path().c_str();
+  if (rec->resumed())
+    std::fprintf(stderr, "resuming session %lld in %s: %zu trials done\n", (long long)rec->sessionId(), path,
+                 rec->previousTrials());
+  else
+    std::fprintf(stderr, "%ssession %lld in %s\n", resumeAsked ? "no earlier session: new " : "",
+                 (long long)rec->sessionId(), path);
+  if (rec->knownRecords()) std::fprintf(stderr, "learning from %zu stored records of this task\n", rec->knownRecords());
+}
 
-  // The peers run after the tuning, in this process, with the worker's timing rule.
-  std::optional<PeerReport> peers;
-  if (args.has("compare")) peers = measurePeers(op, shape, parsedTarget, o.measurer.run.cacheState);
-  // A busy machine during the tuning shows in the best program's repeats too.
+// A signal ended the tuning: what was kept, and how to go on.
+int reportInterrupted(const tuning::OperatorTuning& t, const search::TuneResult& r, const Args& args,
+                      const std::string& target, const InterruptGuard& interrupt) {
+  const tuning::TuningRecorder* rec = t.recorder();
+  std::fprintf(stderr, "interrupted by %s: the round in flight was dropped; %d trials kept", interrupt.signalName(),
+               std::max(r.trials, int(rec ? rec->previousTrials() : 0)));
+  if (rec)
+    std::fprintf(stderr,
+                 " in session %lld of %s (marked stopped)\ncontinue with: tessel tune-op %s --shape %s%s --resume "
+                 "--db %s --trials %d\n",
+                 (long long)rec->sessionId(), t.database()->path().c_str(), t.task().op.c_str(),
+                 args.get("shape").c_str(), targetArgument(target).c_str(), t.database()->path().c_str(),
+                 int(args.getInt("trials", 64, 1, tuning::kMaxTrials)));
+  else
+    std::fprintf(stderr, " (--no-db: nothing stored)\n");
+  return interrupt.exitCode();
+}
+
+// Who was disturbed while timing: the peers, and the best program where its
+// repeats spread wide (a busy machine during the tuning).
+std::map<std::string, std::string> disturbances(const search::TuneResult& r, const std::optional<PeerReport>& peers) {
   std::map<std::string, std::string> disturbed;
   if (peers) disturbed = peers->disturbed;
   for (const auto& rec : r.records)
@@ -272,85 +223,163 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
                     rec.result.medianCost() / rec.result.minCost());
       disturbed["tessel"] = why;
     }
+  return disturbed;
+}
 
-  double bestMs = r.bestSeconds * 1e3;
-  double gflops = r.bestSeconds > 0 ? task.flops / r.bestSeconds / 1e9 : 0;
-  std::map<std::string, int> errors;
-  for (const auto& rec : r.records)
-    if (!rec.result.ok()) errors[measure::errorName(rec.result.error)]++;
-  if (json) {
-    nlohmann::json j;
-    j["op"] = op;
-    j["shape"] = shape;
-    j["target"] = target;
-    if (!task.layout.empty()) j["layout"] = task.layout;
-    j["workload_key"] = task.key;
-    if (db) {
-      j["db"] = db->path();
-      j["session"] = recorder->sessionId();
-      j["resumed"] = recorder->resumed();
-    }
-    j["flops"] = task.flops;
-    j["trials"] = r.trials;
-    j["valid_trials"] = r.validTrials;
-    j["exhausted"] = r.exhausted;
-    j["best_ms"] = bestMs;
-    j["best_gflops"] = gflops;
-    j["correct"] = r.validTrials > 0;
-    j["search"] = search;
-    j["cost_model"] = search == "random" ? "none" : costModel;
-    j["search_seconds"] = r.searchSeconds;
-    j["predictions"] = r.predictions;
-    j["seconds"] = r.wallSeconds;
-    j["errors"] = errors;
-    if (measured.fleetStats) {
-      j["measure"] = measured.where;
-      j["fleet"] = measured.fleetStats();
-    }
-    j["best_steps"] = nlohmann::json::parse(schedule::serializeSteps(r.bestSteps));
-    if (peers) {
-      nlohmann::json b = nlohmann::json::object();
-      for (const PeerReport::Row& row : peers->rows)
-        if (row.seconds) b[row.key + "_ms"] = *row.seconds * 1e3;
-      if (!peers->notes.empty()) b["notes"] = peers->notes;
-      j["baselines"] = b;
-      j["cache_flush"] = measure::cacheStateName(o.measurer.run.cacheState);
-      j["disturbed"] = !disturbed.empty();
-      if (!disturbed.empty()) j["disturbance"] = disturbed;
-    }
-    nlohmann::json curve = nlohmann::json::array();
-    for (auto [t, s] : r.curve)
-      curve.push_back({t, s * 1e3});
-    j["curve"] = curve;
-    std::puts(j.dump().c_str());
-  } else {
-    std::printf("%s %s on %s: %d trials, %d valid, %.1f s\n", op.c_str(), args.get("shape").c_str(), target.c_str(),
-                r.trials, r.validTrials, r.wallSeconds);
-    for (const auto& [what, n] : errors)
-      std::printf("  %d x %s\n", n, what.c_str());
-    if (r.exhausted) std::printf("search space exhausted: every program it holds was measured\n");
-    if (r.validTrials) {
-      std::printf("best: %.4f ms, %.2f GFLOP/s (checked against the naive program)\n", bestMs, gflops);
-      std::printf("steps: %s\n", schedule::serializeSteps(r.bestSteps).c_str());
-      if (peers) {
-        for (const PeerReport::Row& row : peers->rows) {
-          const char* name = row.name.c_str();
-          if (row.seconds)
-            std::printf("  %-9s %.4f ms, %.2f GFLOP/s (tessel's speed / %s's: %.2f)\n", name, *row.seconds * 1e3,
-                        task.flops / *row.seconds / 1e9, name, *row.seconds / r.bestSeconds);
-          else
-            std::printf("  %-9s -- %s\n", name, peers->notes.count(row.key) ? peers->notes.at(row.key).c_str() : "");
-        }
-        for (const auto& [who, why] : disturbed)
-          std::printf("  disturbed (%s): %s; the ratios are not speed-ups: compare again on a quiet machine\n",
-                      who.c_str(), why.c_str());
-      }
-      if (args.has("show-code")) std::printf("\n%s", r.bestSource.c_str());
-    } else {
-      std::printf("no valid program found\n");
-    }
+// What a finished tuning reports: the one JSON object of --json, or the text.
+struct TuneOpReport {
+  const tuning::OperatorTuning& tuning;
+  const tuning::OperatorTuningConfig& config;
+  const search::TuneResult& result;
+  const std::optional<PeerReport>& peers;
+  std::map<std::string, std::string> disturbed;
+  std::map<std::string, int> errors;  // by error name
+  std::string shapeText;
+};
+
+void printJson(const TuneOpReport& rep, const MeasureChoice& measured) {
+  const task::SearchTask& task = rep.tuning.task();
+  const search::TuneResult& r = rep.result;
+  const search::TuneOptions& o = rep.config.options;
+  nlohmann::json j;
+  j["op"] = task.op;
+  j["shape"] = rep.config.shape;
+  j["target"] = rep.config.target;
+  if (!task.layout.empty()) j["layout"] = task.layout;
+  j["workload_key"] = task.key;
+  if (const tuning::TuningRecorder* rec = rep.tuning.recorder()) {
+    j["db"] = rep.tuning.database()->path();
+    j["session"] = rec->sessionId();
+    j["resumed"] = rec->resumed();
   }
-  return r.validTrials > 0 ? 0 : 1;
+  j["flops"] = task.flops;
+  j["trials"] = r.trials;
+  j["valid_trials"] = r.validTrials;
+  j["exhausted"] = r.exhausted;
+  j["best_ms"] = r.bestSeconds * 1e3;
+  j["best_gflops"] = r.bestSeconds > 0 ? task.flops / r.bestSeconds / 1e9 : 0;
+  j["correct"] = r.validTrials > 0;
+  j["search"] = o.search;
+  j["cost_model"] = o.search == "random" ? "none" : o.costModel;
+  j["search_seconds"] = r.searchSeconds;
+  j["predictions"] = r.predictions;
+  j["seconds"] = r.wallSeconds;
+  j["errors"] = rep.errors;
+  if (measured.fleetStats) {
+    j["measure"] = measured.where;
+    j["fleet"] = measured.fleetStats();
+  }
+  j["best_steps"] = nlohmann::json::parse(schedule::serializeSteps(r.bestSteps));
+  if (rep.peers) {
+    nlohmann::json b = nlohmann::json::object();
+    for (const PeerReport::Row& row : rep.peers->rows)
+      if (row.seconds) b[row.key + "_ms"] = *row.seconds * 1e3;
+    if (!rep.peers->notes.empty()) b["notes"] = rep.peers->notes;
+    j["baselines"] = b;
+    j["cache_flush"] = measure::cacheStateName(o.measurer.run.cacheState);
+    j["disturbed"] = !rep.disturbed.empty();
+    if (!rep.disturbed.empty()) j["disturbance"] = rep.disturbed;
+  }
+  nlohmann::json curve = nlohmann::json::array();
+  for (auto [t, s] : r.curve)
+    curve.push_back({t, s * 1e3});
+  j["curve"] = curve;
+  std::puts(j.dump().c_str());
+}
+
+void printText(const TuneOpReport& rep, bool showCode) {
+  const task::SearchTask& task = rep.tuning.task();
+  const search::TuneResult& r = rep.result;
+  std::printf("%s %s on %s: %d trials, %d valid, %.1f s\n", task.op.c_str(), rep.shapeText.c_str(),
+              rep.config.target.c_str(), r.trials, r.validTrials, r.wallSeconds);
+  for (const auto& [what, n] : rep.errors)
+    std::printf("  %d x %s\n", n, what.c_str());
+  if (r.exhausted) std::printf("search space exhausted: every program it holds was measured\n");
+  if (!r.validTrials) {
+    std::printf("no valid program found\n");
+    return;
+  }
+  std::printf("best: %.4f ms, %.2f GFLOP/s (checked against the naive program)\n", r.bestSeconds * 1e3,
+              task.flops / r.bestSeconds / 1e9);
+  std::printf("steps: %s\n", schedule::serializeSteps(r.bestSteps).c_str());
+  if (rep.peers) {
+    for (const PeerReport::Row& row : rep.peers->rows) {
+      const char* name = row.name.c_str();
+      if (row.seconds)
+        std::printf("  %-9s %.4f ms, %.2f GFLOP/s (tessel's speed / %s's: %.2f)\n", name, *row.seconds * 1e3,
+                    task.flops / *row.seconds / 1e9, name, *row.seconds / r.bestSeconds);
+      else
+        std::printf("  %-9s -- %s\n", name,
+                    rep.peers->notes.count(row.key) ? rep.peers->notes.at(row.key).c_str() : "");
+    }
+    for (const auto& [who, why] : rep.disturbed)
+      std::printf("  disturbed (%s): %s; the ratios are not speed-ups: compare again on a quiet machine\n", who.c_str(),
+                  why.c_str());
+  }
+  if (showCode) std::printf("\n%s", r.bestSource.c_str());
+}
+
+}  // namespace
+
+int tuneOpCommand(const std::vector<std::string>& argv) {
+  Args args(argv, tuneOpOptions());
+  if (args.positional().size() != 1)
+    throw UsageError(args.positional().empty() ? "missing OP (try --help)"
+                                               : "expected one OP, got '" + args.positional()[1] + "' too");
+  if (!args.has("shape")) throw UsageError("missing --shape");
+  if (args.has("no-db") && (args.has("db") || args.has("resume")))
+    throw UsageError("--no-db cannot be combined with --db or --resume");
+  const bool json = args.has("json"), quiet = args.has("quiet");
+  const bool lines = !json && !quiet;  // plain progress lines where no bar is drawn
+  const MeasureChoice measured = measureOption(args, quiet);
+  tuning::OperatorTuningConfig config = tuneOpConfig(args, measured);
+  InterruptGuard interrupt;
+  config.options.cancel = interrupt.flag();
+  const int trials = config.options.trials;
+  // Progress after each round, on the bar drawn once the session is described.
+  ProgressBar* bar = nullptr;
+  double flops = 0;
+  config.options.onBatch = [&](int done, double best) {
+    char text[96] = "";
+    if (best > 0) std::snprintf(text, sizeof text, "%.4f ms (%.2f GFLOP/s)", best * 1e3, flops / best / 1e9);
+    if (bar && bar->shown())
+      bar->update(done, text);
+    else if (lines)
+      std::fprintf(stderr, "  %5d trials  best %s\n", done, best > 0 ? text : "-- no valid program yet");
+  };
+  std::unique_ptr<tuning::OperatorTuning> tuning;
+  try {
+    // The database is opened before any tuning: a bad file fails fast.
+    tuning = std::make_unique<tuning::OperatorTuning>(config);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const task::SearchTask& task = tuning->task();
+  describeSession(*tuning, trials, args.has("resume"), quiet, lines);
+  if (lines)
+    std::fprintf(stderr, "tuning %s (%s) %s: %.3f GFLOP, %d trials, %s search\n", task.op.c_str(),
+                 args.get("shape").c_str(), config.target.c_str(), task.flops / 1e9, trials,
+                 config.options.search.c_str());
+  ProgressBar progress(trials, !quiet);
+  bar = &progress;
+  flops = task.flops;
+  const tuning::OperatorTuningResult run = tuning->run();
+  progress.finish();
+  if (run.stopped) return reportInterrupted(*tuning, run.tune, args, config.target, interrupt);
+
+  // The peers run after the tuning, in this process, with the worker's timing rule.
+  std::optional<PeerReport> peers;
+  if (args.has("compare"))
+    peers =
+        measurePeers(task.op, config.shape, target::parseTarget(config.target), config.options.measurer.run.cacheState);
+  TuneOpReport report{*tuning, config, run.tune, peers, disturbances(run.tune, peers), {}, args.get("shape")};
+  for (const auto& rec : run.tune.records)
+    if (!rec.result.ok()) report.errors[measure::errorName(rec.result.error)]++;
+  if (json)
+    printJson(report, measured);
+  else
+    printText(report, args.has("show-code"));
+  return run.tune.validTrials > 0 ? 0 : 1;
 }
 
 }  // namespace tessel::cli
