@@ -220,6 +220,182 @@ std::string runHelp() {
   return kHelp;
 }
 
+namespace {
+
+// The model as the run needs it: prepared for the target, with the user's
+// inputs (integer ones bound as constants when it is prepared) and expected outputs.
+struct RunModel {
+  PreparedModel prepared;
+  UserInputs user;
+  std::map<std::string, runtime::HostTensor> expected;
+};
+
+RunModel loadRunModel(const Args& args, const std::string& target) {
+  RunModel m;
+  if (args.has("inputs")) {
+    graph::Graph loaded = frontend::loadModel(modelArgument(args), args.get("input-shapes"));
+    m.user = readUserInputs(args.get("inputs"), loaded.inputs);
+    m.prepared = prepareModel(std::move(loaded), modelArgument(args), fusionArgument(args), target, m.user.ints);
+  } else {
+    m.prepared = prepareModel(args, target);
+  }
+  if (args.has("expect")) m.expected = readExpectedOutputs(args.get("expect"), m.prepared.graph);
+  return m;
+}
+
+// The best stored schedule of each task, from --db or the default database
+// where there is one.
+StoredSchedules schedulesFor(const Args& args, const std::vector<fusion::GraphTask>& tasks, const std::string& target,
+                             bool json) {
+  std::unique_ptr<store::Database> db;
+  const std::string dbPath = args.get("db", store::defaultDatabasePath());
+  if (args.has("db") || std::filesystem::exists(dbPath))
+    db = store::Database::open(dbPath, store::OpenMode::ReadOnly);
+  else if (!json)
+    std::fprintf(stderr, "no database at %s: every task runs its naive program\n", dbPath.c_str());
+  StoredSchedules stored = storedSchedules(db.get(), tasks, target);
+  if (stored.damagedSkipped)
+    std::fprintf(stderr, "warning: skipped %lld records whose steps do not replay on their task; took the next best\n",
+                 (long long)stored.damagedSkipped);
+  return stored;
+}
+
+// Both sides timed, LibTorch first, and what each computed.
+struct RunTimings {
+  reference::ReferenceRun ref;
+  SideTiming torch, tessel;
+  std::map<std::string, runtime::HostTensor> ours;
+  std::vector<std::vector<double>> stepTimes;  // per step, per repeat (--profile)
+};
+
+RunTimings timeBothSides(runtime::GraphExecutor& executor, const graph::Graph& g,
+                         const std::map<std::string, runtime::HostTensor>& inputs, int threads, int repeats,
+                         bool profile) {
+  RunTimings t;
+  // LibTorch first, in a process where no Tessel kernel has run yet: OpenMP
+  // threads left spinning by Tessel's kernels slowed LibTorch 15-60x when it
+  // ran second. (Passive waiting, the other cure, halved LibTorch's speed.)
+  const support::CpuSample torchBefore = support::sampleCpu();
+  t.ref = reference::runWithLibTorch(g, inputs, threads, repeats);
+  t.torch = {spreadOf(t.ref.times), support::contentionBetween(torchBefore, support::sampleCpu())};
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The executor gives its kernels every core again (LibTorch leaves OpenMP
+  // at its own thread count), on a pinned team like the measuring worker's.
+  t.ours = executor.run(inputs);  // warm-up
+  std::vector<double> times;
+  t.stepTimes.resize(executor.steps().size());
+  const support::CpuSample tesselBefore = support::sampleCpu();
+  for (int r = 0; r < repeats; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    t.ours = executor.run(inputs);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (profile)
+      for (size_t k = 0; k < t.stepTimes.size(); ++k)
+        t.stepTimes[k].push_back(executor.stepSeconds().at(k));
+  }
+  t.tessel = {spreadOf(times), support::contentionBetween(tesselBefore, support::sampleCpu())};
+  return t;
+}
+
+// The largest difference from LibTorch's outputs, and their largest value.
+std::pair<double, double> differenceFromLibTorch(const RunTimings& t) {
+  double maxAbs = 0, maxRef = 0;
+  for (const auto& [name, want] : t.ref.outputs) {
+    auto it = t.ours.find(name);
+    if (it == t.ours.end() || it->second.data.size() != want.data.size())
+      throw std::runtime_error("output '" + name + "' differs in size between Tessel and LibTorch");
+    for (size_t i = 0; i < want.data.size(); ++i) {
+      double d = std::fabs(double(it->second.data[i]) - double(want.data[i]));
+      maxAbs = std::isnan(d) ? INFINITY : std::max(maxAbs, d);
+      maxRef = std::max(maxRef, std::fabs(double(want.data[i])));
+    }
+  }
+  return {maxAbs, maxRef};
+}
+
+// What a run reports, as --json or as text.
+struct RunReport {
+  const PreparedModel& prepared;
+  const StoredSchedules& stored;
+  const RunTimings& timings;
+  const runtime::GraphExecutor& executor;
+  int repeats = 0;
+  double maxAbs = 0, maxRef = 0;
+  bool correct = false;
+  std::string disturbance;
+  const char* expectFile = nullptr;  // --expect, when given
+  OutputComparison vsExpected;
+  std::optional<nlohmann::json> partitions;  // --profile
+};
+
+void printRunJson(const RunReport& rep) {
+  const Spread& ts = rep.timings.tessel.spread;
+  const Spread& tt = rep.timings.torch.spread;
+  const runtime::MemoryStats mem = rep.executor.memory();
+  nlohmann::json j = {
+      {"model", rep.prepared.name},
+      {"tessel_ms", ts.median * 1e3},
+      {"tessel_ms_min", ts.min * 1e3},
+      {"tessel_ms_median", ts.median * 1e3},
+      {"tessel_ms_max", ts.max * 1e3},
+      {"libtorch_ms", tt.median * 1e3},
+      {"libtorch_ms_min", tt.min * 1e3},
+      {"libtorch_ms_median", tt.median * 1e3},
+      {"libtorch_ms_max", tt.max * 1e3},
+      {"estimate_ms", rep.stored.haveEstimate() ? nlohmann::json(rep.stored.estimateSeconds * 1e3) : nlohmann::json()},
+      {"repeats", rep.repeats},
+      {"threads", rep.executor.threads()},
+      {"speedup", ts.median > 0 ? tt.median / ts.median : 0},
+      {"disturbed", !rep.disturbance.empty()},
+      {"contention",
+       {{"tessel", contentionJson(rep.timings.tessel.contention)},
+        {"libtorch", contentionJson(rep.timings.torch.contention)}}},
+      {"max_abs_err", rep.maxAbs},
+      {"max_abs_ref", rep.maxRef},
+      {"correct", rep.correct},
+      {"tasks", rep.prepared.tasks.size()},
+      {"tasks_tuned", rep.stored.tuned},
+      {"tasks_naive", rep.stored.naive},
+      {"memory",
+       {{"arena_bytes", mem.arenaBytes}, {"unshared_bytes", mem.unsharedBytes}, {"constant_bytes", mem.constantBytes}}},
+      {"fusion", rep.prepared.fusion}};
+  if (!rep.disturbance.empty()) j["disturbance"] = rep.disturbance;
+  if (rep.partitions) j["partitions"] = *rep.partitions;
+  if (rep.expectFile) {
+    j["expect_max_abs_err"] = rep.vsExpected.maxAbsErr;
+    j["expect_max_abs_ref"] = rep.vsExpected.maxAbsRef;
+    j["expect_correct"] = rep.vsExpected.withinTolerance();
+  }
+  std::puts(j.dump().c_str());
+  if (!rep.disturbance.empty()) std::fprintf(stderr, "disturbed: %s\n", rep.disturbance.c_str());
+}
+
+void printRunText(const RunReport& rep) {
+  const Spread& ts = rep.timings.tessel.spread;
+  const Spread& tt = rep.timings.torch.spread;
+  const double estimate = rep.stored.estimateSeconds;
+  std::printf("tessel   %.3f ms (median of %d; min %.3f, max %.3f; %d of %zu tasks tuned)\n", ts.median * 1e3,
+              rep.repeats, ts.min * 1e3, ts.max * 1e3, rep.stored.tuned, rep.prepared.tasks.size());
+  if (rep.stored.haveEstimate())
+    std::printf("estimate %.3f ms (sum of weight x best measured latency; run / estimate %.2f)\n", estimate * 1e3,
+                ts.median / estimate);
+  std::printf("libtorch %.3f ms (median of %d; min %.3f, max %.3f): Tessel at %.2fx LibTorch's speed\n",
+              tt.median * 1e3, rep.repeats, tt.min * 1e3, tt.max * 1e3, tt.median / ts.median);
+  std::printf("max abs error %.3g against LibTorch (outputs up to %.3g): %s\n", rep.maxAbs, rep.maxRef,
+              rep.maxAbs <= support::kModelRelativeTolerance * std::max(1.0, rep.maxRef) ? "correct" : "WRONG");
+  if (rep.expectFile)
+    std::printf("max abs error %.3g against %s (outputs up to %.3g, largest in '%s'): %s\n", rep.vsExpected.maxAbsErr,
+                rep.expectFile, rep.vsExpected.maxAbsRef, rep.vsExpected.worstOutput.c_str(),
+                rep.vsExpected.withinTolerance() ? "correct" : "WRONG");
+  const runtime::MemoryStats mem = rep.executor.memory();
+  std::printf("memory: activations %.1f MiB in one arena (%.1f MiB unshared), constants %.1f MiB\n",
+              double(mem.arenaBytes) / 1048576, double(mem.unsharedBytes) / 1048576,
+              double(mem.constantBytes) / 1048576);
+  if (!rep.disturbance.empty()) std::printf("disturbed: %s; run again on a quiet machine\n", rep.disturbance.c_str());
+}
+
+}  // namespace
+
 int runCommand(const std::vector<std::string>& argv) {
   Args args(argv, runOptions());
   const std::string target = targetOption(args, false);
@@ -227,32 +403,11 @@ int runCommand(const std::vector<std::string>& argv) {
   const bool json = args.has("json"), profile = args.has("profile");
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
 
-  // The user's inputs are read against the model as loaded: integer inputs
-  // (token ids) are bound as constants when it is prepared.
-  UserInputs user;
-  PreparedModel prepared;
-  if (args.has("inputs")) {
-    graph::Graph loaded = frontend::loadModel(modelArgument(args), args.get("input-shapes"));
-    user = readUserInputs(args.get("inputs"), loaded.inputs);
-    prepared = prepareModel(std::move(loaded), modelArgument(args), fusionArgument(args), target, user.ints);
-  } else {
-    prepared = prepareModel(args, target);
-  }
+  const RunModel model = loadRunModel(args, target);
+  const PreparedModel& prepared = model.prepared;
   const graph::Graph& g = prepared.graph;
-  std::map<std::string, runtime::HostTensor> expected;
-  if (args.has("expect")) expected = readExpectedOutputs(args.get("expect"), g);
   const std::vector<fusion::GraphTask>& tasks = prepared.tasks;
-
-  std::unique_ptr<store::Database> db;
-  const std::string dbPath = args.get("db", store::defaultDatabasePath());
-  if (args.has("db") || std::filesystem::exists(dbPath))
-    db = store::Database::open(dbPath, store::OpenMode::ReadOnly);
-  else if (!json)
-    std::fprintf(stderr, "no database at %s: every task runs its naive program\n", dbPath.c_str());
-  const StoredSchedules stored = storedSchedules(db.get(), tasks, target);
-  if (stored.damagedSkipped)
-    std::fprintf(stderr, "warning: skipped %lld records whose steps do not replay on their task; took the next best\n",
-                 (long long)stored.damagedSkipped);
+  const StoredSchedules stored = schedulesFor(args, tasks, target, json);
   if (!json)
     std::fprintf(stderr, "%s: %zu partitions, %zu tasks (%d tuned, %d naive); building kernels...\n",
                  prepared.name.c_str(), prepared.plan.groups.size(), tasks.size(), stored.tuned, stored.naive);
@@ -264,111 +419,26 @@ int runCommand(const std::vector<std::string>& argv) {
   eo.schedules = stored.schedules;
   runtime::GraphExecutor executor(g, eo);
   executor.setProfiling(profile);
-  const std::map<std::string, runtime::HostTensor> inputs = args.has("inputs") ? user.floats : randomInputs(g);
+  const std::map<std::string, runtime::HostTensor> inputs = args.has("inputs") ? model.user.floats : randomInputs(g);
+  const RunTimings timings = timeBothSides(executor, g, inputs, eo.target.effectiveThreads(), repeats, profile);
 
-  // LibTorch first, in a process where no Tessel kernel has run yet: OpenMP
-  // threads left spinning by Tessel's kernels slowed LibTorch 15-60x when it
-  // ran second. (Passive waiting, the other cure, halved LibTorch's speed.)
-  const support::CpuSample torchBefore = support::sampleCpu();
-  reference::ReferenceRun ref = reference::runWithLibTorch(g, inputs, eo.target.effectiveThreads(), repeats);
-  const SideTiming torch{spreadOf(ref.times), support::contentionBetween(torchBefore, support::sampleCpu())};
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  // The executor gives its kernels every core again (LibTorch leaves OpenMP
-  // at its own thread count), on a pinned team like the measuring worker's.
-  std::map<std::string, runtime::HostTensor> ours = executor.run(inputs);  // warm-up
-  std::vector<double> times;
-  std::vector<std::vector<double>> stepTimes(executor.steps().size());
-  const support::CpuSample tesselBefore = support::sampleCpu();
-  for (int r = 0; r < repeats; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    ours = executor.run(inputs);
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    if (profile)
-      for (size_t k = 0; k < stepTimes.size(); ++k)
-        stepTimes[k].push_back(executor.stepSeconds().at(k));
+  RunReport rep{prepared, stored, timings, executor, repeats};
+  std::tie(rep.maxAbs, rep.maxRef) = differenceFromLibTorch(timings);
+  if (args.has("save-outputs")) saveOutputs(args.get("save-outputs"), g, timings.ours);
+  const std::string expectFile = args.get("expect", "");
+  if (args.has("expect")) {
+    rep.expectFile = expectFile.c_str();
+    rep.vsExpected = compareOutputs(timings.ours, model.expected);
   }
-  const SideTiming tessel{spreadOf(times), support::contentionBetween(tesselBefore, support::sampleCpu())};
-
-  double maxAbs = 0, maxRef = 0;
-  for (const auto& [name, want] : ref.outputs) {
-    auto it = ours.find(name);
-    if (it == ours.end() || it->second.data.size() != want.data.size())
-      throw std::runtime_error("output '" + name + "' differs in size between Tessel and LibTorch");
-    for (size_t i = 0; i < want.data.size(); ++i) {
-      double d = std::fabs(double(it->second.data[i]) - double(want.data[i]));
-      maxAbs = std::isnan(d) ? INFINITY : std::max(maxAbs, d);
-      maxRef = std::max(maxRef, std::fabs(double(want.data[i])));
-    }
-  }
-  if (args.has("save-outputs")) saveOutputs(args.get("save-outputs"), g, ours);
-  const OutputComparison vsExpected = args.has("expect") ? compareOutputs(ours, expected) : OutputComparison{};
-  const bool correct = maxAbs <= support::kModelRelativeTolerance * std::max(1.0, maxRef) &&
-                       (!args.has("expect") || vsExpected.withinTolerance());
-  const std::string disturbance = disturbanceOf(tessel, torch);
-  const runtime::MemoryStats mem = executor.memory();
-  const nlohmann::json partitions =
-      profile ? profileTable(executor, stepTimes, stored, tasks, json) : nlohmann::json::array();
-  const double estimate = stored.estimateSeconds;
-  const Spread& ts = tessel.spread;
-  const Spread& tt = torch.spread;
-
-  if (json) {
-    nlohmann::json j = {
-        {"model", prepared.name},
-        {"tessel_ms", ts.median * 1e3},
-        {"tessel_ms_min", ts.min * 1e3},
-        {"tessel_ms_median", ts.median * 1e3},
-        {"tessel_ms_max", ts.max * 1e3},
-        {"libtorch_ms", tt.median * 1e3},
-        {"libtorch_ms_min", tt.min * 1e3},
-        {"libtorch_ms_median", tt.median * 1e3},
-        {"libtorch_ms_max", tt.max * 1e3},
-        {"estimate_ms", stored.haveEstimate() ? nlohmann::json(estimate * 1e3) : nlohmann::json()},
-        {"repeats", repeats},
-        {"threads", executor.threads()},
-        {"speedup", ts.median > 0 ? tt.median / ts.median : 0},
-        {"disturbed", !disturbance.empty()},
-        {"contention", {{"tessel", contentionJson(tessel.contention)}, {"libtorch", contentionJson(torch.contention)}}},
-        {"max_abs_err", maxAbs},
-        {"max_abs_ref", maxRef},
-        {"correct", correct},
-        {"tasks", tasks.size()},
-        {"tasks_tuned", stored.tuned},
-        {"tasks_naive", stored.naive},
-        {"memory",
-         {{"arena_bytes", mem.arenaBytes},
-          {"unshared_bytes", mem.unsharedBytes},
-          {"constant_bytes", mem.constantBytes}}},
-        {"fusion", prepared.fusion}};
-    if (!disturbance.empty()) j["disturbance"] = disturbance;
-    if (profile) j["partitions"] = partitions;
-    if (args.has("expect")) {
-      j["expect_max_abs_err"] = vsExpected.maxAbsErr;
-      j["expect_max_abs_ref"] = vsExpected.maxAbsRef;
-      j["expect_correct"] = vsExpected.withinTolerance();
-    }
-    std::puts(j.dump().c_str());
-    if (!disturbance.empty()) std::fprintf(stderr, "disturbed: %s\n", disturbance.c_str());
-    return correct ? 0 : 1;
-  }
-  std::printf("tessel   %.3f ms (median of %d; min %.3f, max %.3f; %d of %zu tasks tuned)\n", ts.median * 1e3, repeats,
-              ts.min * 1e3, ts.max * 1e3, stored.tuned, tasks.size());
-  if (stored.haveEstimate())
-    std::printf("estimate %.3f ms (sum of weight x best measured latency; run / estimate %.2f)\n", estimate * 1e3,
-                ts.median / estimate);
-  std::printf("libtorch %.3f ms (median of %d; min %.3f, max %.3f): Tessel at %.2fx LibTorch's speed\n",
-              tt.median * 1e3, repeats, tt.min * 1e3, tt.max * 1e3, tt.median / ts.median);
-  std::printf("max abs error %.3g against LibTorch (outputs up to %.3g): %s\n", maxAbs, maxRef,
-              maxAbs <= support::kModelRelativeTolerance * std::max(1.0, maxRef) ? "correct" : "WRONG");
-  if (args.has("expect"))
-    std::printf("max abs error %.3g against %s (outputs up to %.3g, largest in '%s'): %s\n", vsExpected.maxAbsErr,
-                args.get("expect").c_str(), vsExpected.maxAbsRef, vsExpected.worstOutput.c_str(),
-                vsExpected.withinTolerance() ? "correct" : "WRONG");
-  std::printf("memory: activations %.1f MiB in one arena (%.1f MiB unshared), constants %.1f MiB\n",
-              double(mem.arenaBytes) / 1048576, double(mem.unsharedBytes) / 1048576,
-              double(mem.constantBytes) / 1048576);
-  if (!disturbance.empty()) std::printf("disturbed: %s; run again on a quiet machine\n", disturbance.c_str());
-  return correct ? 0 : 1;
+  rep.correct = rep.maxAbs <= support::kModelRelativeTolerance * std::max(1.0, rep.maxRef) &&
+                (!args.has("expect") || rep.vsExpected.withinTolerance());
+  rep.disturbance = disturbanceOf(timings.tessel, timings.torch);
+  if (profile) rep.partitions = profileTable(executor, timings.stepTimes, stored, tasks, json);
+  if (json)
+    printRunJson(rep);
+  else
+    printRunText(rep);
+  return rep.correct ? 0 : 1;
 }
 
 }  // namespace tessel::cli

@@ -135,6 +135,137 @@ std::string tuneHelp() {
   return help();
 }
 
+namespace {
+
+// Opens (or resumes) the session before anything is tuned, and says which.
+void openTuneSession(tuning::ModelTuning& tuning, const Args& args, bool lines, bool quiet) {
+  const tuning::TuningConfig& config = tuning.config();
+  try {
+    tuning.openSession(args.get("db", store::defaultDatabasePath()),
+                       args.has("resume") ? tuning::kLastSession : tuning::kNewSession);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (lines)
+    std::fprintf(stderr, "%s session %lld in %s\n", tuning.resumed() ? "resuming" : "new",
+                 (long long)tuning.sessionId(), tuning.databasePath().c_str());
+  if (tuning.resumed() && tuning.earlierTrials() >= config.trials && !quiet)
+    std::fprintf(stderr,
+                 "session %lld already has %lld trials of the %d asked: nothing left to tune (give a larger "
+                 "--trials to go on)\n",
+                 (long long)tuning.sessionId(), (long long)tuning.earlierTrials(), config.trials);
+}
+
+// Progress on the bar (or in plain lines): the warm start, each round, each
+// task whose space ran out.
+tuning::TuningEvents progressEvents(const tuning::ModelTuning& tuning, ProgressBar& bar, bool lines, bool quiet) {
+  // The events outlive this function: they hold the tuning and the bar, which outlive the run.
+  tuning::TuningEvents events;
+  events.onWarmStart = [&tuning, &bar, quiet](const tuning::WarmStartSummary& w) {
+    if (quiet) return;
+    std::string text = w.text();
+    if (w.warm && w.knowledge.empty())
+      text += " (no knowledge base for " + knowledge::targetClass(target::parseTarget(tuning.config().target)) +
+              " targets in " + knowledge::knowledgeFolder(executableFolder()) + ")";
+    if (bar.shown())
+      bar.note(text);
+    else
+      std::fprintf(stderr, "%s\n", text.c_str());
+  };
+  events.onRound = [&tuning, &bar, lines](size_t i, const search::TuneResult& r, double estimate,
+                                          const tuning::TuningProgress& p) {
+    const bool known = std::isfinite(estimate);
+    if (bar.shown())
+      bar.update(p.sessionTrials, known ? formatMs(estimate) + " end-to-end" : "");
+    else if (lines)
+      std::fprintf(stderr, "  task %2zu %-40s %5d trials  best %9.4f ms   end-to-end estimate %s\n", i,
+                   tuning.tasks()[i].task.op.c_str(), r.trials, r.bestSeconds * 1e3,
+                   known ? formatMs(estimate).c_str() : "(not yet)");
+  };
+  events.onExhausted = [&tuning, &bar, lines](size_t i, const search::TuneResult& r) {
+    char text[200];
+    std::snprintf(text, sizeof text, "  task %2zu %-40s search space exhausted after %d programs: no more rounds", i,
+                  tuning.tasks()[i].task.op.c_str(), r.trials);
+    if (bar.shown())
+      bar.note(text);
+    else if (lines)
+      std::fprintf(stderr, "%s\n", text);
+  };
+  return events;
+}
+
+// A signal ended the tuning: what was kept, and how to go on.
+void reportInterrupted(const tuning::ModelTuning& tuning, const search::ModelTuneResult& r,
+                       const InterruptGuard& interrupt) {
+  const tuning::TuningConfig& config = tuning.config();
+  std::fprintf(stderr, "interrupted by %s: the round in flight was dropped; %d trials kept", interrupt.signalName(),
+               r.trials);
+  if (tuning.hasSession())
+    std::fprintf(stderr,
+                 " in session %lld of %s (marked stopped)\ncontinue with: tessel tune %s%s --resume --db %s --trials "
+                 "%d\n",
+                 (long long)tuning.sessionId(), tuning.databasePath().c_str(), config.model.c_str(),
+                 targetArgument(config.target).c_str(), tuning.databasePath().c_str(), config.trials);
+  else
+    std::fprintf(stderr, " (--no-db: nothing stored)\n");
+}
+
+// Each task's best, as JSON rows (and printed as a table unless --json).
+nlohmann::json taskRows(const std::vector<search::ModelTask>& tasks, const search::ModelTuneResult& r, bool print) {
+  double total = 0;
+  for (size_t i = 0; i < tasks.size(); ++i)
+    total += tasks[i].weight * r.tasks[i].bestSeconds;
+  nlohmann::json rows = nlohmann::json::array();
+  if (print) std::printf("%-48s %6s %7s %11s %9s %7s\n", "task", "weight", "trials", "best ms", "GFLOP/s", "share");
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const search::TuneResult& t = r.tasks[i];
+    double ms = t.bestSeconds * 1e3;
+    double gflops = t.bestSeconds > 0 ? tasks[i].task.flops / t.bestSeconds / 1e9 : 0;
+    double share = total > 0 ? tasks[i].weight * t.bestSeconds / total : 0;
+    rows.push_back({{"key", tasks[i].task.key},
+                    {"name", tasks[i].task.op},
+                    {"weight", tasks[i].weight},
+                    {"trials", t.trials},
+                    {"valid_trials", t.validTrials},
+                    {"best_ms", t.validTrials ? nlohmann::json(ms) : nlohmann::json()},
+                    {"gflops", gflops},
+                    {"share", share},
+                    {"exhausted", t.exhausted}});
+    if (print)
+      std::printf("%-48s %6.0f %7d %11.4f %9.2f %6.1f%%%s\n", tasks[i].task.key.c_str(), tasks[i].weight, t.trials, ms,
+                  gflops, share * 100, t.exhausted ? "  (space exhausted)" : "");
+  }
+  return rows;
+}
+
+void printJson(const tuning::ModelTuning& tuning, const search::ModelTuneResult& r, nlohmann::json rows) {
+  const tuning::TuningConfig& config = tuning.config();
+  nlohmann::json j;
+  j["model"] = tuning.model().name;
+  j["target"] = config.target;
+  j["fusion"] = config.fusion;
+  j["trials"] = r.trials;
+  j["warmup_batch"] = r.warmupBatch;
+  j["warm_start"] = tuning.warmStart().toJson();
+  j["time_up"] = r.timeUp;
+  j["cache_flush"] = measure::cacheStateName(config.cacheState);
+  j["tasks"] = std::move(rows);
+  j["estimated_ms"] = std::isfinite(r.estimatedSeconds) ? nlohmann::json(r.estimatedSeconds * 1e3) : nlohmann::json();
+  nlohmann::json curve = nlohmann::json::array();
+  for (const auto& p : r.curve)
+    curve.push_back(
+        {p.trials, p.seconds, std::isfinite(p.estimate) ? nlohmann::json(p.estimate * 1e3) : nlohmann::json()});
+  j["curve"] = curve;
+  if (tuning.hasSession()) {
+    j["db"] = tuning.databasePath();
+    j["session"] = tuning.sessionId();
+    j["resumed"] = tuning.resumed();
+  }
+  std::puts(j.dump().c_str());
+}
+
+}  // namespace
+
 int tuneCommand(const std::vector<std::string>& argv) {
   Args args(argv, tuneOptions());
   if (args.has("no-db") && (args.has("db") || args.has("resume")))
@@ -142,7 +273,6 @@ int tuneCommand(const std::vector<std::string>& argv) {
   tuning::ModelTuning tuning(configOf(args));
   const tuning::TuningConfig& config = tuning.config();
   const std::vector<search::ModelTask>& tasks = tuning.tasks();
-  const std::string& model = tuning.model().name;
   const bool json = args.has("json"), quiet = args.has("quiet");
   // Plain progress lines where no bar is drawn (a log, CI), unless --json or --quiet.
   const bool lines = !json && !quiet;
@@ -150,57 +280,13 @@ int tuneCommand(const std::vector<std::string>& argv) {
   if (args.has("no-db") && config.trials > 0 && config.trials < int(tasks.size()))
     throw UsageError(search::budgetMessage(config.trials, 0, int(tasks.size()), config.batch));
   InterruptGuard interrupt;
-  if (!args.has("no-db")) {
-    try {
-      tuning.openSession(args.get("db", store::defaultDatabasePath()),
-                         args.has("resume") ? tuning::kLastSession : tuning::kNewSession);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-    if (lines)
-      std::fprintf(stderr, "%s session %lld in %s\n", tuning.resumed() ? "resuming" : "new",
-                   (long long)tuning.sessionId(), tuning.databasePath().c_str());
-    if (tuning.resumed() && tuning.earlierTrials() >= config.trials && !quiet)
-      std::fprintf(stderr,
-                   "session %lld already has %lld trials of the %d asked: nothing left to tune (give a larger "
-                   "--trials to go on)\n",
-                   (long long)tuning.sessionId(), (long long)tuning.earlierTrials(), config.trials);
-  }
+  if (!args.has("no-db")) openTuneSession(tuning, args, lines, quiet);
   ProgressBar bar(config.trials, !quiet);
-  tuning::TuningEvents events;
+  tuning::TuningEvents events = progressEvents(tuning, bar, lines, quiet);
   events.cancel = interrupt.flag();
   if (lines)
-    std::fprintf(stderr, "tuning %s: %zu tasks (%s fusion), %d trials\n", model.c_str(), tasks.size(),
+    std::fprintf(stderr, "tuning %s: %zu tasks (%s fusion), %d trials\n", tuning.model().name.c_str(), tasks.size(),
                  config.fusion.c_str(), config.trials);
-  events.onWarmStart = [&](const tuning::WarmStartSummary& w) {
-    if (quiet) return;
-    std::string text = w.text();
-    if (w.warm && w.knowledge.empty())
-      text += " (no knowledge base for " + knowledge::targetClass(target::parseTarget(config.target)) + " targets in " +
-              knowledge::knowledgeFolder(executableFolder()) + ")";
-    if (bar.shown())
-      bar.note(text);
-    else
-      std::fprintf(stderr, "%s\n", text.c_str());
-  };
-  events.onRound = [&](size_t i, const search::TuneResult& r, double estimate, const tuning::TuningProgress& p) {
-    const bool known = std::isfinite(estimate);
-    if (bar.shown())
-      bar.update(p.sessionTrials, known ? formatMs(estimate) + " end-to-end" : "");
-    else if (lines)
-      std::fprintf(stderr, "  task %2zu %-40s %5d trials  best %9.4f ms   end-to-end estimate %s\n", i,
-                   tasks[i].task.op.c_str(), r.trials, r.bestSeconds * 1e3,
-                   known ? formatMs(estimate).c_str() : "(not yet)");
-  };
-  events.onExhausted = [&](size_t i, const search::TuneResult& r) {
-    char text[200];
-    std::snprintf(text, sizeof text, "  task %2zu %-40s search space exhausted after %d programs: no more rounds", i,
-                  tasks[i].task.op.c_str(), r.trials);
-    if (bar.shown())
-      bar.note(text);
-    else if (lines)
-      std::fprintf(stderr, "%s\n", text);
-  };
   if (lines && !tuning.resumed() && config.trials > 0 && config.trials < int(tasks.size()) * config.batch)
     std::fprintf(stderr,
                  "%d trials for %zu tasks: warm-up rounds of %d programs (%d trials give each a full round of %d)\n",
@@ -218,72 +304,16 @@ int tuneCommand(const std::vector<std::string>& argv) {
                  "warning: skipped %zu stored records whose steps do not replay on their task (damaged, or of another "
                  "definition): they were not learned from\n",
                  tuning.damagedRecords());
-  if (interrupt.signal()) {
-    std::fprintf(stderr, "interrupted by %s: the round in flight was dropped; %d trials kept", interrupt.signalName(),
-                 r.trials);
-    if (tuning.hasSession())
-      std::fprintf(
-          stderr,
-          " in session %lld of %s (marked stopped)\ncontinue with: tessel tune %s%s --resume --db %s --trials %d\n",
-          (long long)tuning.sessionId(), tuning.databasePath().c_str(), config.model.c_str(),
-          targetArgument(config.target).c_str(), tuning.databasePath().c_str(), config.trials);
-    else
-      std::fprintf(stderr, " (--no-db: nothing stored)\n");
-  }
-
-  double total = 0;
-  for (size_t i = 0; i < tasks.size(); ++i)
-    total += tasks[i].weight * r.tasks[i].bestSeconds;
-  nlohmann::json rows = nlohmann::json::array();
-  if (!json) std::printf("%-48s %6s %7s %11s %9s %7s\n", "task", "weight", "trials", "best ms", "GFLOP/s", "share");
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    const search::TuneResult& t = r.tasks[i];
-    double ms = t.bestSeconds * 1e3;
-    double gflops = t.bestSeconds > 0 ? tasks[i].task.flops / t.bestSeconds / 1e9 : 0;
-    double share = total > 0 ? tasks[i].weight * t.bestSeconds / total : 0;
-    rows.push_back({{"key", tasks[i].task.key},
-                    {"name", tasks[i].task.op},
-                    {"weight", tasks[i].weight},
-                    {"trials", t.trials},
-                    {"valid_trials", t.validTrials},
-                    {"best_ms", t.validTrials ? nlohmann::json(ms) : nlohmann::json()},
-                    {"gflops", gflops},
-                    {"share", share},
-                    {"exhausted", t.exhausted}});
-    if (!json)
-      std::printf("%-48s %6.0f %7d %11.4f %9.2f %6.1f%%%s\n", tasks[i].task.key.c_str(), tasks[i].weight, t.trials, ms,
-                  gflops, share * 100, t.exhausted ? "  (space exhausted)" : "");
-  }
+  if (interrupt.signal()) reportInterrupted(tuning, r, interrupt);
+  nlohmann::json rows = taskRows(tasks, r, !json);
   const bool complete = std::isfinite(r.estimatedSeconds);
-  if (json) {
-    nlohmann::json j;
-    j["model"] = model;
-    j["target"] = config.target;
-    j["fusion"] = config.fusion;
-    j["trials"] = r.trials;
-    j["warmup_batch"] = r.warmupBatch;
-    j["warm_start"] = tuning.warmStart().toJson();
-    j["time_up"] = r.timeUp;
-    j["cache_flush"] = measure::cacheStateName(config.cacheState);
-    j["tasks"] = rows;
-    j["estimated_ms"] = complete ? nlohmann::json(r.estimatedSeconds * 1e3) : nlohmann::json();
-    nlohmann::json curve = nlohmann::json::array();
-    for (const auto& p : r.curve)
-      curve.push_back(
-          {p.trials, p.seconds, std::isfinite(p.estimate) ? nlohmann::json(p.estimate * 1e3) : nlohmann::json()});
-    j["curve"] = curve;
-    if (tuning.hasSession()) {
-      j["db"] = tuning.databasePath();
-      j["session"] = tuning.sessionId();
-      j["resumed"] = tuning.resumed();
-    }
-    std::puts(j.dump().c_str());
-  } else if (complete) {
+  if (json)
+    printJson(tuning, r, std::move(rows));
+  else if (complete)
     std::printf("estimated end-to-end latency: %.4f ms (sum of weight x best latency), %d trials%s\n",
                 r.estimatedSeconds * 1e3, r.trials, r.timeUp ? " (the time budget ended it)" : "");
-  } else {
+  else
     std::printf("some tasks have no valid program yet: give more --trials\n");
-  }
   if (interrupt.signal()) return interrupt.exitCode();
   return complete ? 0 : 1;
 }
