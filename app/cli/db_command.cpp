@@ -193,6 +193,106 @@ std::string dbHelp() {
   return kHelp;
 }
 
+namespace {
+
+// db stats: counts of what the file holds, and of its damaged records.
+void addStats(store::Database& db, bool json, nlohmann::json& out) {
+  store::Stats s = db.stats();
+  out["records"] = s.records;
+  out["valid_records"] = s.validRecords;
+  out["distinct_programs"] = s.distinctPrograms;
+  out["sessions"] = s.sessions;
+  out["tasks"] = s.tasks;
+  out["models"] = s.models;
+  out["cost_models"] = s.costModels;
+  out["schema_version"] = s.schemaVersion;
+  const DamageCount damage = countDamagedRecords(db);
+  out["damaged_records"] = s.damagedRecords + damage.unreplayable;
+  out["unverified_records"] = damage.unverified;
+  if (!json)
+    std::printf(
+        "%s (schema %d)\n  records            %lld\n  valid records      %lld\n  distinct programs  %lld\n"
+        "  sessions           %lld\n  tasks              %lld\n  models             %lld\n"
+        "  saved cost models  %lld\n",
+        db.path().c_str(), s.schemaVersion, (long long)s.records, (long long)s.validRecords,
+        (long long)s.distinctPrograms, (long long)s.sessions, (long long)s.tasks, (long long)s.models,
+        (long long)s.costModels);
+  if (!json && s.damagedRecords + damage.unreplayable)
+    std::printf(
+        "  damaged records    %lld (steps that do not parse or do not replay on their task: skipped by the "
+        "tuner, export, run and db show)\n",
+        (long long)(s.damagedRecords + damage.unreplayable));
+  if (!json && damage.unverified)
+    std::printf("  unverified records %lld (of tasks that cannot be rebuilt here: their steps were not replayed)\n",
+                (long long)damage.unverified);
+}
+
+// db best: each task's best record that replays on it.
+nlohmann::json listBest(store::Database& db, bool json) {
+  nlohmann::json rows = nlohmann::json::array();
+  if (!json) std::printf("%-44s %-10s %12s %10s %8s\n", "task", "target", "latency ms", "GFLOP/s", "record");
+  StoredDefinitions definitions(db);
+  for (store::BestRow b : db.best()) {
+    // A damaged best record is skipped: the next best that replays stands.
+    const te::ComputeDAG* dag = definitions.of(b.task);
+    if (dag && !schedule::replayableSteps(*dag, b.record.steps)) {
+      std::optional<store::BestRow> checked = store::bestReplayable(db, b.task.id, *dag);
+      if (!checked) continue;
+      b = std::move(*checked);
+    }
+    double cost = b.record.medianCost();
+    double gflops = b.task.flops / cost / 1e9;
+    rows.push_back({{"task", b.task.key},
+                    {"op", b.task.op},
+                    {"shape", b.task.shape},
+                    {"layout", b.task.layout},
+                    {"target", b.task.target},
+                    {"device", b.task.device},
+                    {"latency_ms", cost * 1e3},
+                    {"gflops", gflops},
+                    {"record", b.record.id},
+                    {"session", b.record.sessionId},
+                    {"steps", storedJson(b.record.steps)}});
+    if (!json)
+      std::printf("%-44s %-10s %12.4f %10.2f %8lld\n", b.task.key.c_str(), b.task.target.c_str(), cost * 1e3, gflops,
+                  (long long)b.record.id);
+  }
+  return rows;
+}
+
+// db sessions: every session, a model's with its end-to-end estimate.
+nlohmann::json listSessions(store::Database& db, bool json) {
+  nlohmann::json rows = nlohmann::json::array();
+  if (!json)
+    std::printf("%5s %-11s %-44s %13s %12s  %s\n", "id", "status", "task or model", "records/goal", "ms", "started");
+  for (const store::SessionRow& s : db.sessions()) {
+    rows.push_back({{"id", s.id},
+                    {"kind", s.kind},
+                    {"subject", s.subject},
+                    {"status", s.status},
+                    {"message", s.message},
+                    {"records", s.records},
+                    {"valid_records", s.validRecords},
+                    {"trials_target", s.trialsTarget},
+                    {"best_ms", msOrNull(s.bestCost)},
+                    {"estimated_ms", msOrNull(s.estimateSeconds)},
+                    {"started", s.started},
+                    {"ended", s.ended.empty() ? nlohmann::json() : nlohmann::json(s.ended)},
+                    {"config", storedJson(s.config)}});
+    // A model's figure is its end-to-end estimate; a task's, its best.
+    const double seconds = s.kind == "model" ? s.estimateSeconds : s.bestCost;
+    char ms[32] = "-";
+    if (std::isfinite(seconds)) std::snprintf(ms, sizeof ms, "%.4f%s", seconds * 1e3, s.kind == "model" ? " e2e" : "");
+    if (!json)
+      std::printf("%5lld %-11s %-44s %13s %12s  %s\n", (long long)s.id, s.status.c_str(), s.subject.c_str(),
+                  (std::to_string(s.records) + "/" + std::to_string(s.trialsTarget)).c_str(), ms, s.started.c_str());
+    if (!json && !s.message.empty()) std::printf("%5s %s\n", "", s.message.c_str());  // why it failed
+  }
+  return rows;
+}
+
+}  // namespace
+
 int dbCommand(const std::vector<std::string>& argv) {
   Args args(argv, dbOptions());
   if (args.positional().size() != 1)
@@ -209,99 +309,16 @@ int dbCommand(const std::vector<std::string>& argv) {
   nlohmann::json j;
   j["db"] = db->path();
 
-  if (what == "stats") {
-    store::Stats s = db->stats();
-    j["records"] = s.records;
-    j["valid_records"] = s.validRecords;
-    j["distinct_programs"] = s.distinctPrograms;
-    j["sessions"] = s.sessions;
-    j["tasks"] = s.tasks;
-    j["models"] = s.models;
-    j["cost_models"] = s.costModels;
-    j["schema_version"] = s.schemaVersion;
-    const DamageCount damage = countDamagedRecords(*db);
-    j["damaged_records"] = s.damagedRecords + damage.unreplayable;
-    j["unverified_records"] = damage.unverified;
-    if (!json)
-      std::printf(
-          "%s (schema %d)\n  records            %lld\n  valid records      %lld\n  distinct programs  %lld\n"
-          "  sessions           %lld\n  tasks              %lld\n  models             %lld\n"
-          "  saved cost models  %lld\n",
-          db->path().c_str(), s.schemaVersion, (long long)s.records, (long long)s.validRecords,
-          (long long)s.distinctPrograms, (long long)s.sessions, (long long)s.tasks, (long long)s.models,
-          (long long)s.costModels);
-    if (!json && s.damagedRecords + damage.unreplayable)
-      std::printf(
-          "  damaged records    %lld (steps that do not parse or do not replay on their task: skipped by the "
-          "tuner, export, run and db show)\n",
-          (long long)(s.damagedRecords + damage.unreplayable));
-    if (!json && damage.unverified)
-      std::printf("  unverified records %lld (of tasks that cannot be rebuilt here: their steps were not replayed)\n",
-                  (long long)damage.unverified);
-  } else if (what == "best") {
-    nlohmann::json rows = nlohmann::json::array();
-    if (!json) std::printf("%-44s %-10s %12s %10s %8s\n", "task", "target", "latency ms", "GFLOP/s", "record");
-    StoredDefinitions definitions(*db);
-    for (store::BestRow b : db->best()) {
-      // A damaged best record is skipped: the next best that replays stands.
-      const te::ComputeDAG* dag = definitions.of(b.task);
-      if (dag && !schedule::replayableSteps(*dag, b.record.steps)) {
-        std::optional<store::BestRow> checked = store::bestReplayable(*db, b.task.id, *dag);
-        if (!checked) continue;
-        b = std::move(*checked);
-      }
-      double cost = b.record.medianCost();
-      double gflops = b.task.flops / cost / 1e9;
-      rows.push_back({{"task", b.task.key},
-                      {"op", b.task.op},
-                      {"shape", b.task.shape},
-                      {"layout", b.task.layout},
-                      {"target", b.task.target},
-                      {"device", b.task.device},
-                      {"latency_ms", cost * 1e3},
-                      {"gflops", gflops},
-                      {"record", b.record.id},
-                      {"session", b.record.sessionId},
-                      {"steps", storedJson(b.record.steps)}});
-      if (!json)
-        std::printf("%-44s %-10s %12.4f %10.2f %8lld\n", b.task.key.c_str(), b.task.target.c_str(), cost * 1e3, gflops,
-                    (long long)b.record.id);
-    }
-    j["best"] = rows;
-  } else if (what == "show") {
+  if (what == "stats")
+    addStats(*db, json, j);
+  else if (what == "best")
+    j["best"] = listBest(*db, json);
+  else if (what == "show")
     j["task"] = showTask(*db, args.get("task"), args.has("code"), json);
-  } else if (what == "runs") {
+  else if (what == "runs")
     j["runs"] = listRuns(*db, json);
-  } else {
-    nlohmann::json rows = nlohmann::json::array();
-    if (!json)
-      std::printf("%5s %-11s %-44s %13s %12s  %s\n", "id", "status", "task or model", "records/goal", "ms", "started");
-    for (const store::SessionRow& s : db->sessions()) {
-      rows.push_back({{"id", s.id},
-                      {"kind", s.kind},
-                      {"subject", s.subject},
-                      {"status", s.status},
-                      {"message", s.message},
-                      {"records", s.records},
-                      {"valid_records", s.validRecords},
-                      {"trials_target", s.trialsTarget},
-                      {"best_ms", msOrNull(s.bestCost)},
-                      {"estimated_ms", msOrNull(s.estimateSeconds)},
-                      {"started", s.started},
-                      {"ended", s.ended.empty() ? nlohmann::json() : nlohmann::json(s.ended)},
-                      {"config", storedJson(s.config)}});
-      // A model's figure is its end-to-end estimate; a task's, its best.
-      const double seconds = s.kind == "model" ? s.estimateSeconds : s.bestCost;
-      char ms[32] = "-";
-      if (std::isfinite(seconds))
-        std::snprintf(ms, sizeof ms, "%.4f%s", seconds * 1e3, s.kind == "model" ? " e2e" : "");
-      if (!json)
-        std::printf("%5lld %-11s %-44s %13s %12s  %s\n", (long long)s.id, s.status.c_str(), s.subject.c_str(),
-                    (std::to_string(s.records) + "/" + std::to_string(s.trialsTarget)).c_str(), ms, s.started.c_str());
-      if (!json && !s.message.empty()) std::printf("%5s %s\n", "", s.message.c_str());  // why it failed
-    }
-    j["sessions"] = rows;
-  }
+  else
+    j["sessions"] = listSessions(*db, json);
   if (json) std::puts(j.dump().c_str());
   return 0;
 }

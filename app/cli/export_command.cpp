@@ -55,6 +55,32 @@ std::string exportHelp() {
   return kHelp;
 }
 
+namespace {
+
+// The tasks --task, --model or --all name, of the --target given (if any).
+std::vector<store::TaskRow> chosenTasks(const Args& args, store::Database& db, const std::string& target) {
+  std::vector<store::TaskRow> tasks;
+  if (args.has("task")) {
+    auto t = db.taskByKey(args.get("task"), target);
+    if (!t) throw std::runtime_error("no task '" + args.get("task") + "' in " + db.path() + " (see tessel db best)");
+    tasks.push_back(*t);
+  } else if (args.has("model")) {
+    for (auto& [t, weight] : db.modelTasks(args.get("model")))
+      tasks.push_back(t);
+    if (tasks.empty()) throw std::runtime_error("no model '" + args.get("model") + "' in " + db.path());
+  } else {
+    tasks = db.tasks();
+    if (tasks.empty()) throw std::runtime_error(db.path() + " has no task");
+  }
+  if (!target.empty()) {
+    std::erase_if(tasks, [&](const store::TaskRow& t) { return t.target != target; });
+    if (tasks.empty()) throw std::runtime_error("none of those tasks was tuned for " + target);
+  }
+  return tasks;
+}
+
+}  // namespace
+
 int exportCommand(const std::vector<std::string>& argv) {
   Args args(argv, exportOptions());
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
@@ -67,23 +93,7 @@ int exportCommand(const std::vector<std::string>& argv) {
 
   const std::string target = targetFilter(args);  // empty: every target's tasks
   auto db = store::Database::open(args.get("db", store::defaultDatabasePath()), store::OpenMode::ReadOnly);
-  std::vector<store::TaskRow> tasks;
-  if (args.has("task")) {
-    auto t = db->taskByKey(args.get("task"), target);
-    if (!t) throw std::runtime_error("no task '" + args.get("task") + "' in " + db->path() + " (see tessel db best)");
-    tasks.push_back(*t);
-  } else if (args.has("model")) {
-    for (auto& [t, weight] : db->modelTasks(args.get("model")))
-      tasks.push_back(t);
-    if (tasks.empty()) throw std::runtime_error("no model '" + args.get("model") + "' in " + db->path());
-  } else {
-    tasks = db->tasks();
-    if (tasks.empty()) throw std::runtime_error(db->path() + " has no task");
-  }
-  if (!target.empty()) {
-    std::erase_if(tasks, [&](const store::TaskRow& t) { return t.target != target; });
-    if (tasks.empty()) throw std::runtime_error("none of those tasks was tuned for " + target);
-  }
+  std::vector<store::TaskRow> tasks = chosenTasks(args, *db, target);
 
   const std::string out = args.get("out");
   // Written beside --out and renamed into place: a failed or interrupted
