@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""Checks every command of the README's shell blocks against the build: each
-program it runs exists (build/bin/..., scripts/..., or a command the set-up
-installs), each `tessel` command exists, and every --option a line passes is
-one that program's --help (or its command's) lists. It runs nothing else, so it
-is quick; CTest runs it as `readme_commands`.
+"""Checks the README and the guide's command pages against the build: every
+command of their shell blocks runs a program that exists (build/bin/...,
+scripts/..., or a command the set-up installs), each `tessel` command exists,
+and every --option a line passes is one that program's --help (or its
+command's) lists; and every link to a file of the repository (and to a heading
+of a Markdown file) leads somewhere, in those pages and the rest of docs/. It runs nothing else, so it is quick;
+CTest runs it as `readme_commands`.
 
-    check-readme.py --bin BUILD/bin [--readme README.md]
+    check-readme.py --bin BUILD/bin [FILE.md ...]   (default: README.md docs/cli.md docs/studio.md)
 
-Exit 1 with a line per problem (README line, command, what is wrong).
+Exit 1 with a line per problem (file and line, what is wrong).
 """
 import argparse
+import glob
 import os
 import re
 import shlex
@@ -27,7 +30,7 @@ def blocks(text):
         if line.startswith("```"):
             inside = not inside and line.strip() in ("```sh", "```bash")
             continue
-        if inside and line.strip():
+        if inside and line.strip() and not line.lstrip().startswith("#"):
             out.append((n, re.split(r"\s#\s", line, maxsplit=1)[0].strip()))
     return out
 
@@ -79,18 +82,59 @@ def check(words, bindir):
     return problems
 
 
+def slug(heading):
+    """A heading's anchor, as GitHub makes it."""
+    return re.sub(r"[^a-z0-9 _-]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(path):
+    text = open(path, encoding="utf-8").read()
+    return {slug(h) for h in re.findall(r"^#+ (.*)$", text, re.M)}
+
+
+def broken_links(path):
+    """(line, link, why) for each link to a missing file or heading."""
+    out = []
+    for n, line in enumerate(open(path, encoding="utf-8").read().splitlines(), 1):
+        for link in re.findall(r"\]\(([^)\s]+)\)", line):
+            if re.match(r"[a-z]+:", link):
+                continue  # http:, mailto:
+            target, _, anchor = link.partition("#")
+            file = os.path.normpath(os.path.join(os.path.dirname(path), target)) if target else path
+            if not os.path.exists(file):
+                out.append((n, link, "no such file"))
+            elif anchor and file.endswith(".md") and anchor not in anchors(file):
+                out.append((n, link, f"no heading '{anchor}' in {os.path.relpath(file, ROOT)}"))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True, help="the build's bin folder")
-    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    ap.add_argument("files", nargs="*", default=[os.path.join(ROOT, f) for f in ("README.md", "docs/cli.md",
+                                                                                 "docs/studio.md")])
     a = ap.parse_args()
-    lines = blocks(open(a.readme, encoding="utf-8").read())
-    bad = 0
-    for n, line in lines:
-        for problem in check(shlex.split(line), a.bin):
-            print(f"README.md:{n}: {line}\n  {problem}")
+    bad = commands = 0
+    for path in a.files:
+        name = os.path.relpath(path, ROOT)
+        lines = blocks(open(path, encoding="utf-8").read())
+        commands += len(lines)
+        for n, line in lines:
+            for problem in check(shlex.split(line), a.bin):
+                print(f"{name}:{n}: {line}\n  {problem}")
+                bad += 1
+        for n, link, why in broken_links(path):
+            print(f"{name}:{n}: link {link}: {why}")
             bad += 1
-    print(f"{len(lines)} commands of the README checked, {bad} problem(s)")
+    # The links of every other page of the guide too.
+    others = sorted(set(glob.glob(os.path.join(ROOT, "docs", "*.md")) + [os.path.join(ROOT, "CONTRIBUTING.md")]) -
+                    {os.path.abspath(f) for f in a.files})
+    for path in others:
+        for n, link, why in broken_links(path):
+            print(f"{os.path.relpath(path, ROOT)}:{n}: link {link}: {why}")
+            bad += 1
+    print(f"{commands} commands of {len(a.files)} file(s) and the links of {len(a.files) + len(others)} checked, "
+          f"{bad} problem(s)")
     return 1 if bad else 0
 
 
