@@ -14,6 +14,7 @@
 #include <QTimer>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "cost/learned/learned_models.h"
 #include "support/version.h"
@@ -67,21 +68,41 @@ QString writeScreenshot(QWidget& window, const QString& path) {
   return {};
 }
 
-}  // namespace
+// The options of the command line, in the order --help lists them.
+struct Options {
+  QCommandLineOption db;
+  QCommandLineOption screenshot;
+  QCommandLineOption tune;
+  QCommandLineOption session;
+  QCommandLineOption tuneMinutes;
+  QCommandLineOption grabAfter;
+};
 
-int main(int argc, char* argv[]) {
+// What the command line asks for, checked.
+struct Arguments {
+  QString model;  // empty: none
+  QString db;     // empty: the default database (--db cannot be empty)
+  bool screenshot = false;
+  QString screenshotPath;
+  qint64 session = 0;  // --reopen; 0: none
+  int tuneTrials = 0;
+  double tuneMinutes = 0;
+  int grabAfter = 0;
+
+  // Either starts a tuning once the model (or session) is shown.
+  bool tune() const { return tuneTrials > 0 || tuneMinutes > 0; }
+};
+
+void describeApplication() {
   using tessel::ui::MainWindow;
-
-  tessel::cost::registerLearnedCostModels();  // before the settings list the cost models
-  const bool headless = renderOffscreenWithoutDisplay();
-  QApplication app(argc, argv);
   QApplication::setOrganizationName(MainWindow::kSettingsOrganization);
   QApplication::setApplicationName(MainWindow::kSettingsApplication);
   QApplication::setApplicationVersion(QString::fromUtf8(tessel::support::version()));
   QApplication::setDesktopFileName(QStringLiteral("tessel-studio"));
   QApplication::setWindowIcon(tessel::ui::appIcon());
+}
 
-  QCommandLineParser parser;
+Options addOptions(QCommandLineParser& parser) {
   parser.setApplicationDescription(
       QStringLiteral("Tessel Studio: auto-tune the tensor programs of deep-learning models."));
   parser.addHelpOption();
@@ -89,208 +110,245 @@ int main(int argc, char* argv[]) {
   parser.addPositionalArgument(QStringLiteral("MODEL"),
                                QStringLiteral("Model to open: a zoo name, an .onnx file or a TorchScript .pt file."),
                                QStringLiteral("[MODEL]"));
-  const QCommandLineOption dbOption(QStringLiteral("db"), QStringLiteral("Tuning database (SQLite) to open."),
-                                    QStringLiteral("FILE"));
-  const QCommandLineOption screenshotOption(
-      QStringLiteral("screenshot"), QStringLiteral("Render the main window to FILE.png and exit (no display needed)."),
-      QStringLiteral("FILE.png"));
-  const QCommandLineOption tuneOption(
-      QStringLiteral("tune"),
-      QStringLiteral("Start tuning MODEL with this many trials once it is open (with --screenshot: the window is "
-                     "grabbed when the tuning ends, or when the run it starts ends)."),
-      QStringLiteral("TRIALS"));
-  // Not "--session": QApplication takes that one for X11 session management.
-  const QCommandLineOption sessionOption(
-      QStringLiteral("reopen"),
-      QStringLiteral("Reopen this session of the database (tessel db sessions lists them): its model, curves and best "
-                     "programs; Start resumes it."),
-      QStringLiteral("SESSION"));
-  const QCommandLineOption tuneMinutesOption(
-      QStringLiteral("tune-minutes"),
-      QStringLiteral("Start tuning MODEL once it is open, for at most M minutes of wall-clock time (decimals "
-                     "allowed; as tessel tune --minutes; with --tune, also at most TRIALS). When it ends, the model "
-                     "is run against LibTorch (Tuning > Run when a tuning ends)."),
-      QStringLiteral("M"));
-  const QCommandLineOption grabAfterOption(
-      QStringLiteral("grab-after"),
-      QStringLiteral("With --tune and --screenshot: grab the window once this many trials are measured, while the "
-                     "tuning goes on, then stop it and exit."),
-      QStringLiteral("TRIALS"));
-  parser.addOption(dbOption);
-  parser.addOption(grabAfterOption);
-  parser.addOption(sessionOption);
-  parser.addOption(screenshotOption);
-  parser.addOption(tuneOption);
-  parser.addOption(tuneMinutesOption);
-  parser.process(app);  // exits on --help, --version and unknown options
+  Options options{
+      QCommandLineOption(QStringLiteral("db"), QStringLiteral("Tuning database (SQLite) to open."),
+                         QStringLiteral("FILE")),
+      QCommandLineOption(QStringLiteral("screenshot"),
+                         QStringLiteral("Render the main window to FILE.png and exit (no display needed)."),
+                         QStringLiteral("FILE.png")),
+      QCommandLineOption(
+          QStringLiteral("tune"),
+          QStringLiteral("Start tuning MODEL with this many trials once it is open (with --screenshot: the window is "
+                         "grabbed when the tuning ends, or when the run it starts ends)."),
+          QStringLiteral("TRIALS")),
+      // Not "--session": QApplication takes that one for X11 session management.
+      QCommandLineOption(
+          QStringLiteral("reopen"),
+          QStringLiteral("Reopen this session of the database (tessel db sessions lists them): its model, curves and "
+                         "best programs; Start resumes it."),
+          QStringLiteral("SESSION")),
+      QCommandLineOption(
+          QStringLiteral("tune-minutes"),
+          QStringLiteral("Start tuning MODEL once it is open, for at most M minutes of wall-clock time (decimals "
+                         "allowed; as tessel tune --minutes; with --tune, also at most TRIALS). When it ends, the "
+                         "model is run against LibTorch (Tuning > Run when a tuning ends)."),
+          QStringLiteral("M")),
+      QCommandLineOption(
+          QStringLiteral("grab-after"),
+          QStringLiteral("With --tune and --screenshot: grab the window once this many trials are measured, while the "
+                         "tuning goes on, then stop it and exit."),
+          QStringLiteral("TRIALS")),
+  };
+  parser.addOption(options.db);
+  parser.addOption(options.grabAfter);
+  parser.addOption(options.session);
+  parser.addOption(options.screenshot);
+  parser.addOption(options.tune);
+  parser.addOption(options.tuneMinutes);
+  return options;
+}
 
-  const QStringList positional = parser.positionalArguments();
-  if (positional.size() > 1) {
-    printError(QStringLiteral("expected at most one MODEL, got %1 arguments (see --help)").arg(positional.size()));
-    return 1;
-  }
-  if (parser.isSet(dbOption) && parser.value(dbOption).isEmpty()) {
-    printError(QStringLiteral("--db needs a file name"));
-    return 1;
-  }
-  const bool screenshot = parser.isSet(screenshotOption);
-  const QString screenshotPath = parser.value(screenshotOption);
-  if (screenshot && screenshotPath.isEmpty()) {
-    printError(QStringLiteral("--screenshot needs a file name"));
-    return 1;
-  }
-
-  if (headless && !screenshot) {
-    printError(
-        QStringLiteral("no display to open the window on (DISPLAY and WAYLAND_DISPLAY are not set): run it in a "
-                       "desktop session or under xvfb-run, or use --screenshot FILE.png"));
-    return 1;
-  }
-
-  qint64 session = 0;
-  if (parser.isSet(sessionOption)) {
+// Reads --tune, --tune-minutes and --grab-after into `args` (whose model,
+// session and screenshot are read). Returns false after printing the error.
+bool readTuning(const QCommandLineParser& parser, const Options& options, Arguments& args) {
+  const bool opensSomething = !args.model.isEmpty() || args.session > 0;
+  if (parser.isSet(options.tune)) {
     bool ok = false;
-    session = parser.value(sessionOption).toLongLong(&ok);
-    if (!ok || session <= 0 || !positional.isEmpty()) {
-      printError(QStringLiteral("--reopen needs a positive session id, and no MODEL (the session names its model)"));
-      return 1;
-    }
-  }
-
-  int tuneTrials = 0;
-  if (parser.isSet(tuneOption)) {
-    bool ok = false;
-    tuneTrials = parser.value(tuneOption).toInt(&ok);
-    if (!ok || tuneTrials <= 0 || (positional.isEmpty() && session == 0)) {
+    args.tuneTrials = parser.value(options.tune).toInt(&ok);
+    if (!ok || args.tuneTrials <= 0 || !opensSomething) {
       printError(QStringLiteral("--tune needs a MODEL (or --reopen) and a positive number of trials"));
-      return 1;
+      return false;
     }
   }
-
-  double tuneMinutes = 0;
-  if (parser.isSet(tuneMinutesOption)) {
+  if (parser.isSet(options.tuneMinutes)) {
     bool ok = false;
-    tuneMinutes = parser.value(tuneMinutesOption).toDouble(&ok);
+    args.tuneMinutes = parser.value(options.tuneMinutes).toDouble(&ok);
     // A week at most, as tessel tune --minutes.
-    if (!ok || !(tuneMinutes > 0) || tuneMinutes > 7 * 24 * 60 || (positional.isEmpty() && session == 0)) {
+    if (!ok || !(args.tuneMinutes > 0) || args.tuneMinutes > 7 * 24 * 60 || !opensSomething) {
       printError(
           QStringLiteral("--tune-minutes needs a MODEL (or --reopen) and a positive number of minutes (at "
                          "most a week)"));
-      return 1;
+      return false;
     }
   }
-  // Either starts a tuning once the model (or session) is shown.
-  const bool tune = tuneTrials > 0 || tuneMinutes > 0;
-
-  int grabAfter = 0;
-  if (parser.isSet(grabAfterOption)) {
+  if (parser.isSet(options.grabAfter)) {
     bool ok = false;
-    grabAfter = parser.value(grabAfterOption).toInt(&ok);
-    if (!ok || grabAfter <= 0 || !tune || !screenshot) {
+    args.grabAfter = parser.value(options.grabAfter).toInt(&ok);
+    if (!ok || args.grabAfter <= 0 || !args.tune() || !args.screenshot) {
       printError(QStringLiteral("--grab-after needs a positive number of trials, --tune and --screenshot"));
-      return 1;
+      return false;
     }
   }
+  return true;
+}
 
-  // A database that cannot be used stops here: nothing may go on in another one.
-  if (parser.isSet(dbOption)) {
-    const QString error = MainWindow::checkDatabase(parser.value(dbOption));
-    if (!error.isEmpty()) {
-      printError(QStringLiteral("cannot use --db %1: %2").arg(parser.value(dbOption), error));
-      return 1;
-    }
+// Checks the command line, in the order its errors are reported. Returns
+// nothing after printing the first error.
+std::optional<Arguments> readArguments(const QCommandLineParser& parser, const Options& options, bool headless) {
+  Arguments args;
+  const QStringList positional = parser.positionalArguments();
+  if (positional.size() > 1) {
+    printError(QStringLiteral("expected at most one MODEL, got %1 arguments (see --help)").arg(positional.size()));
+    return std::nullopt;
+  }
+  if (!positional.isEmpty()) args.model = positional.first();
+  args.db = parser.value(options.db);
+  if (parser.isSet(options.db) && args.db.isEmpty()) {
+    printError(QStringLiteral("--db needs a file name"));
+    return std::nullopt;
+  }
+  args.screenshot = parser.isSet(options.screenshot);
+  args.screenshotPath = parser.value(options.screenshot);
+  if (args.screenshot && args.screenshotPath.isEmpty()) {
+    printError(QStringLiteral("--screenshot needs a file name"));
+    return std::nullopt;
   }
 
-  MainWindow window;
-  if (parser.isSet(dbOption)) window.setDatabasePath(parser.value(dbOption));
-  if (tune) {
-    // A time budget alone is not cut short by the toolbar's trials.
-    window.setTrialBudget(tuneTrials > 0 ? tuneTrials : kTimeBudgetTrials);
-    window.setTimeBudget(tuneMinutes);
-    // A reopened session is resumed once it is shown (only a model's can be);
-    // a model is tuned once open. Once: later reopenings are the user's.
-    if (session > 0) {
-      QObject::connect(
-          &window, &MainWindow::sessionReopened, &window,
-          [&window, session] {
-            if (window.resumableSession() == session) {
-              window.startTuning();
-            } else {
-              printError(QStringLiteral("session %1 cannot be resumed here (an operator's session, or one of another "
-                                        "target or fusion): --tune needs a model session")
-                             .arg(session));
-              QCoreApplication::exit(1);
-            }
-          },
-          Qt::SingleShotConnection);
-    } else {
-      QObject::connect(&window, &MainWindow::modelReady, &window, &MainWindow::startTuning, Qt::SingleShotConnection);
-    }
+  if (headless && !args.screenshot) {
+    printError(
+        QStringLiteral("no display to open the window on (DISPLAY and WAYLAND_DISPLAY are not set): run it in a "
+                       "desktop session or under xvfb-run, or use --screenshot FILE.png"));
+    return std::nullopt;
   }
 
-  if (screenshot) {
-    // The default layout, not the user's saved one, and nothing saved on exit:
-    // screenshots are reproducible and leave the settings alone. The window
-    // is grabbed once what it shows is ready: the graph laid out (and the
-    // tuning ended, with --tune), or the model failed to open.
-    window.setPersistent(false);
-    auto grab = [&window, &screenshotPath] {
-      QTimer::singleShot(kScreenshotDelayMs, &window, [&window, &screenshotPath] {
-        const QString error = writeScreenshot(window, screenshotPath);
-        if (!error.isEmpty()) printError(error);
-        QCoreApplication::exit(error.isEmpty() ? 0 : 1);
-      });
-    };
-    if (grabAfter > 0) {
-      // Mid-run: the progress bar, trials/s and time left are on screen.
-      auto grabbed = std::make_shared<bool>(false);
-      QObject::connect(window.tuningSession(), &tessel::ui::TuningSession::roundFinished, &window,
-                       [grab, grabbed, grabAfter](int, int, double, double, int totalTrials) {
-                         if (totalTrials < grabAfter || *grabbed) return;
-                         *grabbed = true;
-                         grab();
-                       });
-      QObject::connect(&window, &MainWindow::tuningFinished, &window, grab);
-      QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
-    } else if (tune) {
-      // When the tuning ends, the run it starts (Run when a tuning ends) is
-      // waited for, so that the Run view shows its result.
-      QObject::connect(&window, &MainWindow::tuningFinished, &window, [&window, grab] {
-        QTimer::singleShot(0, &window, [&window, grab] {
-          if (window.runController()->isRunning())
-            QObject::connect(window.runController(), &tessel::ui::RunController::runFinished, &window, grab,
-                             Qt::SingleShotConnection);
-          else
-            grab();
-        });
-      });
-      QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
-    } else if (session > 0) {
-      // The session's model is opened for it: grab once it is laid out.
-      QObject::connect(&window, &MainWindow::sessionReopened, &window, [&window, grab] {
-        if (!window.preparedModel() || window.graphView()->isLayoutReady()) {
+  if (parser.isSet(options.session)) {
+    bool ok = false;
+    args.session = parser.value(options.session).toLongLong(&ok);
+    if (!ok || args.session <= 0 || !args.model.isEmpty()) {
+      printError(QStringLiteral("--reopen needs a positive session id, and no MODEL (the session names its model)"));
+      return std::nullopt;
+    }
+  }
+  if (!readTuning(parser, options, args)) return std::nullopt;
+  return args;
+}
+
+// A database that cannot be used stops here: nothing may go on in another one.
+bool databaseUsable(const QString& path) {
+  const QString error = tessel::ui::MainWindow::checkDatabase(path);
+  if (error.isEmpty()) return true;
+  printError(QStringLiteral("cannot use --db %1: %2").arg(path, error));
+  return false;
+}
+
+// Sets the budget and starts the tuning once the model is open, or resumes
+// the reopened session once it is shown (only a model's can be). Once: later
+// reopenings are the user's.
+void tuneOnceShown(tessel::ui::MainWindow& window, const Arguments& args) {
+  using tessel::ui::MainWindow;
+  // A time budget alone is not cut short by the toolbar's trials.
+  window.setTrialBudget(args.tuneTrials > 0 ? args.tuneTrials : kTimeBudgetTrials);
+  window.setTimeBudget(args.tuneMinutes);
+  if (args.session > 0) {
+    QObject::connect(
+        &window, &MainWindow::sessionReopened, &window,
+        [&window, session = args.session] {
+          if (window.resumableSession() == session) {
+            window.startTuning();
+          } else {
+            printError(QStringLiteral("session %1 cannot be resumed here (an operator's session, or one of another "
+                                      "target or fusion): --tune needs a model session")
+                           .arg(session));
+            QCoreApplication::exit(1);
+          }
+        },
+        Qt::SingleShotConnection);
+  } else {
+    QObject::connect(&window, &MainWindow::modelReady, &window, &MainWindow::startTuning, Qt::SingleShotConnection);
+  }
+}
+
+// Grabs the window to --screenshot's file, and exits, once what it shows is
+// ready: the graph laid out (and the tuning ended, with --tune), or the model
+// failed to open.
+void grabOnceReady(tessel::ui::MainWindow& window, const Arguments& args) {
+  using tessel::ui::GraphView;
+  using tessel::ui::MainWindow;
+  auto grab = [&window, path = args.screenshotPath] {
+    QTimer::singleShot(kScreenshotDelayMs, &window, [&window, path] {
+      const QString error = writeScreenshot(window, path);
+      if (!error.isEmpty()) printError(error);
+      QCoreApplication::exit(error.isEmpty() ? 0 : 1);
+    });
+  };
+  if (args.grabAfter > 0) {
+    // Mid-run: the progress bar, trials/s and time left are on screen.
+    auto grabbed = std::make_shared<bool>(false);
+    QObject::connect(window.tuningSession(), &tessel::ui::TuningSession::roundFinished, &window,
+                     [grab, grabbed, grabAfter = args.grabAfter](int, int, double, double, int totalTrials) {
+                       if (totalTrials < grabAfter || *grabbed) return;
+                       *grabbed = true;
+                       grab();
+                     });
+    QObject::connect(&window, &MainWindow::tuningFinished, &window, grab);
+    QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
+  } else if (args.tune()) {
+    // When the tuning ends, the run it starts (Run when a tuning ends) is
+    // waited for, so that the Run view shows its result.
+    QObject::connect(&window, &MainWindow::tuningFinished, &window, [&window, grab] {
+      QTimer::singleShot(0, &window, [&window, grab] {
+        if (window.runController()->isRunning())
+          QObject::connect(window.runController(), &tessel::ui::RunController::runFinished, &window, grab,
+                           Qt::SingleShotConnection);
+        else
           grab();
-        } else {
-          QObject::connect(window.graphView(), &tessel::ui::GraphView::layoutFinished, &window, grab);
-          QObject::connect(window.graphView(), &tessel::ui::GraphView::layoutFailed, &window, grab);
-        }
       });
-      QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
-    } else if (positional.isEmpty()) {
-      grab();
-    } else {
-      QObject::connect(window.graphView(), &tessel::ui::GraphView::layoutFinished, &window, grab);
-      QObject::connect(window.graphView(), &tessel::ui::GraphView::layoutFailed, &window, grab);
-    }
-    QObject::connect(&window, &MainWindow::modelFailed, &window, grab);
+    });
+    QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
+  } else if (args.session > 0) {
+    // The session's model is opened for it: grab once it is laid out.
+    QObject::connect(&window, &MainWindow::sessionReopened, &window, [&window, grab] {
+      if (!window.preparedModel() || window.graphView()->isLayoutReady()) {
+        grab();
+      } else {
+        QObject::connect(window.graphView(), &GraphView::layoutFinished, &window, grab);
+        QObject::connect(window.graphView(), &GraphView::layoutFailed, &window, grab);
+      }
+    });
+    QObject::connect(&window, &MainWindow::sessionFailed, &window, grab);
+  } else if (args.model.isEmpty()) {
+    grab();
+  } else {
+    QObject::connect(window.graphView(), &GraphView::layoutFinished, &window, grab);
+    QObject::connect(window.graphView(), &GraphView::layoutFailed, &window, grab);
+  }
+  QObject::connect(&window, &MainWindow::modelFailed, &window, grab);
+}
+
+void openModelOrSession(tessel::ui::MainWindow& window, const Arguments& args) {
+  if (!args.model.isEmpty()) window.setModelPath(args.model);
+  if (args.session > 0) window.reopenSession(args.session);
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  tessel::cost::registerLearnedCostModels();  // before the settings list the cost models
+  const bool headless = renderOffscreenWithoutDisplay();
+  QApplication app(argc, argv);
+  describeApplication();
+
+  QCommandLineParser parser;
+  const Options options = addOptions(parser);
+  parser.process(app);  // exits on --help, --version and unknown options
+  const std::optional<Arguments> args = readArguments(parser, options, headless);
+  if (!args) return 1;
+  if (!args->db.isEmpty() && !databaseUsable(args->db)) return 1;
+
+  tessel::ui::MainWindow window;
+  if (!args->db.isEmpty()) window.setDatabasePath(args->db);
+  if (args->tune()) tuneOnceShown(window, *args);
+
+  if (args->screenshot) {
+    // The default layout, not the user's saved one, and nothing saved on exit:
+    // screenshots are reproducible and leave the settings alone.
+    window.setPersistent(false);
+    grabOnceReady(window, *args);
     window.show();
-    if (!positional.isEmpty()) window.setModelPath(positional.first());
-    if (session > 0) window.reopenSession(session);
+    openModelOrSession(window, *args);
     return app.exec();
   }
-  if (!positional.isEmpty()) window.setModelPath(positional.first());
-  if (session > 0) window.reopenSession(session);
-
+  openModelOrSession(window, *args);
   window.restoreLayout();
   window.show();
   return app.exec();
