@@ -123,9 +123,11 @@ std::vector<BuildOutput> buildCandidates(const std::vector<BuildCandidate>& cand
   std::vector<std::string> keys(cands.size());
   std::vector<size_t> pending;
   const KernelCache cache(o.cacheDir);
+  const std::vector<std::string> command = compileCommand(o, "unit.so", "unit.cpp");
+  const std::string prelude = o.cacheDir.empty() ? std::string() : cppPrelude();
   for (size_t i = 0; i < cands.size(); ++i) {
     if (!o.cacheDir.empty()) {
-      keys[i] = KernelCache::keyText(compileCommand(o, "unit.so", "unit.cpp"), cppPrelude() + cands[i].code + "\n");
+      keys[i] = KernelCache::keyText(command, prelude + cands[i].code + "\n");
       const std::string library =
           o.workDir + "/cached" + std::to_string(getpid()) + "_" + std::to_string(unitCounter++) + ".so";
       if (cache.fetch(keys[i], library)) {

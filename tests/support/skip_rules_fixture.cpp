@@ -10,9 +10,10 @@ class SkipRulesFixture : public QObject {
 
  private slots:
   void needsRedis() { TESSEL_SKIP("redis", "fixture: no Redis here"); }
-  void skipsForTheMachine() { QSKIP("fixture: a condition of this machine"); }
+  void skipsForTheMachine() { QSKIP("fixture: a condition of this machine (skipped on purpose, for test_skip_rules)"); }
   void passesWhenAsked() {
-    if (!qEnvironmentVariableIsSet("FIXTURE_PASS")) QSKIP("fixture: not asked to pass");
+    if (!qEnvironmentVariableIsSet("FIXTURE_PASS"))
+      QSKIP("fixture: not asked to pass (skipped on purpose, for test_skip_rules)");
     qInfo("function timeout %s", qgetenv("QTEST_FUNCTION_TIMEOUT").constData());
   }
 };
