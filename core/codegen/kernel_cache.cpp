@@ -95,10 +95,7 @@ std::string KernelCache::keyText(const std::vector<std::string>& command, const 
 }
 
 std::string KernelCache::entryBase(const std::string& key) const {
-  char name[40];
-  std::snprintf(name, sizeof name, "%016llx%016llx", static_cast<unsigned long long>(support::fnv1a(key)),
-                static_cast<unsigned long long>(support::fnv1a(key, support::kStableKeyBasis)));
-  return dir_ + "/" + name;
+  return dir_ + "/" + support::hash128Hex(key);
 }
 
 bool KernelCache::fetch(const std::string& key, const std::string& destination) const {

@@ -177,10 +177,7 @@ struct GraphExecutor::Impl {
       const std::string code = codegen::emitCppKernelAndPack(f, "tessel_kernel", cpp);
       auto [it, added] = candidateOfCode.emplace(code, cands.size());
       if (added) {
-        char hex[33];
-        std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(support::fnv1a(code)),
-                      static_cast<unsigned long long>(support::fnv1a(code, support::kStableKeyBasis)));
-        const std::string symbol = "tessel_kernel_" + std::string(hex);
+        const std::string symbol = "tessel_kernel_" + support::hash128Hex(code);
         cands.push_back({codegen::emitCppKernelAndPack(f, symbol, cpp), symbol});
       }
       candidateOf.push_back(it->second);

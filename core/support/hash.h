@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace tessel::support {
@@ -24,5 +25,9 @@ constexpr uint64_t fnv1a(std::string_view text, uint64_t basis = kFnvOffsetBasis
   }
   return h;
 }
+
+// 32 hex digits of two FNV-1a hashes of `text` (two bases): a name for
+// content (a cached library, a kernel's symbol) that is the same everywhere.
+std::string hash128Hex(std::string_view text);
 
 }  // namespace tessel::support
