@@ -7,8 +7,13 @@ Reads every `#include "folder/..."` in core/ and fails, naming the includes, whe
 - a file of core/ includes a Qt header (core/ is the engine without Qt),
 - a file of core/ outside core/reference/ compares an op's name (`op == "Conv"`):
   what an op is and does belongs to the op registry (core/graph/op_registry.h)
-  and the tables of library ops and converters, looked up by name.
+  and the tables of library ops and converters, looked up by name;
+- a file of core/, app/ or ui/ parses a target string outside core/target/ and
+  the edges where targets arrive as text (TARGET_EDGES), or compares a target
+  (or the kind of device a kernel runs on) with a string literal anywhere
+  outside core/target/: in memory a target is a target::Target.
 Usage: scripts/check-core-deps.py [CORE_DIR]   (exit 0: clean, 1: violations)
+The target rule reads app/ and ui/ beside CORE_DIR.
 """
 import os
 import re
@@ -22,6 +27,17 @@ FORBIDDEN = {("codegen", "measure"), ("fusion", "search"), ("store", "search")}
 # Folders at the bottom of the pipeline, with the only folders they may include:
 # what a target is (target/) is read by every stage and reads none of them.
 BOTTOM = {"target": set()}
+
+# Where target strings are read: the CLI's and the agent's arguments (app/),
+# the database's rows (store/), the fleet's job JSON, dataset files and
+# knowledge files. The studio's target box would be one (ui/ has none yet).
+TARGET_EDGES = ("app/", "core/store/", "core/fleet/job_format.cpp", "core/tuning/dataset.cpp",
+                "core/knowledge/knowledge_base.cpp")
+TARGET_PARSE = re.compile(r'\bparseTarget\s*\(')
+# `x == "cpu"`, `"cuda -arch=sm_90" != y`, `kindName() == ...`.
+TARGET_LITERAL = re.compile(r'[!=]=\s*"(cpu|cuda)\b|"(cpu|cuda)\b[^"]*"\s*[!=]=|kindName\(\)\s*[!=]=')
+# Names that are not targets: the worker's seccomp profiles.
+TARGET_LITERAL_ALLOWED = ("core/measure/worker_sandbox.cpp",)
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^">]+)[">]', re.M)
 OP_COMPARISON = re.compile(r'\bop\s*==\s*"')
@@ -52,6 +68,30 @@ def scan(core):
                 if kind == '"' and len(parts) > 1 and parts[0] != src and os.path.isdir(os.path.join(core, parts[0])):
                     edges[src][parts[0]].append(f"{rel}: #include \"{target}\"")
     return edges, qt, comparisons
+
+
+def target_problems(root):
+    """Target strings parsed off the edges, or targets compared with literals."""
+    out = []
+    for top in ("core", "app", "ui"):
+        for folder, _, files in os.walk(os.path.join(root, top)):
+            for name in sorted(files):
+                if not name.endswith((".h", ".cpp")):
+                    continue
+                rel = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+                if rel.startswith("core/target/"):
+                    continue
+                with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                    lines = f.read().splitlines()
+                for number, line in enumerate(lines, 1):
+                    code = line.split("//")[0]
+                    if TARGET_PARSE.search(code) and not rel.startswith(TARGET_EDGES):
+                        out.append(f"a target string parsed off the edges (take a target::Target): {rel}:{number}: "
+                                   f"{line.strip()}")
+                    if TARGET_LITERAL.search(code) and rel not in TARGET_LITERAL_ALLOWED:
+                        out.append(f"a target compared with a string (compare target::Target, or its kind): "
+                                   f"{rel}:{number}: {line.strip()}")
+    return out
 
 
 def cycles(edges):
@@ -107,11 +147,12 @@ def main():
                 problems += [f"{a}/ is at the bottom and must not include {b}/: {where}" for where in wheres]
     problems += [f"core/ must not include Qt: {q}" for q in qt]
     problems += [f"an op name compared outside the op registry: {c}" for c in comparisons]
+    problems += target_problems(os.path.join(core, ".."))
     if problems:
         print("\n".join(problems))
         return 1
     print(f"core/: {len(edges)} folders with includes, no cycle, no forbidden include, no Qt, "
-          "no op name compared outside the registry")
+          "no op name compared outside the registry; no target parsed off the edges or compared with a string")
     return 0
 
 

@@ -17,6 +17,7 @@
 #include "export/kernel_export.h"
 #include "export/staged_folder.h"
 #include "store/database.h"
+#include "target/target.h"
 
 namespace tessel::ui {
 namespace {
@@ -41,7 +42,8 @@ Outcome runExport(const Job& job) {
     std::vector<store::TaskRow> rows;
     std::vector<std::string> notes;
     auto addKey = [&](const std::string& key) {
-      if (auto t = db->taskByKey(key, "cpu"))
+      // The studio tunes for this machine's CPU (MainWindow's target).
+      if (auto t = db->taskByKey(key, target::Target::host().str()))
         rows.push_back(*t);
       else
         notes.push_back(key + ": not tuned yet (not in the database)");

@@ -413,10 +413,10 @@ void MainWindow::setModelPath(const QString& model) {
   const int generation = ++preparing_;
   const std::string path = model.toStdString();
   const std::string fusion = fusionBox_->currentText().toStdString();
-  auto future = QtConcurrent::run([path, fusion] {
+  auto future = QtConcurrent::run([path, fusion, target = target_] {
     std::pair<std::shared_ptr<const frontend::PreparedModel>, QString> out;
     try {
-      out.first = std::make_shared<const frontend::PreparedModel>(frontend::prepareModel(path, "", fusion, kTarget));
+      out.first = std::make_shared<const frontend::PreparedModel>(frontend::prepareModel(path, "", fusion, target));
     } catch (const std::exception& e) {
       out.second = QString::fromStdString(e.what());
     }
@@ -447,7 +447,7 @@ void MainWindow::onModelPrepared(std::shared_ptr<const frontend::PreparedModel> 
     const QString label = QString::fromStdString(fusion::taskLabel(t));
     infos.push_back({QString::fromStdString(t.key), label, double(t.weight), t.flops});
     names << label;
-    searchTasks_.push_back(fusion::toSearchTask(t, kTarget));
+    searchTasks_.push_back(fusion::toSearchTask(t, target_));
   }
   best_ = QVector<BestProgram>(int(searchTasks_.size()));
   tasks_->model()->setTasks(infos);
@@ -637,7 +637,7 @@ void MainWindow::startTuning() {
   request.config.costModel = costModelBox_->currentIndex() == 0 ? "" : costModelBox_->currentText().toStdString();
   request.config.cold = !warmStartBox_->isChecked();
   request.config.costModelFile = costModelFile_.toStdString();
-  request.config.target = kTarget;
+  request.config.target = target_;
   request.config.minutes = timeBudgetMinutes_;
   const QString measure = measureBox_->currentText().trimmed();
   if (!measure.isEmpty() && measure != QLatin1String("local")) {

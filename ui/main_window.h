@@ -218,7 +218,7 @@ class MainWindow : public QMainWindow {
   using HistoryPtr = std::shared_ptr<const store::SessionHistory>;
   HistoryPtr pendingHistory_;  // shown once its model is open
   // The target the studio tunes for (the CUDA path is CLI-only for now).
-  static constexpr const char* kTarget = "cpu";
+  const target::Target target_ = target::Target::host();
   qint64 resumable_ = 0;
   QDateTime sessionStart_;      // of the session being tuned or shown (UTC); the plots' time origin
   int resumedTrials_ = 0;       // trials of the resumed session before this tuning

@@ -97,7 +97,7 @@ void MainWindow::startRun() {
   request.model = model_;
   request.database = effectiveDatabase();
   request.fusion = QString::fromStdString(prepared_->fusion);
-  request.target = QString::fromLatin1(kTarget);
+  request.target = QString::fromStdString(target_.str());
   request.repeats = runPanel_->repeats();
   request.session = shownSession_;
   // TorchScript does not record its input shapes: give the ones it was opened with.

@@ -32,14 +32,14 @@ void MainWindow::showStoredTuning() {
   const std::string model = prepared_->name, fusion = prepared_->fusion;
   const int generation = preparing_;
   // The model's last session tuned with the fusion shown, read off the UI thread.
-  auto future = QtConcurrent::run([path, model, fusion]() -> HistoryPtr {
+  auto future = QtConcurrent::run([path, model, fusion, target = target_.str()]() -> HistoryPtr {
     try {
       auto db = store::Database::open(path, store::OpenMode::ReadOnly);
       int64_t last = 0;
       for (const store::SessionRow& s : db->sessions()) {
         const nlohmann::json config = nlohmann::json::parse(s.config, nullptr, false);
         if (s.kind == "model" && s.subject == model && s.records > 0 && config.is_object() &&
-            config.value("fusion", "") == fusion && config.value("target", "") == kTarget)
+            config.value("fusion", "") == fusion && config.value("target", "") == target)
           last = s.id;
       }
       if (!last) return nullptr;
@@ -178,7 +178,7 @@ void MainWindow::applyHistory(const store::SessionHistory& h) {
 
   // Start resumes a model session whose tasks are all those shown; one of
   // another target, or fused otherwise than now, is shown only.
-  resumable_ = h.session.kind == "model" && h.target == kTarget && missing == 0 ? h.session.id : 0;
+  resumable_ = h.session.kind == "model" && h.target == target_.str() && missing == 0 ? h.session.id : 0;
   resumedTrials_ = int(h.programs.size());
   sessionStart_ = QDateTime::fromString(QString::fromStdString(h.session.started), Qt::ISODateWithMs);
   const QString subject = QString::fromStdString(h.session.subject);

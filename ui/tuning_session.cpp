@@ -100,7 +100,7 @@ void TuningSession::run(TuningRequest request) {
       request.config.workerPath = QDir(QCoreApplication::applicationDirPath()).filePath("tessel-worker").toStdString();
     // The knowledge base shipped for the target's class, as `tessel tune` finds it.
     if (!request.config.cold && request.config.knowledge.empty())
-      request.config.knowledge = knowledge::shippedKnowledgeBase(target::parseTarget(request.config.target), binDir);
+      request.config.knowledge = knowledge::shippedKnowledgeBase(request.config.target, binDir);
     tuning::ModelTuning tuning(request.config, request.prepared);
     QVector<TaskInfo> infos;
     for (const fusion::GraphTask& t : tuning.model().tasks)

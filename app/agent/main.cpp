@@ -89,7 +89,11 @@ int main(int argc, char** argv) {
     } else if (a == "--redis" && i + 1 < argc) {
       url = argv[++i];
     } else if (a == "--target" && i + 1 < argc) {
-      o.target = argv[++i];
+      try {
+        o.target = tessel::target::parseTarget(argv[++i]);
+      } catch (const std::invalid_argument& e) {
+        return usage(std::string("--target: ") + e.what());
+      }
     } else if (a == "--name" && i + 1 < argc) {
       o.name = argv[++i];
     } else if (a == "--slots") {

@@ -78,7 +78,7 @@ int collect(const Args& args) {
 int exportSet(const Args& args) {
   if (!args.has("db")) throw UsageError("export needs --db FILE");
   if (!args.has("out")) throw UsageError("export needs --out FILE.jsonl[.gz]");
-  const std::string target = targetFilter(args);  // empty: every target's records
+  const std::optional<target::Target> target = targetFilter(args);  // none: every target's records
   auto db = store::Database::open(args.get("db"), store::OpenMode::ReadOnly);
   const auto records = tuning::datasetFromDatabase(*db, parseList(args.get("models")), target);
   tuning::writeDataset(args.get("out"), records);

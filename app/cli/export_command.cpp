@@ -58,10 +58,11 @@ std::string exportHelp() {
 namespace {
 
 // The tasks --task, --model or --all name, of the --target given (if any).
-std::vector<store::TaskRow> chosenTasks(const Args& args, store::Database& db, const std::string& target) {
+std::vector<store::TaskRow> chosenTasks(const Args& args, store::Database& db,
+                                        const std::optional<target::Target>& target) {
   std::vector<store::TaskRow> tasks;
   if (args.has("task")) {
-    auto t = db.taskByKey(args.get("task"), target);
+    auto t = db.taskByKey(args.get("task"), target ? target->str() : "");
     if (!t) throw std::runtime_error("no task '" + args.get("task") + "' in " + db.path() + " (see tessel db best)");
     tasks.push_back(*t);
   } else if (args.has("model")) {
@@ -72,9 +73,9 @@ std::vector<store::TaskRow> chosenTasks(const Args& args, store::Database& db, c
     tasks = db.tasks();
     if (tasks.empty()) throw std::runtime_error(db.path() + " has no task");
   }
-  if (!target.empty()) {
-    std::erase_if(tasks, [&](const store::TaskRow& t) { return t.target != target; });
-    if (tasks.empty()) throw std::runtime_error("none of those tasks was tuned for " + target);
+  if (target) {  // the database keeps canonical strings
+    std::erase_if(tasks, [&](const store::TaskRow& t) { return t.target != target->str(); });
+    if (tasks.empty()) throw std::runtime_error("none of those tasks was tuned for " + target->str());
   }
   return tasks;
 }
@@ -91,7 +92,7 @@ int exportCommand(const std::vector<std::string>& argv) {
   if (format != "kernels" && format != "csv" && format != "jsonl")
     throw UsageError("unknown --format " + format + " (available: kernels, csv, jsonl)");
 
-  const std::string target = targetFilter(args);  // empty: every target's tasks
+  const std::optional<target::Target> target = targetFilter(args);  // none: every target's tasks
   auto db = store::Database::open(args.get("db", store::defaultDatabasePath()), store::OpenMode::ReadOnly);
   std::vector<store::TaskRow> tasks = chosenTasks(args, *db, target);
 

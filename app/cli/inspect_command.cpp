@@ -97,7 +97,7 @@ std::string inspectHelp() {
 int inspectCommand(const std::vector<std::string>& argv) {
   Args args(argv, inspectOptions());
   // Any kind: cuda's tasks can be inspected, not tuned.
-  const std::string target = targetOfArgs(args).str();
+  const target::Target target = targetOfArgs(args);
   PreparedModel m = prepareModel(args, target);
   const graph::Graph& g = m.graph;
   const fusion::FusionPlan& plan = m.plan;
@@ -116,7 +116,7 @@ int inspectCommand(const std::vector<std::string>& argv) {
     j["params"] = m.params;
     j["flops"] = m.flops;
     j["fusion"] = m.fusion;
-    j["target"] = target;
+    j["target"] = target.str();
     j["estimated_ms"] = plan.estimatedSeconds * 1e3;
     nlohmann::json parts = nlohmann::json::array();
     for (size_t gi = 0; gi < plan.groups.size(); ++gi) {

@@ -20,8 +20,8 @@ int buildCommand(const Args& args) {
   tuning::KnowledgeBuildConfig c;
   c.datasets = parseList(args.get("data"));
   c.databases = parseList(args.get("db"));
-  c.target = parseTargetOption(args.get("target", "cpu")).str();
-  c.measuredOn = args.has("measured-on") ? parseTargetOption(args.get("measured-on")).str() : "";
+  c.target = parseTargetOption(args.get("target", "cpu"));
+  if (args.has("measured-on")) c.measuredOn = parseTargetOption(args.get("measured-on"));
   c.cpu = args.get("cpu");
   if (args.has("cpu") &&
       (c.cpu.empty() || c.cpu.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos))
@@ -74,7 +74,7 @@ int showCommand(const Args& args) {
     nlohmann::json tasks = nlohmann::json::array();
     for (const knowledge::LibraryTask& t : kb.library.tasks())
       tasks.push_back({{"key", t.key},
-                       {"target", t.target},
+                       {"target", t.target.str()},
                        {"op", t.op},
                        {"models", t.models},
                        {"programs", t.programs.size()},

@@ -16,7 +16,7 @@ std::string fusionArgument(const Args& args) {
   return fusion;
 }
 
-PreparedModel prepareModel(const Args& args, const std::string& target) {
+PreparedModel prepareModel(const Args& args, const target::Target& target) {
   const std::string model = modelArgument(args);
   return frontend::prepareModel(model, args.get("input-shapes"), fusionArgument(args), target);
 }

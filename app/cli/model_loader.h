@@ -17,7 +17,7 @@ std::string fusionArgument(const Args& args);
 
 // MODEL (one positional argument), --fusion and --input-shapes checked, then
 // frontend::prepareModel.
-PreparedModel prepareModel(const Args& args, const std::string& target);
+PreparedModel prepareModel(const Args& args, const target::Target& target);
 using frontend::prepareModel;
 
 }  // namespace tessel::cli

@@ -96,13 +96,13 @@ struct StoredSchedules {
 };
 
 StoredSchedules storedSchedules(const store::Database* db, const std::vector<fusion::GraphTask>& tasks,
-                                const std::string& target) {
+                                const target::Target& target) {
   StoredSchedules out;
   for (size_t ti = 0; ti < tasks.size(); ++ti) {
     const fusion::GraphTask& t = tasks[ti];
     std::optional<store::BestRow> best;
     if (db)
-      if (auto row = db->taskByKey(t.key, target)) {
+      if (auto row = db->taskByKey(t.key, target.str())) {
         int64_t skipped = 0;  // damaged records: the next best that replays stands
         best = store::bestReplayable(*db, row->id, t.dag, &skipped);
         out.damagedSkipped += skipped;
@@ -230,7 +230,7 @@ struct RunModel {
   std::map<std::string, runtime::HostTensor> expected;
 };
 
-RunModel loadRunModel(const Args& args, const std::string& target) {
+RunModel loadRunModel(const Args& args, const target::Target& target) {
   RunModel m;
   if (args.has("inputs")) {
     graph::Graph loaded = frontend::loadModel(modelArgument(args), args.get("input-shapes"));
@@ -245,8 +245,8 @@ RunModel loadRunModel(const Args& args, const std::string& target) {
 
 // The best stored schedule of each task, from --db or the default database
 // where there is one.
-StoredSchedules schedulesFor(const Args& args, const std::vector<fusion::GraphTask>& tasks, const std::string& target,
-                             bool json) {
+StoredSchedules schedulesFor(const Args& args, const std::vector<fusion::GraphTask>& tasks,
+                             const target::Target& target, bool json) {
   std::unique_ptr<store::Database> db;
   const std::string dbPath = args.get("db", store::defaultDatabasePath());
   if (args.has("db") || std::filesystem::exists(dbPath))
@@ -398,7 +398,7 @@ void printRunText(const RunReport& rep) {
 
 int runCommand(const std::vector<std::string>& argv) {
   Args args(argv, runOptions());
-  const std::string target = targetOption(args, false);
+  const target::Target target = targetOption(args, false);
   const int repeats = int(args.getInt("repeats", 10, 1, 10000));
   const bool json = args.has("json"), profile = args.has("profile");
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -415,7 +415,7 @@ int runCommand(const std::vector<std::string>& argv) {
   eo.groups = prepared.plan.groups;
   eo.lowering = prepared.lowering;
   eo.jobs = cores;
-  eo.target = target::parseTarget(target);
+  eo.target = target;
   eo.schedules = stored.schedules;
   runtime::GraphExecutor executor(g, eo);
   executor.setProfiling(profile);

@@ -9,7 +9,7 @@
 namespace tessel::cli {
 
 std::map<std::string, te::ComputeDAG> storedModelDefinitions(const store::Database& db, const std::string& model) {
-  std::string fusion = "dp", target = "cpu";
+  std::string fusion = "dp", target = target::Target::host().str();
   for (const store::SessionRow& s : db.sessions())
     if (s.kind == "model" && s.subject == model) {
       const nlohmann::json config = nlohmann::json::parse(s.config, nullptr, false);
@@ -19,7 +19,8 @@ std::map<std::string, te::ComputeDAG> storedModelDefinitions(const store::Databa
       }
     }
   std::map<std::string, te::ComputeDAG> definitions;
-  for (const fusion::GraphTask& t : frontend::prepareModel(model, "", fusion, target).tasks)
+  // The session's config keeps the target's canonical string.
+  for (const fusion::GraphTask& t : frontend::prepareModel(model, "", fusion, target::parseTarget(target)).tasks)
     definitions[t.key] = t.dag;
   return definitions;
 }

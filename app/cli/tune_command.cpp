@@ -99,7 +99,7 @@ tuning::TuningConfig configOf(const Args& args) {
     if (const std::string why = support::notARegularFile(c.knowledge); !why.empty())
       throw UsageError("--knowledge " + c.knowledge + " " + why);
   } else if (!c.cold) {
-    c.knowledge = knowledge::shippedKnowledgeBase(parseTargetOption(c.target), executableFolder());
+    c.knowledge = knowledge::shippedKnowledgeBase(c.target, executableFolder());
   }
   c.search = searchOption(args);
   // Named or not: without --cost-model a warm tuning starts from the
@@ -165,8 +165,8 @@ tuning::TuningEvents progressEvents(const tuning::ModelTuning& tuning, ProgressB
     if (quiet) return;
     std::string text = w.text();
     if (w.warm && w.knowledge.empty())
-      text += " (no knowledge base for " + knowledge::targetClass(target::parseTarget(tuning.config().target)) +
-              " targets in " + knowledge::knowledgeFolder(executableFolder()) + ")";
+      text += " (no knowledge base for " + knowledge::targetClass(tuning.config().target) + " targets in " +
+              knowledge::knowledgeFolder(executableFolder()) + ")";
     if (bar.shown())
       bar.note(text);
     else
@@ -242,7 +242,7 @@ void printJson(const tuning::ModelTuning& tuning, const search::ModelTuneResult&
   const tuning::TuningConfig& config = tuning.config();
   nlohmann::json j;
   j["model"] = tuning.model().name;
-  j["target"] = config.target;
+  j["target"] = config.target.str();
   j["fusion"] = config.fusion;
   j["trials"] = r.trials;
   j["warmup_batch"] = r.warmupBatch;

@@ -143,7 +143,7 @@ tuning::OperatorTuningConfig tuneOpConfig(const Args& args, const MeasureChoice&
   c.target = targetOption(args, true, measured.local());
   c.layout = args.get("layout", "");
   search::TuneOptions& o = c.options;
-  o = search::tuneOptionsFor(target::parseTarget(c.target));
+  o = search::tuneOptionsFor(c.target);
   o.search = searchOption(args);
   o.costModel = costModelOption(args);
   o.sharedCostModel = costModelFileOption(args, &o.costModel);
@@ -194,7 +194,7 @@ void describeSession(const tuning::OperatorTuning& t, int trials, bool resumeAsk
 
 // A signal ended the tuning: what was kept, and how to go on.
 int reportInterrupted(const tuning::OperatorTuning& t, const search::TuneResult& r, const Args& args,
-                      const std::string& target, const InterruptGuard& interrupt) {
+                      const target::Target& target, const InterruptGuard& interrupt) {
   const tuning::TuningRecorder* rec = t.recorder();
   std::fprintf(stderr, "interrupted by %s: the round in flight was dropped; %d trials kept", interrupt.signalName(),
                std::max(r.trials, int(rec ? rec->previousTrials() : 0)));
@@ -244,7 +244,7 @@ void printJson(const TuneOpReport& rep, const MeasureChoice& measured) {
   nlohmann::json j;
   j["op"] = task.op;
   j["shape"] = rep.config.shape;
-  j["target"] = rep.config.target;
+  j["target"] = rep.config.target.str();
   if (!task.layout.empty()) j["layout"] = task.layout;
   j["workload_key"] = task.key;
   if (const tuning::TuningRecorder* rec = rep.tuning.recorder()) {
@@ -291,7 +291,7 @@ void printText(const TuneOpReport& rep, bool showCode) {
   const task::SearchTask& task = rep.tuning.task();
   const search::TuneResult& r = rep.result;
   std::printf("%s %s on %s: %d trials, %d valid, %.1f s\n", task.op.c_str(), rep.shapeText.c_str(),
-              rep.config.target.c_str(), r.trials, r.validTrials, r.wallSeconds);
+              rep.config.target.str().c_str(), r.trials, r.validTrials, r.wallSeconds);
   for (const auto& [what, n] : rep.errors)
     std::printf("  %d x %s\n", n, what.c_str());
   if (r.exhausted) std::printf("search space exhausted: every program it holds was measured\n");
@@ -358,7 +358,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   describeSession(*tuning, trials, args.has("resume"), quiet, lines);
   if (lines)
     std::fprintf(stderr, "tuning %s (%s) %s: %.3f GFLOP, %d trials, %s search\n", task.op.c_str(),
-                 args.get("shape").c_str(), config.target.c_str(), task.flops / 1e9, trials,
+                 args.get("shape").c_str(), config.target.str().c_str(), task.flops / 1e9, trials,
                  config.options.search.c_str());
   ProgressBar progress(trials, !quiet);
   bar = &progress;
@@ -370,8 +370,7 @@ int tuneOpCommand(const std::vector<std::string>& argv) {
   // The peers run after the tuning, in this process, with the worker's timing rule.
   std::optional<PeerReport> peers;
   if (args.has("compare"))
-    peers =
-        measurePeers(task.op, config.shape, target::parseTarget(config.target), config.options.measurer.run.cacheState);
+    peers = measurePeers(task.op, config.shape, config.target, config.options.measurer.run.cacheState);
   TuneOpReport report{*tuning, config, run.tune, peers, disturbances(run.tune, peers), {}, args.get("shape")};
   for (const auto& rec : run.tune.records)
     if (!rec.result.ok()) report.errors[measure::errorName(rec.result.error)]++;

@@ -38,22 +38,23 @@ target::Target targetOfArgs(const Args& args) {
   return parseTargetOption(text);
 }
 
-std::string targetFilter(const Args& args) {
-  return args.has("target") || args.has("arch") ? targetOfArgs(args).str() : "";
+std::optional<target::Target> targetFilter(const Args& args) {
+  if (args.has("target") || args.has("arch")) return targetOfArgs(args);
+  return std::nullopt;
 }
 
-std::string targetArgument(const std::string& target) {
-  return target == "cpu" ? "" : " --target \"" + target + "\"";
+std::string targetArgument(const target::Target& target) {
+  return target == target::Target::host() ? "" : " --target \"" + target.str() + "\"";
 }
 
-std::string targetOption(const Args& args, bool gpuAllowed, bool measuredHere) {
+target::Target targetOption(const Args& args, bool gpuAllowed, bool measuredHere) {
   target::Target t = targetOfArgs(args);
   if (!measuredHere) {
     // The fleet's agents measure: this machine needs neither the GPU nor the arch.
     if (!t.isCpu() && t.arch == "native")
       throw UsageError("--target " + t.str() + ": with --measure redis://, name the agents' GPU arch (--arch sm_90): " +
                        "'native' would mean this machine's GPU");
-    return t.str();
+    return t;
   }
   if (!t.isCpu()) {
     if (!gpuAllowed)
@@ -63,13 +64,13 @@ std::string targetOption(const Args& args, bool gpuAllowed, bool measuredHere) {
     if (const std::string why = measure::cuda::unavailableReason(); !why.empty())
       throw std::runtime_error("--target " + t.str() + ": " + why);
     // Records name the GPU's arch, not "this machine's".
-    if (t.arch == "native") t = target::parseTarget("cuda -arch=" + measure::cuda::gpus().at(0).arch());
-    return t.str();
+    if (t.arch == "native") t = target::Target::cuda(measure::cuda::gpus().at(0).arch());
+    return t;
   }
   if (!t.runsOnHost())
     throw UsageError("--target " + t.str() + ": this machine's CPU cannot run " + t.arch +
                      " code, so its kernels could not be measured here");
-  return t.str();
+  return t;
 }
 
 std::string targetHelp() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "args.h"
@@ -13,23 +14,22 @@
 
 namespace tessel::cli {
 
-// --target and --arch: a target string (target/target.h) this machine can
-// measure, returned canonical ("cpu" for this machine's CPU; a cuda target
-// with its GPU's arch resolved). A CPU arch this CPU lacks is a usage error;
+// --target and --arch: a target (target/target.h) this machine can measure
+// (a cuda target with its GPU's arch resolved). A CPU arch this CPU lacks is a usage error;
 // a cuda target without a working NVIDIA driver is an error naming why
 // (std::runtime_error), and a usage error where !gpuAllowed. Where the
 // fleet measures (!measuredHere) only a cuda target's arch is required.
-std::string targetOption(const Args& args, bool gpuAllowed = true, bool measuredHere = true);
+target::Target targetOption(const Args& args, bool gpuAllowed = true, bool measuredHere = true);
 // --target with --arch folded in, parsed but not checked against the machine.
 target::Target targetOfArgs(const Args& args);
 // Its help lines.
 std::string targetHelp();
 // A target string of any kind, parsed; a bad one is a usage error.
 target::Target parseTargetOption(const std::string& text);
-// --target as a filter (export, dataset export): canonical, or empty when not given.
-std::string targetFilter(const Args& args);
-// What a resume hint adds to a command line for a canonical target: nothing for "cpu".
-std::string targetArgument(const std::string& target);
+// --target as a filter (export, dataset export): none when not given.
+std::optional<target::Target> targetFilter(const Args& args);
+// What a resume hint adds to a command line for a target: nothing for "cpu".
+std::string targetArgument(const target::Target& target);
 // --search and --cost-model, checked against the registries.
 std::string searchOption(const Args& args);
 std::string costModelOption(const Args& args);

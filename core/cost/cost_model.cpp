@@ -12,13 +12,11 @@ void CostModel::update(const task::SearchTask& task, const std::vector<Program>&
     throw std::invalid_argument(name() + " cost model: " + std::to_string(programs.size()) + " programs but " +
                                 std::to_string(costs.size()) + " costs");
   }
-  updateFeatures(
-      {{task.key, extractFeatureSets(task.dag, programs, features(), target::parseTarget(task.target)), costs}});
+  updateFeatures({{task.key, extractFeatureSets(task.dag, programs, features(), task.target), costs}});
 }
 
 std::vector<double> CostModel::predict(const task::SearchTask& task, const std::vector<Program>& programs) {
-  return predictFeatures(task.key,
-                         extractFeatureSets(task.dag, programs, features(), target::parseTarget(task.target)));
+  return predictFeatures(task.key, extractFeatureSets(task.dag, programs, features(), task.target));
 }
 
 void CostModel::load(const std::string& /*bytes*/) {

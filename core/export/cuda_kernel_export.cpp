@@ -9,6 +9,7 @@
 #include "codegen/cuda_codegen.h"
 #include "export/export_common.h"
 #include "schedule/steps.h"
+#include "store/task_rows.h"
 #include "support/subprocess.h"
 #include "support/version.h"
 #include "target/target.h"
@@ -101,7 +102,7 @@ std::string bestCudaKernelSource(const store::Database& db, const store::TaskRow
 ExportResult exportCudaKernels(const store::Database& db, const std::vector<store::TaskRow>& tasks,
                                const std::string& outDir, const KernelExportOptions& options) {
   if (tasks.empty()) throw std::runtime_error("nothing to export: no task");
-  const target::Target target = target::parseTarget(tasks.front().target);
+  const target::Target target = store::targetOf(tasks.front());
   if (target.isCpu() || target.arch == "native")
     throw std::runtime_error("a CUDA export needs a cuda target with its arch, not " + target.str());
   const fs::path root(outDir);
@@ -122,7 +123,7 @@ ExportResult exportCudaKernels(const store::Database& db, const std::vector<stor
                              {"kernels", nlohmann::json::array()}};
   std::vector<std::string> sources;
   for (const store::TaskRow& row : tasks) {
-    if (target::parseTarget(row.target) != target)
+    if (store::targetOf(row) != target)
       throw std::runtime_error("the tasks are for different targets (" + target.str() + ", " + row.target +
                                "): export one target's at a time (tessel export --target T)");
     ExportedKernel k;

@@ -107,7 +107,7 @@ KernelExportPlan planKernelExport(const store::Database& db, const std::vector<s
   KernelExportPlan plan;
   for (const store::TaskRow& row : tasks) {
     try {
-      target::parseTarget(row.target);
+      store::targetOf(row);
       if (db.best(row.id).empty()) throw std::runtime_error("no valid record yet");
       bestTunedProgram(db, row, options);  // rebuilt, and a record replays on it
       plan.tasks.push_back(row);
@@ -119,7 +119,7 @@ KernelExportPlan planKernelExport(const store::Database& db, const std::vector<s
 }
 
 std::string bestKernelSource(const store::Database& db, const store::TaskRow& row, const KernelExportOptions& options) {
-  const target::Target t = target::parseTarget(row.target);
+  const target::Target t = store::targetOf(row);
   if (!t.isCpu()) return bestCudaKernelSource(db, row, options);
   if (db.best(row.id).empty()) throw std::runtime_error("task " + row.key + " has no valid record yet");
   const TunedProgram best = bestTunedProgram(db, row, options);
@@ -134,7 +134,7 @@ std::string bestKernelSource(const store::Database& db, const store::TaskRow& ro
 ExportResult exportKernels(const store::Database& db, const std::vector<store::TaskRow>& tasks,
                            const std::string& outDir, const KernelExportOptions& options) {
   if (tasks.empty()) throw std::runtime_error("nothing to export: no task");
-  if (!target::parseTarget(tasks.front().target).isCpu()) return exportCudaKernels(db, tasks, outDir, options);
+  if (!store::targetOf(tasks.front()).isCpu()) return exportCudaKernels(db, tasks, outDir, options);
   fs::path root(outDir);
   ExportResult result;
   result.header = "include/tessel_kernels.h";
@@ -152,9 +152,9 @@ ExportResult exportKernels(const store::Database& db, const std::vector<store::T
   manifest["kernels"] = nlohmann::json::array();
   std::vector<std::string> sources;
   // One library, one set of flags: every task of one target.
-  const target::Target target = target::parseTarget(tasks.front().target);
+  const target::Target target = store::targetOf(tasks.front());
   for (const store::TaskRow& row : tasks) {
-    if (target::parseTarget(row.target) != target)
+    if (store::targetOf(row) != target)
       throw std::runtime_error("the tasks are for different targets (" + target.str() + ", " + row.target +
                                "): export one target's at a time (tessel export --target T)");
     const TunedProgram best = bestTunedProgram(db, row, options);

@@ -46,11 +46,11 @@ class MeasurerCache {
   measure::ProgramMeasurer& get(const MeasureJob& job, const measure::MeasurerOptions& base) {
     const MeasureRules& r = job.rules;
     // The definition itself, not its key: a key is a hash, and a job is not trusted.
-    const std::string key = job.task.dag.toString() + "|" + job.task.target + "|" + std::to_string(r.timeoutSeconds) +
-                            "," + std::to_string(r.warmup) + "," + std::to_string(r.repeats) + "," +
-                            std::to_string(r.minRepeatSeconds) + "," + measure::cacheStateName(r.cacheState) + "," +
-                            std::to_string(r.seed) + "," + std::to_string(r.buildTimeoutSeconds) + "," +
-                            std::to_string(r.registerTiles) + std::to_string(r.layoutRewrite);
+    const std::string key =
+        job.task.dag.toString() + "|" + job.task.target.str() + "|" + std::to_string(r.timeoutSeconds) + "," +
+        std::to_string(r.warmup) + "," + std::to_string(r.repeats) + "," + std::to_string(r.minRepeatSeconds) + "," +
+        measure::cacheStateName(r.cacheState) + "," + std::to_string(r.seed) + "," +
+        std::to_string(r.buildTimeoutSeconds) + "," + std::to_string(r.registerTiles) + std::to_string(r.layoutRewrite);
     for (auto it = entries_.begin(); it != entries_.end(); ++it)
       if (it->key == key) {
         entries_.splice(entries_.begin(), entries_, it);  // most recent first
@@ -79,9 +79,9 @@ class MeasurerCache {
 
 class Slot {
  public:
-  Slot(const AgentOptions& o, std::string name, std::string target, AgentState& state)
-      : o_(o), name_(std::move(name)), target_(std::move(target)), stream_(jobStream(target_)), state_(state) {
-    base_ = measure::measurerOptionsFor(target::parseTarget(target_));
+  Slot(const AgentOptions& o, std::string name, AgentState& state)
+      : o_(o), name_(std::move(name)), stream_(jobStream(o.target.str())), state_(state) {
+    base_ = measure::measurerOptionsFor(o.target);
     base_.run.workerPath = o.workerPath;
     if (o.buildJobs > 0)
       base_.build.jobs = o.buildJobs;
@@ -181,8 +181,8 @@ class Slot {
       finish(redis, e, "", result);
       return;
     }
-    if (job.task.target != target_) {
-      result.error = "the agent serves '" + target_ + "', not the job's target '" + job.task.target + "'";
+    if (job.task.target != o_.target) {
+      result.error = "the agent serves '" + o_.target.str() + "', not the job's target '" + job.task.target.str() + "'";
       finish(redis, e, job.tuner, result);
       return;
     }
@@ -292,7 +292,7 @@ class Slot {
   }
 
   const AgentOptions& o_;
-  std::string name_, target_, stream_;
+  std::string name_, stream_;
   AgentState& state_;
   measure::MeasurerOptions base_;
   double leaseSeconds_ = kLeaseSeconds;
@@ -336,8 +336,7 @@ std::string defaultAgentName() {
   return uniqueProcessName();
 }
 
-std::string deviceDescription(const std::string& targetText) {
-  const target::Target t = target::parseTarget(targetText);
+std::string deviceDescription(const target::Target& t) {
   if (!t.isCpu()) {
     if (!measure::cuda::unavailableReason().empty())
       return "no usable GPU (" + measure::cuda::unavailableReason() + ")";
@@ -354,7 +353,7 @@ std::string deviceDescription(const std::string& targetText) {
 }
 
 long runAgent(const AgentOptions& o) {
-  const std::string target = target::parseTarget(o.target).str();
+  const std::string target = o.target.str();  // its job stream's and the heartbeat's name
   if (o.jobSlots < 1 || o.jobSlots > 64) throw std::invalid_argument("--slots must be in [1, 64]");
   // Shorter, and a live agent's jobs would be taken from it between its renewals.
   if (o.leaseSeconds != 0 && o.leaseSeconds < 3 * kHeartbeatSeconds)
@@ -364,7 +363,7 @@ long runAgent(const AgentOptions& o) {
   RedisClient redis(o.redis);  // RedisError now if Redis cannot be reached at all
   ensureGroup(redis, jobStream(target), kAgentGroup);
   const long started = long(std::time(nullptr));
-  const std::string device = deviceDescription(target);
+  const std::string device = deviceDescription(o.target);
   AgentState state;
   if (o.log)
     o.log("agent " + name + " serves '" + target + "' at " + o.redis.str() + " with " + std::to_string(o.jobSlots) +
@@ -372,7 +371,7 @@ long runAgent(const AgentOptions& o) {
   std::vector<std::unique_ptr<Slot>> slots;
   std::vector<std::thread> threads;
   for (int i = 0; i < o.jobSlots; ++i) {
-    slots.push_back(std::make_unique<Slot>(o, name, target, state));
+    slots.push_back(std::make_unique<Slot>(o, name, state));
     threads.emplace_back([s = slots.back().get()] { s->serve(); });
   }
   // The heartbeat: the agent's state for the fleet's view, and the leases of

@@ -19,17 +19,18 @@
 
 #include "fleet/redis_url.h"
 #include "support/cancellation.h"
+#include "target/target.h"
 
 namespace tessel::fleet {
 
 struct AgentOptions {
   RedisEndpoint redis;
-  std::string target = "cpu";  // a target string; served as its canonical form
-  int jobSlots = 1;            // jobs in hand at once (each measured on its own)
-  std::string name;            // empty: HOST:PID:RANDOM
-  std::string workerPath;      // the tessel-worker executable
-  int buildJobs = 0;           // compilers at once per job (0: one per core)
-  double leaseSeconds = 0;     // 0: kLeaseSeconds
+  target::Target target = target::Target::host();  // served under its canonical string
+  int jobSlots = 1;                                // jobs in hand at once (each measured on its own)
+  std::string name;                                // empty: HOST:PID:RANDOM
+  std::string workerPath;                          // the tessel-worker executable
+  int buildJobs = 0;                               // compilers at once per job (0: one per core)
+  double leaseSeconds = 0;                         // 0: kLeaseSeconds
   // Lines for the agent's log (stderr in tessel-agent).
   std::function<void(const std::string&)> log;
   // Set (SIGTERM, SIGINT): the agent stops within about a second.
@@ -46,6 +47,6 @@ long runAgent(const AgentOptions& options);
 // take its predecessor's name (its jobs are taken over, not resumed).
 std::string defaultAgentName();
 // What the agent measures on, in words ("AMD EPYC 7B13, 2 cores").
-std::string deviceDescription(const std::string& target);
+std::string deviceDescription(const target::Target& target);
 
 }  // namespace tessel::fleet

@@ -48,7 +48,7 @@ struct FleetMeasurer::Impl {
 
   Impl(const task::SearchTask& t, const measure::MeasurerOptions& o, FleetOptions f, std::shared_ptr<FleetStats> s)
       : task(t), options(o), fleet(std::move(f)), stats(s ? std::move(s) : std::make_shared<FleetStats>()) {
-    stream = jobStream(task.target);
+    stream = jobStream(task.target.str());
     results = resultStream(tuner);
     redis = std::make_unique<RedisClient>(fleet.redis);
     runId = redis->serverRunId();
@@ -78,7 +78,7 @@ struct FleetMeasurer::Impl {
   int agentSlots() {
     int slots = 0;
     for (const AgentView& a : fleetStatus(*redis).agents)
-      if (a.target == task.target) slots += std::clamp(a.jobSlots, 1, 64);
+      if (a.target == task.target.str()) slots += std::clamp(a.jobSlots, 1, 64);
     return slots;
   }
 
@@ -265,8 +265,8 @@ struct FleetMeasurer::Impl {
     if (since(lastNoAgentLine) < 10) return;
     if (agentSlots() > 0) return;
     lastNoAgentLine = Clock::now();
-    log("waiting for an agent serving '" + task.target + "' at " + fleet.redis.str() +
-        " (start one: tessel-agent --redis URL --target '" + task.target + "')");
+    log("waiting for an agent serving '" + task.target.str() + "' at " + fleet.redis.str() +
+        " (start one: tessel-agent --redis URL --target '" + task.target.str() + "')");
   }
 
   // Redis is away: waits a second (false if the round was cancelled meanwhile).

@@ -145,7 +145,7 @@ measure::MeasurerOptions applyRules(measure::MeasurerOptions o, const MeasureRul
 
 std::string encodeJob(const MeasureJob& job) {
   const task::SearchTask& t = job.task;
-  json task = {{"op", t.op},   {"shape", t.shape}, {"target", t.target},         {"layout", t.layout},
+  json task = {{"op", t.op},   {"shape", t.shape}, {"target", t.target.str()},   {"layout", t.layout},
                {"key", t.key}, {"flops", t.flops}, {"dag", te::dagToJson(t.dag)}};
   json j = {{"format", kJobFormat},    {"version", kJobVersion},  {"id", job.id},
             {"tuner", job.tuner},      {"task", std::move(task)}, {"rules", rulesToJson(job.rules)},
@@ -171,7 +171,7 @@ MeasureJob readJob(const std::string& text) {
   task.key = field<std::string>(t, "key");
   task.flops = field<double>(t, "flops");
   try {
-    task.target = target::parseTarget(field<std::string>(t, "target")).str();
+    task.target = target::parseTarget(field<std::string>(t, "target"));
   } catch (const std::invalid_argument& e) {
     throw JobFormatError(std::string("the job's target: ") + e.what());
   }

@@ -106,12 +106,12 @@ graph::Graph loadModel(const std::string& model, const std::string& inputShapes)
 }
 
 PreparedModel prepareModel(const std::string& model, const std::string& inputShapes, const std::string& fusion,
-                           const std::string& target) {
+                           const target::Target& target) {
   return prepareModel(loadModel(model, inputShapes), model, fusion, target);
 }
 
 PreparedModel prepareModel(graph::Graph loaded, const std::string& name, const std::string& fusion,
-                           const std::string& target, const IntegerInputs& integerInputs) {
+                           const target::Target& target, const IntegerInputs& integerInputs) {
   PreparedModel m;
   m.name = name;
   m.fusion = fusion;

@@ -39,9 +39,9 @@ struct PreparedModel {
 };
 // fusion: rule | dp | none; target decides the layout of image tasks.
 PreparedModel prepareModel(const std::string& model, const std::string& inputShapes, const std::string& fusion,
-                           const std::string& target);
+                           const target::Target& target);
 // The same for a graph loaded already (loadModel), named `name`.
 PreparedModel prepareModel(graph::Graph loaded, const std::string& name, const std::string& fusion,
-                           const std::string& target, const IntegerInputs& integerInputs = {});
+                           const target::Target& target, const IntegerInputs& integerInputs = {});
 
 }  // namespace tessel::frontend

@@ -74,11 +74,11 @@ std::vector<GraphTask> extractTasks(const graph::Graph& g, const FusionPlan& pla
   return tasks;
 }
 
-task::SearchTask toSearchTask(const GraphTask& t, const std::string& target) {
+task::SearchTask toSearchTask(const GraphTask& t, const target::Target& target) {
   task::SearchTask s;
   s.op = t.name;
   s.shape = t.shape;
-  s.target = target::parseTarget(target).str();  // canonical, as makeOperatorTask's
+  s.target = target;
   s.layout = t.layout;
   s.dag = t.dag;
   s.key = t.key;

@@ -40,6 +40,6 @@ std::vector<GraphTask> extractTasks(const graph::Graph& g, const FusionPlan& pla
 te::ComputeDAG canonicalizeNames(const te::ComputeDAG& dag);
 
 // For a target string (throws std::invalid_argument for a bad one).
-task::SearchTask toSearchTask(const GraphTask& t, const std::string& target);
+task::SearchTask toSearchTask(const GraphTask& t, const target::Target& target);
 
 }  // namespace tessel::fusion

@@ -4,17 +4,17 @@
 
 namespace tessel::knowledge {
 
-RecordLibrary libraryOfDatabase(const store::Database& db, const std::string& target, size_t perTask) {
+RecordLibrary libraryOfDatabase(const store::Database& db, const target::Target& target, size_t perTask) {
   std::map<int64_t, std::vector<std::string>> modelsOf;
   for (const std::string& model : db.modelNames())
     for (const auto& [task, weight] : db.modelTasks(model))
       modelsOf[task.id].push_back(model);
   RecordLibrary lib;
   for (const store::TaskRow& row : db.tasks()) {
-    if (row.target != target) continue;
+    if (row.target != target.str()) continue;  // the database keeps canonical strings
     LibraryTask t;
     t.key = row.key;
-    t.target = row.target;
+    t.target = target;
     t.op = row.op;
     t.compute = row.compute;
     t.flops = row.flops;

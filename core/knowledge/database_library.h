@@ -15,6 +15,6 @@ namespace tessel::knowledge {
 // For every task of `target` (a canonical target string) with a valid record,
 // its `perTask` fastest valid records; a task's models are those the
 // database names it in.
-RecordLibrary libraryOfDatabase(const store::Database& db, const std::string& target, size_t perTask);
+RecordLibrary libraryOfDatabase(const store::Database& db, const target::Target& target, size_t perTask);
 
 }  // namespace tessel::knowledge

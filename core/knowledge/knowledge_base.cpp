@@ -64,14 +64,14 @@ nlohmann::json taskJson(const LibraryTask& t) {
     programs.push_back({{"steps", nlohmann::json::parse(p.steps)},
                         {"decisions", p.decisions.empty() ? nlohmann::json() : nlohmann::json::parse(p.decisions)},
                         {"seconds", p.seconds}});
-  return {{"key", t.key},     {"target", t.target}, {"op", t.op},          {"compute", t.compute},
-          {"flops", t.flops}, {"models", t.models}, {"programs", programs}};
+  return {{"key", t.key},     {"target", t.target.str()}, {"op", t.op},          {"compute", t.compute},
+          {"flops", t.flops}, {"models", t.models},       {"programs", programs}};
 }
 
 LibraryTask taskOf(const nlohmann::json& j) {
   LibraryTask t;
   t.key = j.at("key").get<std::string>();
-  t.target = j.at("target").get<std::string>();
+  t.target = target::parseTarget(j.at("target").get<std::string>());  // the file keeps canonical strings
   t.op = j.at("op").get<std::string>();
   t.compute = j.at("compute").get<std::string>();
   t.flops = j.at("flops").get<double>();

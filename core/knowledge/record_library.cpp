@@ -33,14 +33,14 @@ size_t RecordLibrary::programs() const {
   return n;
 }
 
-const LibraryTask* RecordLibrary::find(const std::string& key, const std::string& target) const {
+const LibraryTask* RecordLibrary::find(const std::string& key, const target::Target& target) const {
   for (const LibraryTask& t : tasks_)
     if (t.key == key && t.target == target) return &t;
   return nullptr;
 }
 
 std::vector<SimilarTask> RecordLibrary::similar(const TaskStructure& structure, const std::string& key,
-                                                const std::string& target, size_t n) const {
+                                                const target::Target& target, size_t n) const {
   std::vector<SimilarTask> out;
   for (const LibraryTask& t : tasks_) {
     if (t.key == key && t.target == target) continue;

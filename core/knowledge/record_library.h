@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "knowledge/task_structure.h"
+#include "target/target.h"
 
 namespace tessel::knowledge {
 
@@ -22,14 +23,14 @@ struct LibraryProgram {
 };
 
 struct LibraryTask {
-  std::string key;                       // workload key
-  std::string target = "cpu";            // canonical target string it was measured for
-  std::string op;                        // operator or fused subgraph name
-  std::string compute;                   // its compute definition as text (te::ComputeDAG::toString)
-  double flops = 0;                      // per evaluation
-  std::vector<std::string> models;       // the models it is a task of, where known
-  std::vector<LibraryProgram> programs;  // fastest first
-  TaskStructure structure;               // of `compute`, filled by RecordLibrary::add
+  std::string key;                                 // workload key
+  target::Target target = target::Target::host();  // what it was measured for
+  std::string op;                                  // operator or fused subgraph name
+  std::string compute;                             // its compute definition as text (te::ComputeDAG::toString)
+  double flops = 0;                                // per evaluation
+  std::vector<std::string> models;                 // the models it is a task of, where known
+  std::vector<LibraryProgram> programs;            // fastest first
+  TaskStructure structure;                         // of `compute`, filled by RecordLibrary::add
 };
 
 // A stored task near a new one: how far (structureDistance) and which.
@@ -47,10 +48,10 @@ class RecordLibrary {
   size_t programs() const;
   bool empty() const { return tasks_.empty(); }
   // The task of this workload key measured for this target, if held.
-  const LibraryTask* find(const std::string& key, const std::string& target) const;
+  const LibraryTask* find(const std::string& key, const target::Target& target) const;
   // The held tasks of the same pattern, nearest first (ties: the one added
   // first), at most `n`; a task of `key` on `target` itself is left out.
-  std::vector<SimilarTask> similar(const TaskStructure& structure, const std::string& key, const std::string& target,
+  std::vector<SimilarTask> similar(const TaskStructure& structure, const std::string& key, const target::Target& target,
                                    size_t n) const;
 
  private:

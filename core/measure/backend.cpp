@@ -28,19 +28,19 @@ target::Target concreteCudaTarget(target::Target t) {
 }  // namespace
 
 std::unique_ptr<ProgramBuilder> makeBuilder(const task::SearchTask& task, const MeasurerOptions& options) {
-  const target::Target t = target::parseTarget(task.target);
+  const target::Target& t = task.target;
   if (t.isCpu()) return std::make_unique<CppProgramBuilder>(task, options.cpp, options.build, options.keepFiles);
   return std::make_unique<CudaProgramBuilder>(task, concreteCudaTarget(t), options.build, options.keepFiles);
 }
 
 std::unique_ptr<ProgramRunner> makeRunner(const task::SearchTask& task, const MeasurerOptions& options) {
-  const target::Target t = target::parseTarget(task.target);
+  const target::Target& t = task.target;
   if (t.isCpu()) return std::make_unique<Runner>(options.run);
   // Measuring on a GPU needs its driver first of all.
   if (const std::string why = cuda::unavailableReason(); !why.empty())
     throw std::runtime_error("cannot measure for target '" + t.str() + "': " + why);
   RunOptions run = options.run;
-  run.device = "cuda";
+  run.device = target::Target::Kind::Cuda;
   return std::make_unique<Runner>(std::move(run));
 }
 

@@ -157,9 +157,9 @@ struct Runner::Impl {
     std::string inFlag = "--in-fd";
     std::string outFlag = "--out-fd";
     std::string sandboxFlag = "--sandbox";
-    std::string sandbox = sandboxProfileName(!options.sandbox           ? SandboxProfile::None
-                                             : options.device == "cuda" ? SandboxProfile::Cuda
-                                                                        : SandboxProfile::Cpu);
+    std::string sandbox = sandboxProfileName(!options.sandbox                               ? SandboxProfile::None
+                                             : options.device == target::Target::Kind::Cuda ? SandboxProfile::Cuda
+                                                                                            : SandboxProfile::Cpu);
     char* argv[] = {argv0.data(),  inFlag.data(),      inArg.data(),   outFlag.data(),
                     outArg.data(), sandboxFlag.data(), sandbox.data(), nullptr};
 

@@ -29,14 +29,15 @@
 #include "measure/measure_types.h"
 #include "measure/timing_rule.h"
 #include "support/cancellation.h"
+#include "target/target.h"
 
 namespace tessel::measure {
 
 struct RunOptions {
   std::string workerPath;  // the tessel-worker executable
-  // Where the kernels run: "cpu" (KernelRef::library is a shared library) or
-  // "cuda" (a CUDA program's manifest, measured on the GPU: cuda_worker.h).
-  std::string device = "cpu";
+  // Where the kernels run: the CPU (KernelRef::library is a shared library)
+  // or CUDA (a CUDA program's manifest, measured on the GPU: cuda_worker.h).
+  target::Target::Kind device = target::Target::Kind::Cpu;
   double timeoutSeconds = 10;  // per kernel, checking and timing included
   int warmup = kDefaultTiming.warmup;
   int repeats = kDefaultTiming.repeats;

@@ -139,7 +139,7 @@ class Worker {
       task_.haveReference = true;
     }
 
-    if (req.device == "cuda") {
+    if (req.device == target::Target::Kind::Cuda) {
       res = gpu_.measure(req, task_.inputs, task_.haveReference ? &task_.referenceOutputs : nullptr);
       return;
     }

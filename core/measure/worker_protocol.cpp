@@ -178,7 +178,7 @@ IoStatus readMessage(int fd, nlohmann::json& message, std::optional<Clock::time_
 
 json toJson(const Request& r) {
   return json{{"type", "measure"},
-              {"device", r.device},
+              {"device", target::kindName(r.device)},
               {"library", r.library},
               {"symbol", r.symbol},
               {"packSymbol", r.packSymbol},
@@ -220,11 +220,16 @@ bool fromJson(const json& j, Request& r, std::string* error) {
     return false;
   }
   // Optional: a request without a device is the CPU's.
-  r.device = "cpu";
-  if (j.contains("device") && !getField(j, "device", r.device, error)) return false;
-  if (r.device != "cpu" && r.device != "cuda") {
-    setError(error, "field 'device' must be cpu or cuda, not '" + r.device + "'");
-    return false;
+  r.device = target::Target::Kind::Cpu;
+  if (j.contains("device")) {
+    std::string device;
+    if (!getField(j, "device", device, error)) return false;
+    const std::optional<target::Target::Kind> kind = target::parseKind(device);
+    if (!kind) {
+      setError(error, "field 'device' must be cpu or cuda, not '" + device + "'");
+      return false;
+    }
+    r.device = *kind;
   }
   // Optional fields: without them every input is passed plain.
   if (j.contains("packSymbol") &&

@@ -16,6 +16,7 @@
 #include "measure/cache_state.h"
 #include "measure/measure_types.h"
 #include "measure/timing_rule.h"
+#include "target/target.h"
 
 namespace tessel::measure::protocol {
 
@@ -46,9 +47,10 @@ IoStatus readMessage(int fd, nlohmann::json& message,
 // One kernel to check and time (see runner.h for the meaning of the fields).
 // An empty referenceLibrary skips the comparison (outputs must still be finite).
 struct Request {
-  // Where the kernel runs: "cpu" (library is a shared library, symbol its
-  // entry) or "cuda" (library is a CUDA program's manifest, cuda_manifest.h).
-  std::string device = "cpu";
+  // Where the kernel runs: the CPU (library is a shared library, symbol its
+  // entry) or CUDA (library is a CUDA program's manifest, cuda_manifest.h);
+  // "cpu" or "cuda" on the wire.
+  target::Target::Kind device = target::Target::Kind::Cpu;
   std::string library;
   std::string symbol;
   std::string packSymbol;            // empty: no input is packed

@@ -295,7 +295,7 @@ std::vector<Step> annotate(const Sketch& sk, const HardwareParams& hw, Decider& 
     apply(s, steps, step);
   }
   changeComputeLocations(sk, s, steps, d);
-  if (hw.target == "cuda") {
+  if (hw.target.isCuda()) {
     bindGpu(sk, s, steps, hw, d);
   } else {
     parallelize(sk, s, steps, hw, d);
@@ -366,9 +366,9 @@ void validateProgram(const State& s, const HardwareParams& hw) {
       if (it.annotation == Annotation::VThread && it.extent > 8)
         throw ScheduleError("'" + st.op.name + "' has " + std::to_string(it.extent) + " virtual threads (limit 8)");
     }
-    if (threads > hw.maxThreadsPerBlock)
+    if (hw.target.isCuda() && threads > hw.target.maxThreadsPerBlock)
       throw ScheduleError("'" + st.op.name + "' uses " + std::to_string(threads) + " threads per block (limit " +
-                          std::to_string(hw.maxThreadsPerBlock) + ")");
+                          std::to_string(hw.target.maxThreadsPerBlock) + ")");
   }
 }
 

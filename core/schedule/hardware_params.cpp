@@ -6,13 +6,10 @@ namespace tessel::schedule {
 
 HardwareParams hardwareParams(const target::Target& target) {
   HardwareParams hw;
-  hw.target = target.kindName();
+  hw.target = target;
   if (target.isCpu()) {
     hw.cores = target.effectiveThreads();
     hw.maxVectorLanes = std::max(hw.maxVectorLanes, target.vectorLanes);
-  } else {
-    hw.maxThreadsPerBlock = target.maxThreadsPerBlock;
-    hw.maxSharedMemoryBytes = target.sharedMemoryPerBlock;
   }
   return hw;
 }

@@ -9,17 +9,20 @@
 namespace tessel::schedule {
 
 struct HardwareParams {
-  std::string target = "cpu";  // the target's kind: "cpu" or "cuda"
-  int cores = 2;               // CPU threads a parallel loop is split for
+  // What the schedules are for: its kind picks the sketch rules and its CUDA
+  // limits (threads and shared memory per block) bound the annotations.
+  target::Target target = target::Target::host();
+  // CPU threads a parallel loop is split for: the target's threads, set by
+  // hardwareParams(); 2 by default so that a schedule test's sketches do not
+  // depend on the machine it runs on.
+  int cores = 2;
   int maxInnermostSplit = 64;  // longest innermost tile
   // Widest fused innermost extent a vectorize annotation may take, in floats.
   int maxVectorLanes = 16;
-  int maxThreadsPerBlock = 1024;             // CUDA
-  int64_t maxSharedMemoryBytes = 48 * 1024;  // CUDA, per block
 };
 
-// What a target implies: its kind, its threads (every core of this machine for
-// threads = 0) and its CUDA limits. The vectorize limit stays 16 floats (one
+// What a target implies: the target itself, its threads (every core of this
+// machine for threads = 0). The vectorize limit stays 16 floats (one
 // AVX-512 vector, two AVX2 or four SSE ones, which GCC unrolls), never less
 // than one of the target's vectors: the vector width itself reaches the
 // kernels through -march and the register tiles (codegen::vectorIsa).

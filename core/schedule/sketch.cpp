@@ -122,7 +122,7 @@ void multiLevelTile(Sketch& sk, int stage, const std::string& structure) {
 }
 
 std::string tileStructure(const HardwareParams& hw) {
-  return hw.target == "cuda" ? "SSSRRSRS" : "SSRSRS";
+  return hw.target.isCuda() ? "SSSRRSRS" : "SSRSRS";
 }
 
 // GPU: every input of a tiled stage is staged through shared memory, loaded
@@ -201,7 +201,7 @@ class MultiLevelTilingWithFusionRule : public SketchRule {
   std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams& hw) const override {
     std::vector<std::pair<Sketch, int>> out;
     int consumer = elementwiseMatchedConsumer(s.state, stage);
-    std::vector<int> fuseLevels = hw.target == "cuda" ? std::vector<int>{3} : std::vector<int>{1, 2};
+    std::vector<int> fuseLevels = hw.target.isCuda() ? std::vector<int>{3} : std::vector<int>{1, 2};
     for (int level : fuseLevels) {
       Sketch n = s;
       size_t firstSplit = n.tileSplits.size();
@@ -229,7 +229,7 @@ class MultiLevelTilingWithFusionRule : public SketchRule {
       n.placed.insert(n.state.stages[size_t(stage)].op.name);
       n.tiled.insert(cop.name);
       std::string tiledName = n.state.stages[size_t(stage)].op.name;
-      if (hw.target == "cuda") {
+      if (hw.target.isCuda()) {
         n.threadGroups[cop.name] = int(roots.size());
         addSharedCacheReads(n, tiledName);
       }
@@ -385,25 +385,27 @@ class CrossThreadReductionRule : public SketchRule {
   }
 };
 
-std::map<std::string, std::vector<std::shared_ptr<SketchRule>>>& registry() {
-  static std::map<std::string, std::vector<std::shared_ptr<SketchRule>>> r = [] {
-    std::map<std::string, std::vector<std::shared_ptr<SketchRule>>> m;
+using Kind = target::Target::Kind;
+
+std::map<Kind, std::vector<std::shared_ptr<SketchRule>>>& registry() {
+  static std::map<Kind, std::vector<std::shared_ptr<SketchRule>>> r = [] {
+    std::map<Kind, std::vector<std::shared_ptr<SketchRule>>> m;
     // AutoGTCO's softmax rule is the GPU's only: on the CPU it tuned to the
     // same latency as without it (softmax_fusion_rule.h has the figures).
-    m["cpu"] = {std::make_shared<AlwaysInlineRule>(),
-                std::make_shared<AddCacheWriteRule>(),
-                std::make_shared<MultiLevelTilingWithFusionRule>(),
-                std::make_shared<MultiLevelTilingRule>(),
-                std::make_shared<AddRfactorRule>(),
-                std::make_shared<InnermostSpatialTileRule>(),
-                std::make_shared<SkipRule>()};
-    m["cuda"] = {std::make_shared<AlwaysInlineRule>(),
-                 makeSoftmaxFusionRule(),
-                 std::make_shared<CrossThreadReductionRule>(),
-                 std::make_shared<AddCacheWriteGpuRule>(),
-                 std::make_shared<MultiLevelTilingWithFusionRule>(),
-                 std::make_shared<MultiLevelTilingRule>(),
-                 std::make_shared<SkipRule>()};
+    m[Kind::Cpu] = {std::make_shared<AlwaysInlineRule>(),
+                    std::make_shared<AddCacheWriteRule>(),
+                    std::make_shared<MultiLevelTilingWithFusionRule>(),
+                    std::make_shared<MultiLevelTilingRule>(),
+                    std::make_shared<AddRfactorRule>(),
+                    std::make_shared<InnermostSpatialTileRule>(),
+                    std::make_shared<SkipRule>()};
+    m[Kind::Cuda] = {std::make_shared<AlwaysInlineRule>(),
+                     makeSoftmaxFusionRule(),
+                     std::make_shared<CrossThreadReductionRule>(),
+                     std::make_shared<AddCacheWriteGpuRule>(),
+                     std::make_shared<MultiLevelTilingWithFusionRule>(),
+                     std::make_shared<MultiLevelTilingRule>(),
+                     std::make_shared<SkipRule>()};
     return m;
   }();
   return r;
@@ -411,21 +413,18 @@ std::map<std::string, std::vector<std::shared_ptr<SketchRule>>>& registry() {
 
 }  // namespace
 
-const std::vector<std::shared_ptr<SketchRule>>& sketchRules(const std::string& target) {
-  auto& r = registry();
-  auto it = r.find(target);
-  if (it == r.end()) throw ScheduleError("no sketch rules for target '" + target + "'");
-  return it->second;
+const std::vector<std::shared_ptr<SketchRule>>& sketchRules(target::Target::Kind kind) {
+  return registry()[kind];
 }
 
-void registerSketchRule(const std::string& target, std::shared_ptr<SketchRule> rule, const std::string& before) {
-  auto& rules = registry()[target];
+void registerSketchRule(target::Target::Kind kind, std::shared_ptr<SketchRule> rule, const std::string& before) {
+  auto& rules = registry()[kind];
   auto pos = std::find_if(rules.begin(), rules.end(), [&](const auto& r) { return r->name() == before; });
   rules.insert(before.empty() ? rules.end() : pos, std::move(rule));
 }
 
-std::shared_ptr<SketchRule> removeSketchRule(const std::string& target, const std::string& name) {
-  auto& rules = registry()[target];
+std::shared_ptr<SketchRule> removeSketchRule(target::Target::Kind kind, const std::string& name) {
+  auto& rules = registry()[kind];
   auto pos = std::find_if(rules.begin(), rules.end(), [&](const auto& r) { return r->name() == name; });
   if (pos == rules.end()) return nullptr;
   std::shared_ptr<SketchRule> rule = *pos;
@@ -434,7 +433,7 @@ std::shared_ptr<SketchRule> removeSketchRule(const std::string& target, const st
 }
 
 std::vector<Sketch> generateSketches(const te::ComputeDAG& dag, const HardwareParams& hw) {
-  const auto& rules = sketchRules(hw.target);
+  const auto& rules = sketchRules(hw.target.kind);
   Sketch init;
   init.initial = init.state = State(dag);
   std::deque<std::pair<Sketch, int>> queue = {{init, int(init.state.stages.size()) - 1}};

@@ -56,13 +56,13 @@ class SketchRule {
   virtual std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams& hw) const = 0;
 };
 
-// Rules in the order they are tried, per target. New rules join with
+// Rules in the order they are tried, per kind of target. New rules join with
 // registerSketchRule (before `before`, or at the end when empty).
-const std::vector<std::shared_ptr<SketchRule>>& sketchRules(const std::string& target);
-void registerSketchRule(const std::string& target, std::shared_ptr<SketchRule> rule, const std::string& before = "");
-// Takes rule `name` out of the target's rules (for comparisons: the same
+const std::vector<std::shared_ptr<SketchRule>>& sketchRules(target::Target::Kind kind);
+void registerSketchRule(target::Target::Kind kind, std::shared_ptr<SketchRule> rule, const std::string& before = "");
+// Takes rule `name` out of the kind's rules (for comparisons: the same
 // search with and without it); returns it, or null if it was not there.
-std::shared_ptr<SketchRule> removeSketchRule(const std::string& target, const std::string& name);
+std::shared_ptr<SketchRule> removeSketchRule(target::Target::Kind kind, const std::string& name);
 
 std::vector<Sketch> generateSketches(const te::ComputeDAG& dag, const HardwareParams& hw);
 

@@ -166,7 +166,7 @@ class FuseSoftmaxIntoBatchMatmulRule : public SketchRule {
     std::optional<Attention> a = matchAttention(s.state, stage);
     if (!a) return Condition::Pass;
     // GPU: one normalised row and the other input's tile must fit in shared memory.
-    if (hw.target == "cuda" && rowBytes(s.state, *a) > hw.maxSharedMemoryBytes / 2) return Condition::Pass;
+    if (hw.target.isCuda() && rowBytes(s.state, *a) > hw.target.sharedMemoryPerBlock / 2) return Condition::Pass;
     return Condition::Apply;  // the other rules' sketches stay beside this one
   }
   std::vector<std::pair<Sketch, int>> apply(const Sketch& s, int stage, const HardwareParams& hw) const override {
@@ -178,7 +178,7 @@ class FuseSoftmaxIntoBatchMatmulRule : public SketchRule {
       base.placed.insert(base.state.stages[size_t(a->via)].op.name);
     }
     const std::string mm = base.state.stages[size_t(stage)].op.name;
-    Sketch n = hw.target == "cuda" ? gpuSketch(base, stage, *a, hw) : cpuSketch(base, stage, *a, hw);
+    Sketch n = hw.target.isCuda() ? gpuSketch(base, stage, *a, hw) : cpuSketch(base, stage, *a, hw);
     n.tiled.insert(mm);
     n.rules.push_back(name());
     return {{n, n.state.stageIndex(mm) - 1}};

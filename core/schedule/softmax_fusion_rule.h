@@ -33,7 +33,7 @@ std::optional<SoftmaxStages> matchSoftmax(const State& s, int norm);
 // seeds 1 and 2, a quiet 2-core Zen 3) it tuned to 1.01x and 1.02x of the
 // latency without it with two threads, and single-threaded the best programs
 // were other sketches' (docs/results.md). CPU tests add it themselves
-// (registerSketchRule("cpu", ..., "add_cache_write")).
+// (registerSketchRule(Kind::Cpu, ..., "add_cache_write")).
 std::shared_ptr<SketchRule> makeSoftmaxFusionRule();
 
 }  // namespace tessel::schedule

@@ -13,9 +13,9 @@ ProgramSampler::ProgramSampler(const task::SearchTask& task, const schedule::Har
 
 void ProgramSampler::checkGpuLimits(const Program& p) const {
   int64_t shared = lower::sharedMemoryBytes(lower::lowerState(schedule::replay(task_.dag, p)));
-  if (shared > hw_.maxSharedMemoryBytes)
+  if (shared > hw_.target.sharedMemoryPerBlock)
     throw schedule::ScheduleError("uses " + std::to_string(shared) + " bytes of shared memory (limit " +
-                                  std::to_string(hw_.maxSharedMemoryBytes) + ")");
+                                  std::to_string(hw_.target.sharedMemoryPerBlock) + ")");
 }
 
 bool ProgramSampler::sample(Program* out, schedule::ProgramDecisions* decisions) {
@@ -23,7 +23,7 @@ bool ProgramSampler::sample(Program* out, schedule::ProgramDecisions* decisions)
     size_t which = std::uniform_int_distribution<size_t>(0, sketches_.size() - 1)(rng_);
     try {
       *out = schedule::annotateSketch(sketches_[which], hw_, rng_, decisions);
-      if (hw_.target == "cuda") checkGpuLimits(*out);
+      if (hw_.target.isCuda()) checkGpuLimits(*out);
       if (decisions) decisions->sketch = which;
       return true;
     } catch (const schedule::ScheduleError&) {
@@ -37,7 +37,7 @@ bool ProgramSampler::materialize(schedule::ProgramDecisions& decisions, Program*
   if (decisions.sketch >= sketches_.size()) return false;
   try {
     *out = schedule::materialize(sketches_[decisions.sketch], decisions, hw_);
-    if (hw_.target == "cuda") checkGpuLimits(*out);
+    if (hw_.target.isCuda()) checkGpuLimits(*out);
   } catch (const schedule::ScheduleError&) {
     return false;
   }

@@ -247,14 +247,14 @@ std::string sampleText(const ProgramDecisions& d) {
 
 // The kernel code of the task's target (its vector width).
 codegen::CppOptions cppOptions(const task::SearchTask& task) {
-  return codegen::CppOptions(target::parseTarget(task.target));
+  return codegen::CppOptions(task.target);
 }
 
 // A scheduled program in its target's language: C++ for a CPU, CUDA C (the
 // kernels with their launch dimensions and the host function) for a GPU.
 std::string scheduledSource(const task::SearchTask& task, const std::vector<schedule::Step>& steps,
                             const std::string& symbol) {
-  if (target::parseTarget(task.target).isCpu())
+  if (task.target.isCpu())
     return codegen::cppPrelude() + measure::programSource(task.dag, steps, symbol, cppOptions(task));
   const lower::LoweredFunc f = lower::lowerState(schedule::replay(task.dag, steps));
   return codegen::emitCudaProgram(f, symbol).source;
@@ -267,11 +267,6 @@ std::vector<Sketch> sketchesOf(const task::SearchTask& task, const schedule::Har
 }
 
 }  // namespace
-
-schedule::HardwareParams hostHardware(const std::string& target) {
-  // As the tuner takes it (search::tuneOptionsFor): the sketches depend on it.
-  return schedule::hardwareParams(target::parseTarget(target));
-}
 
 double countTileLengths(int64_t extent, size_t n, int64_t maxInnermost) {
   if (n == 0) return 1;
@@ -320,7 +315,7 @@ SpaceSummary summarizeSpace(const task::SearchTask& task, const schedule::Hardwa
 }
 
 SpaceSummary summarizeSpace(const task::SearchTask& task, int samples, uint64_t seed) {
-  return summarizeSpace(task, hostHardware(task.target), samples, seed);
+  return summarizeSpace(task, schedule::hardwareParams(task.target), samples, seed);
 }
 
 std::string kernelSymbol(const task::SearchTask& task) {
@@ -342,7 +337,7 @@ std::string programSource(const task::SearchTask& task, const std::string& decis
 }
 
 std::string programSource(const task::SearchTask& task, const std::string& decisionsJson) {
-  return programSource(task, decisionsJson, hostHardware(task.target));
+  return programSource(task, decisionsJson, schedule::hardwareParams(task.target));
 }
 
 std::string storedProgramSource(const task::SearchTask& task, const std::string& stepsJson) {

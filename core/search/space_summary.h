@@ -43,11 +43,6 @@ struct SpaceSummary {
   std::vector<std::string> sampleDecisions;
 };
 
-// The hardware parameters the tuner uses for a target string on this host
-// (the sketches, and so what decisions mean, depend on them); throws
-// std::invalid_argument for a bad target.
-schedule::HardwareParams hostHardware(const std::string& target);
-
 // Number of values of `n` tile lengths whose product divides `extent`, the
 // innermost at most `maxInnermost`: the domain sampleTileLengths draws from.
 double countTileLengths(int64_t extent, size_t n, int64_t maxInnermost);

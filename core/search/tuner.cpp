@@ -31,11 +31,10 @@ namespace {
 // Kernels built or run other than the task's target says would be recorded
 // under its target all the same.
 void checkTarget(const task::SearchTask& task, const TuneOptions& o) {
-  const target::Target t = target::parseTarget(task.target);
-  if (o.hardware.target != t.kindName() ||
-      o.measurer.build.flags != codegen::withoutWarnings(codegen::kernelCompilerFlags(t)) ||
+  const target::Target& t = task.target;
+  if (o.hardware.target != t || o.measurer.build.flags != codegen::withoutWarnings(codegen::kernelCompilerFlags(t)) ||
       o.measurer.run.threads != t.threads)
-    throw std::invalid_argument("the tuning options are not those of the task's target '" + task.target +
+    throw std::invalid_argument("the tuning options are not those of the task's target '" + t.str() +
                                 "' (start from search::tuneOptionsFor)");
 }
 

@@ -7,10 +7,19 @@
 
 namespace tessel::store {
 
+target::Target targetOf(const TaskRow& row) {
+  try {
+    return target::parseTarget(row.target);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error("task " + row.key + " has a target this build cannot read: " + e.what());
+  }
+}
+
 task::SearchTask operatorTaskOf(const TaskRow& row) {
+  const target::Target target = targetOf(row);
   task::SearchTask task;
   try {
-    task = task::makeOperatorTask(row.op, row.shape, row.target, row.layout);
+    task = task::makeOperatorTask(row.op, row.shape, target, row.layout);
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot rebuild task " + row.key + " (" + e.what() +
                              "): a model's tasks are rebuilt from the model");
@@ -24,8 +33,8 @@ task::SearchTask operatorTaskOf(const TaskRow& row) {
 TaskRow taskRowOf(const task::SearchTask& task) {
   TaskRow t;
   t.key = task.key;
-  t.target = task.target;
-  t.device = target::parseTarget(task.target).isCpu() ? hostDevice() : "";  // every CPU target runs here
+  t.target = task.target.str();
+  t.device = task.target.isCpu() ? hostDevice() : "";  // every CPU target runs here
   t.op = task.op;
   t.shape = task.shape;
   t.layout = task.layout;

@@ -12,6 +12,9 @@
 namespace tessel::store {
 
 TaskRow taskRowOf(const task::SearchTask& task);
+// The target of a stored task: the row keeps its canonical string. Throws
+// std::runtime_error naming the task for a string this build cannot read.
+target::Target targetOf(const TaskRow& row);
 // A stored library-operator task (tune-op's) rebuilt from its op, shape and
 // layout. Throws std::runtime_error when it cannot be (a model's fused
 // subgraph: rebuild it from the model) or when the operator's definition

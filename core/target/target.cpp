@@ -122,8 +122,26 @@ Target Target::host() {
   return t;
 }
 
+Target Target::cuda(const std::string& arch) {
+  Target t;
+  t.kind = Kind::Cuda;
+  setArch(t, arch);
+  deriveLimits(t);
+  return t;
+}
+
+std::string kindName(Target::Kind kind) {
+  return kind == Target::Kind::Cpu ? "cpu" : "cuda";
+}
+
+std::optional<Target::Kind> parseKind(const std::string& name) {
+  if (name == "cpu") return Target::Kind::Cpu;
+  if (name == "cuda") return Target::Kind::Cuda;
+  return std::nullopt;
+}
+
 std::string Target::kindName() const {
-  return isCpu() ? "cpu" : "cuda";
+  return target::kindName(kind);
 }
 
 std::string Target::str() const {
@@ -166,9 +184,9 @@ Target parseTarget(const std::string& text) {
   if (!(in >> word))
     throw std::invalid_argument("empty target (expected cpu or cuda, e.g. \"cpu -arch=x86-64-v2 -threads=1\")");
   Target t;
-  if (word == "cuda")
-    t.kind = Target::Kind::Cuda;
-  else if (word != "cpu")
+  if (const std::optional<Target::Kind> kind = parseKind(word))
+    t.kind = *kind;
+  else
     throw std::invalid_argument("unknown target kind '" + word + "' (known: cpu, cuda)");
   std::set<std::string> seen;
   while (in >> word) {

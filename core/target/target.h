@@ -1,10 +1,14 @@
 // What a tuning compiles and measures for: a typed target, parsed from and
 // printed as a TVM-like target string ("cpu", "cpu -arch=x86-64-v2 -threads=1",
-// "cuda -arch=sm_90"). The canonical string is what tasks, workload records and
-// the database carry, so "cpu" (this machine: -march=native, every core) must
-// stay exactly "cpu". The lowest folder of the pipeline: no other core/ part.
+// "cuda -arch=sm_90"). Tasks, tuning configs and the schedules' hardware
+// parameters carry a Target; the canonical string is what crosses the edges
+// (the CLI, the database, the fleet's JSON, dataset and knowledge files, the
+// studio's target box), so "cpu" (this machine: -march=native, every core)
+// must stay exactly "cpu". The lowest folder of the pipeline: no other core/
+// part.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +32,9 @@ struct Target {
 
   // This machine's CPU: the target "cpu".
   static Target host();
+  // A CUDA GPU of `arch` ("native": this machine's first GPU's, or sm_XX);
+  // throws std::invalid_argument for another arch, as parseTarget does.
+  static Target cuda(const std::string& arch = "native");
 
   // The canonical string: defaults left out, options in a fixed order, so that
   // parseTarget(t.str()) == t and equal targets print alike.
@@ -35,6 +42,7 @@ struct Target {
   // "cpu" or "cuda".
   std::string kindName() const;
   bool isCpu() const { return kind == Kind::Cpu; }
+  bool isCuda() const { return kind == Kind::Cuda; }
   // The vector instruction set of a CPU target: "avx512", "avx2" or "sse".
   std::string vectorIsaName() const;
   // Whether this machine's CPU can run the target's kernels (a CPU target
@@ -59,6 +67,11 @@ struct Target {
 // most once: -arch (both kinds) and -threads (cpu: 0 = every core, 1..1024).
 // Throws std::invalid_argument naming the bad part and what is allowed.
 Target parseTarget(const std::string& text);
+
+// A kind's name ("cpu", "cuda") and back (none for another word): how the
+// worker's protocol names the device a kernel runs on.
+std::string kindName(Target::Kind kind);
+std::optional<Target::Kind> parseKind(const std::string& name);
 
 // The CPU arch names parseTarget accepts, in order.
 const std::vector<std::string>& cpuArchs();

@@ -19,21 +19,20 @@ std::string workloadKey(const std::string& op, const std::vector<int64_t>& shape
   return key + buf;
 }
 
-std::string recordKey(const std::string& workloadKey, const std::string& target) {
-  return target == "cpu" ? workloadKey : workloadKey + "@" + target;
+std::string recordKey(const std::string& workloadKey, const target::Target& target) {
+  return target == target::Target::host() ? workloadKey : workloadKey + "@" + target.str();
 }
 
-std::string defaultLayout(const std::string& target) {
-  return target::parseTarget(target).isCpu() ? "nhwc" : "nchw";
+std::string defaultLayout(const target::Target& target) {
+  return target.isCpu() ? "nhwc" : "nchw";
 }
 
-SearchTask makeOperatorTask(const std::string& op, const std::vector<int64_t>& shape, const std::string& target,
+SearchTask makeOperatorTask(const std::string& op, const std::vector<int64_t>& shape, const target::Target& target,
                             const std::string& layout) {
-  const target::Target parsed = target::parseTarget(target);
   SearchTask t;
   t.op = op;
   t.shape = shape;
-  t.target = parsed.str();
+  t.target = target;
   te::Layout l = te::parseLayout(layout.empty() ? defaultLayout(target) : layout);
   if (te::hasImageLayout(op)) t.layout = te::layoutName(l);
   t.dag = te::makeOperator(op, shape, l);

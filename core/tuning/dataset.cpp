@@ -8,6 +8,7 @@
 
 #include "frontend/model_loader.h"
 #include "fusion/task_extraction.h"
+#include "store/task_rows.h"
 #include "support/compressed_lines.h"
 #include "target/target.h"
 #include "task/search_task.h"
@@ -20,7 +21,7 @@ nlohmann::json toJson(const DatasetRecord& r) {
   return {{"model", r.model},
           {"task", r.task},
           {"weight", r.weight},
-          {"target", r.target},
+          {"target", r.target.str()},
           {"steps", nlohmann::json::parse(r.steps)},
           {"cost", std::isfinite(r.cost) ? nlohmann::json(r.cost) : nlohmann::json(nullptr)}};
 }
@@ -30,7 +31,7 @@ DatasetRecord fromJson(const nlohmann::json& j) {
   r.model = j.at("model").get<std::string>();
   r.task = j.at("task").get<std::string>();
   r.weight = j.value("weight", 1.0);
-  r.target = j.value("target", std::string("cpu"));
+  r.target = target::parseTarget(j.value("target", std::string("cpu")));  // the file keeps canonical strings
   r.steps = j.at("steps").dump();
   r.cost = j.at("cost").is_null() ? INFINITY : j.at("cost").get<double>();
   return r;
@@ -39,16 +40,16 @@ DatasetRecord fromJson(const nlohmann::json& j) {
 }  // namespace
 
 std::vector<DatasetRecord> datasetFromDatabase(const store::Database& db, const std::vector<std::string>& models,
-                                               const std::string& target) {
+                                               const std::optional<target::Target>& target) {
   const std::vector<std::string> names = models.empty() ? db.modelNames() : models;
   std::vector<DatasetRecord> out;
   for (const std::string& model : names) {
     const auto tasks = db.modelTasks(model);
     if (tasks.empty()) throw std::runtime_error("the database has no model named '" + model + "'");
     for (const auto& [task, weight] : tasks)
-      if (target.empty() || task.target == target)
+      if (!target || task.target == target->str())  // the database keeps canonical strings
         for (const store::RecordRow& r : db.records(task.id))
-          out.push_back({model, task.key, weight, task.target, r.steps, r.ok() ? r.medianCost() : INFINITY});
+          out.push_back({model, task.key, weight, store::targetOf(task), r.steps, r.ok() ? r.medianCost() : INFINITY});
   }
   return out;
 }
@@ -74,7 +75,7 @@ std::vector<DatasetRecord> readDataset(const std::string& path) {
   return out;
 }
 
-std::map<std::string, task::SearchTask> tasksOfModel(const std::string& model, const std::string& target) {
+std::map<std::string, task::SearchTask> tasksOfModel(const std::string& model, const target::Target& target) {
   std::map<std::string, task::SearchTask> tasks;
   const frontend::PreparedModel m = frontend::prepareModel(model, "", "dp", target);
   for (const fusion::GraphTask& t : m.tasks) {
@@ -89,7 +90,7 @@ DatasetTasks featuresOf(const std::vector<DatasetRecord>& records, cost::Feature
   // Each model once: its tasks by key.
   std::map<std::pair<std::string, std::string>, std::map<std::string, task::SearchTask>> tasksOf;
   for (const DatasetRecord& r : records) {
-    auto& tasks = tasksOf[{r.model, r.target}];
+    auto& tasks = tasksOf[{r.model, r.target.str()}];
     if (tasks.empty()) tasks = tasksOfModel(r.model, r.target);
   }
   // Records grouped by (model, task on its target), in the order they first appear.
@@ -103,7 +104,7 @@ DatasetTasks featuresOf(const std::vector<DatasetRecord>& records, cost::Feature
   DatasetTasks out;
   for (const auto& group : groups) {
     const DatasetRecord& first = *group.front();
-    const auto& tasks = tasksOf[{first.model, first.target}];
+    const auto& tasks = tasksOf[{first.model, first.target.str()}];
     auto t = tasks.find(first.task);
     if (t == tasks.end())
       throw std::runtime_error("task " + first.task + " is not a task of " + first.model +
@@ -118,8 +119,7 @@ DatasetTasks featuresOf(const std::vector<DatasetRecord>& records, cost::Feature
         ++out.skipped;  // steps of a format this build does not read
       }
     }
-    std::vector<cost::ProgramFeatureSet> sets =
-        cost::extractFeatureSets(t->second.dag, programs, kinds, target::parseTarget(first.target));
+    std::vector<cost::ProgramFeatureSet> sets = cost::extractFeatureSets(t->second.dag, programs, kinds, first.target);
     cost::TaskRecords tr{task::recordKey(first.task, first.target), {}, {}};
     for (size_t i = 0; i < sets.size(); ++i) {
       if (!sets[i].valid) {

@@ -7,28 +7,30 @@
 
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cost/cost_model.h"
 #include "cost/cost_model_eval.h"
 #include "store/database.h"
+#include "target/target.h"
 
 namespace tessel::tuning {
 
 struct DatasetRecord {
-  std::string model;  // zoo name or model file, as given to dataset collect
-  std::string task;   // workload key
-  double weight = 1;  // occurrences of the task in the model
-  std::string target = "cpu";
+  std::string model;                                      // zoo name or model file, as given to dataset collect
+  std::string task;                                       // workload key
+  double weight = 1;                                      // occurrences of the task in the model
+  target::Target target = target::Target::host();         // read from and written as its canonical string
   std::string steps;                                      // serialised schedule steps
   double cost = std::numeric_limits<double>::infinity();  // median seconds; +inf: failed
 };
 
 // Every record of the named models (all the database's models when empty),
-// of every target, or of the one a canonical target string names.
+// of every target, or of `target` alone.
 std::vector<DatasetRecord> datasetFromDatabase(const store::Database& db, const std::vector<std::string>& models,
-                                               const std::string& target = "");
+                                               const std::optional<target::Target>& target = std::nullopt);
 // Writes or reads JSON lines; a name ending in ".gz" is gzip-compressed.
 // std::runtime_error naming the file and line for what cannot be read.
 void writeDataset(const std::string& path, const std::vector<DatasetRecord>& records);
@@ -45,7 +47,7 @@ struct DatasetTasks {
 };
 // A model's tasks on `target` as a dataset's records name them (zoo name or
 // file, default fusion), by workload key.
-std::map<std::string, task::SearchTask> tasksOfModel(const std::string& model, const std::string& target);
+std::map<std::string, task::SearchTask> tasksOfModel(const std::string& model, const target::Target& target);
 
 // Rebuilds each model's tasks (tasksOfModel) and extracts the features.
 // std::runtime_error for a task no model has.

@@ -35,7 +35,7 @@ void writeAtomically(const std::string& path, const std::vector<DatasetRecord>& 
 
 // The records to relabel, grouped by task in the order they first appear.
 std::vector<Group> selectGroups(const std::vector<DatasetRecord>& in, const std::vector<std::string>& models,
-                                const std::string& target) {
+                                const target::Target& target) {
   const std::set<std::string> wanted(models.begin(), models.end());
   std::map<GroupKey, size_t> index;
   std::vector<Group> groups;
@@ -43,9 +43,9 @@ std::vector<Group> selectGroups(const std::vector<DatasetRecord>& in, const std:
   for (const DatasetRecord& r : in) {
     if (!wanted.empty() && !wanted.count(r.model)) continue;
     if (r.target != target)
-      throw std::invalid_argument("a record of " + r.model + " is for target '" + r.target +
-                                  "', not the target measured here ('" + target + "'); pass --target '" + r.target +
-                                  "' or select other models");
+      throw std::invalid_argument("a record of " + r.model + " is for target '" + r.target.str() +
+                                  "', not the target measured here ('" + target.str() + "'); pass --target '" +
+                                  r.target.str() + "' or select other models");
     seen.insert(r.model);
     auto [it, fresh] = index.emplace(GroupKey{r.model, r.task}, groups.size());
     if (fresh) groups.push_back({it->first, {}});

@@ -71,16 +71,15 @@ knowledge::LibraryTask libraryTaskOf(const TaskGroup& g, const std::vector<sched
 knowledge::KnowledgeBase buildKnowledgeBase(const KnowledgeBuildConfig& c, KnowledgeBuildSummary* summary) {
   KnowledgeBuildSummary local;
   KnowledgeBuildSummary& s = summary ? *summary : local;
-  const std::string target = target::parseTarget(c.target).str();
-  const target::Target measuredOn = target::parseTarget(c.measuredOn.empty() ? target : c.measuredOn);
+  const target::Target& target = c.target;
+  const target::Target measuredOn = c.measuredOn.value_or(target);
   const schedule::HardwareParams hw = schedule::hardwareParams(measuredOn);
   const std::set<std::string> leaveOut(c.leaveOut.begin(), c.leaveOut.end());
 
   knowledge::KnowledgeBase kb;
   kb.info.targetClass = knowledge::targetClass(measuredOn);
   kb.info.threads = measuredOn.effectiveThreads();
-  kb.info.cpu =
-      !c.cpu.empty() || !c.measuredOn.empty() || !measuredOn.isCpu() ? c.cpu : target::hostMicroarchitecture();
+  kb.info.cpu = !c.cpu.empty() || c.measuredOn || !measuredOn.isCpu() ? c.cpu : target::hostMicroarchitecture();
   kb.info.learnedFormat = cost::kLearnedModelFormat;
 
   // Datasets: records grouped by task, each model's tasks rebuilt once.

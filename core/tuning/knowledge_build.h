@@ -9,22 +9,24 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "knowledge/knowledge_base.h"
+#include "target/target.h"
 
 namespace tessel::tuning {
 
 struct KnowledgeBuildConfig {
-  std::vector<std::string> datasets;   // JSON-lines datasets
-  std::vector<std::string> databases;  // tuning databases (their records carry decisions)
-  std::string target = "cpu";          // the records' target string: those of another are left out
-  // The target that measured them, resolved here ("" : `target` on this
-  // machine): its class names the base, its threads fit the decisions.
-  std::string measuredOn;
+  std::vector<std::string> datasets;               // JSON-lines datasets
+  std::vector<std::string> databases;              // tuning databases (their records carry decisions)
+  target::Target target = target::Target::host();  // the records' target: those of another are left out
+  // The target that measured them (none: `target` on this machine): its
+  // class names the base, its threads fit the decisions.
+  std::optional<target::Target> measuredOn;
   // The microarchitecture of the CPU that measured them (target/host_cpu.h,
-  // "amd-zen4"); "" : this machine's when measuredOn is "" and the target a
+  // "amd-zen4"); "" : this machine's when measuredOn is none and the target a
   // CPU, unknown otherwise.
   std::string cpu;
   size_t programsPerTask = 16;

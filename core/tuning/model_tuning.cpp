@@ -9,8 +9,8 @@
 #include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
 #include "search/search_registry.h"
-#include "tuning/tuning_recorder.h"
 #include "target/target.h"
+#include "tuning/tuning_recorder.h"
 
 namespace tessel::tuning {
 
@@ -79,8 +79,9 @@ void ModelTuning::openSession(const std::string& path, int64_t resume) {
   // A session's records are of its target's tasks: it goes on for that target only.
   if (session) {
     const nlohmann::json stored = nlohmann::json::parse(session->config, nullptr, false);
-    const std::string target = stored.is_object() ? stored.value("target", std::string("cpu")) : "cpu";
-    if (const std::string asked = target::parseTarget(config_.target).str(); target != asked)
+    const std::string host = target::Target::host().str();  // sessions from before targets were stored
+    const std::string target = stored.is_object() ? stored.value("target", host) : host;
+    if (const std::string asked = config_.target.str(); target != asked)
       throw std::invalid_argument("session " + std::to_string(session->id) + " of " + name + " tuned for target '" +
                                   target + "', not '" + asked + "': resume it with --target \"" + target + "\"");
   }

@@ -25,7 +25,7 @@ std::string OperatorTuning::sessionConfig() const {
   nlohmann::json c = {{"command", "tune-op"},
                       {"op", config_.op},
                       {"shape", config_.shape},
-                      {"target", config_.target},
+                      {"target", config_.target.str()},
                       {"layout", task_.layout},
                       {"trials", o.trials},
                       {"search", o.search},

@@ -21,7 +21,7 @@ class TuningRecorder;
 struct OperatorTuningConfig {
   std::string op;
   std::vector<int64_t> shape;
-  std::string target = "cpu";
+  target::Target target = target::Target::host();
   std::string layout;           // image ops: "nchw" or "nhwc" ("" the op's default)
   search::TuneOptions options;  // trials, search, cost model, measurer, cancel flag, callbacks
   std::string database;         // "" keeps nothing

@@ -12,7 +12,6 @@ namespace tessel::tuning {
 
 TuningConfig TuningConfig::resolved() const {
   TuningConfig c = *this;
-  c.target = target::parseTarget(c.target).str();  // stored canonical, as the tasks' targets are
   if (c.search.empty()) c.search = search::defaultSearch();
   if (c.costModel.empty()) c.costModel = cost::defaultCostModel();
   return c;
@@ -22,7 +21,7 @@ nlohmann::json TuningConfig::toJson(size_t tasks) const {
   const TuningConfig c = resolved();
   nlohmann::json j = {{"command", c.command},
                       {"model", c.model},
-                      {"target", c.target},
+                      {"target", c.target.str()},
                       {"fusion", c.fusion},
                       {"trials", c.trials},
                       {"search", c.search},
@@ -48,7 +47,7 @@ nlohmann::json TuningConfig::toJson(size_t tasks) const {
 search::TuneOptions TuningConfig::taskOptions() const {
   const TuningConfig c = resolved();
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  search::TuneOptions t = search::tuneOptionsFor(target::parseTarget(c.target));
+  search::TuneOptions t = search::tuneOptionsFor(c.target);
   t.batchSize = c.batch;
   t.search = c.search;
   t.costModel = c.costModel;

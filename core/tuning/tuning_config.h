@@ -10,6 +10,7 @@
 
 #include "measure/cache_state.h"
 #include "search/tuner.h"
+#include "target/target.h"
 
 namespace tessel::tuning {
 
@@ -33,8 +34,8 @@ struct TuningConfig {
   std::string command = "tune";  // who started it: "tune" (CLI) or "studio"
   std::string model;             // zoo name, .onnx or .pt file
   std::string inputShapes;       // a TorchScript model's input shapes ("1,3,224,224;...")
-  std::string target = "cpu";    // a target string (target/target.h)
-  std::string fusion = "dp";     // dp | rule | none
+  target::Target target = target::Target::host();
+  std::string fusion = "dp";  // dp | rule | none
   // Of the whole model, a resumed session's included. 0 with a warm start:
   // each task's first round only (`transfer` programs: those transferred to
   // it, filled up by the search's picks).
@@ -63,8 +64,7 @@ struct TuningConfig {
   // local; not stored.
   measure::MeasurerFactory makeMeasurer;
 
-  // The empty fields filled with their defaults, the target canonical
-  // (std::invalid_argument for a bad one).
+  // The empty fields filled with their defaults.
   TuningConfig resolved() const;
   // What the session keeps: every field but workerPath and makeMeasurer,
   // plus the task count ("measure" only where it is not local, the warm
@@ -72,7 +72,7 @@ struct TuningConfig {
   nlohmann::json toJson(size_t tasks) const;
   // One task's tuner options (batch, search, cost model by name, seed,
   // population, the target's hardware, measurement and build); trials are
-  // the caller's. Throws std::invalid_argument for a bad target.
+  // the caller's.
   search::TuneOptions taskOptions() const;
 };
 

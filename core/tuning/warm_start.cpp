@@ -94,7 +94,7 @@ WarmStart::WarmStart(const TuningConfig& config) : config_(config.resolved()) {
   }
   summary_.warm = true;
   if (config_.knowledge.empty()) return;
-  const target::Target target = target::parseTarget(config_.target);
+  const target::Target& target = config_.target;
   // The header first: a file of another class is refused before the rest is read.
   knowledge::checkKnowledgeFits(config_.knowledge, knowledge::readKnowledgeInfo(config_.knowledge), target,
                                 cost::kLearnedModelFormat);
@@ -130,7 +130,7 @@ void WarmStart::prepare(const std::vector<search::ModelTask>& tasks, const store
   if (cold()) return;
   if (kb_ && !kb_->costModelFile.empty() && costModelName().empty())
     summary_.note = "its " + kb_->info.costModel + " cost model is not in this build";
-  const schedule::HardwareParams hw = schedule::hardwareParams(target::parseTarget(config_.target));
+  const schedule::HardwareParams hw = schedule::hardwareParams(config_.target);
   std::set<std::string> own;
   for (const search::ModelTask& t : tasks)
     own.insert(t.task.key);
@@ -176,7 +176,7 @@ void WarmStart::trainOnHistory(const std::vector<search::ModelTask>& tasks, cons
     wanted.push_back(knowledge::structureOf(t.task.dag.toString()));
   std::map<std::string, std::map<std::string, task::SearchTask>> modelTasks;  // model -> key -> task
   auto rebuild = [&](const knowledge::LibraryTask& t) -> std::optional<task::SearchTask> {
-    if (auto row = db.taskByKey(t.key, t.target)) {
+    if (auto row = db.taskByKey(t.key, t.target.str())) {
       try {
         return store::operatorTaskOf(*row);
       } catch (const std::exception&) {
@@ -201,14 +201,13 @@ void WarmStart::trainOnHistory(const std::vector<search::ModelTask>& tasks, cons
     return std::nullopt;
   };
   std::vector<cost::TaskRecords> records;
-  const target::Target target = target::parseTarget(config_.target);
   for (const knowledge::LibraryTask& t : history.tasks()) {
     const bool similar = std::any_of(wanted.begin(), wanted.end(), [&](const knowledge::TaskStructure& s) {
       return std::isfinite(knowledge::structureDistance(s, t.structure));
     });
     if (!similar) continue;
     const std::optional<task::SearchTask> task = rebuild(t);
-    const std::optional<store::TaskRow> row = db.taskByKey(t.key, t.target);
+    const std::optional<store::TaskRow> row = db.taskByKey(t.key, t.target.str());
     if (!task || !row) continue;
     std::vector<cost::Program> programs;
     std::vector<double> costs;
@@ -218,7 +217,8 @@ void WarmStart::trainOnHistory(const std::vector<search::ModelTask>& tasks, cons
         costs.push_back(r.ok() ? r.medianCost() : INFINITY);
       }
     if (programs.empty()) continue;
-    records.push_back({task->key, cost::extractFeatureSets(task->dag, programs, model.features(), target), costs});
+    records.push_back(
+        {task->key, cost::extractFeatureSets(task->dag, programs, model.features(), config_.target), costs});
     summary_.historyRecords += programs.size();
     ++summary_.historyTasks;
   }

@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_cache_states MODEL DB\n");
     return 2;
   }
-  const frontend::PreparedModel m = frontend::prepareModel(argv[1], "", "dp", "cpu");
+  const frontend::PreparedModel m = frontend::prepareModel(argv[1], "", "dp", tessel::target::Target::host());
   const auto db = store::Database::open(argv[2], store::OpenMode::ReadOnly);
   const measure::CacheState states[] = {measure::CacheState::Warm, measure::CacheState::Cold,
                                         measure::CacheState::Model};
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     if (!row) continue;
     const std::vector<store::BestRow> best = db->best(row->id);
     if (best.empty()) continue;
-    const task::SearchTask task = fusion::toSearchTask(gt, "cpu");
+    const task::SearchTask task = fusion::toSearchTask(gt, tessel::target::Target::host());
     const std::vector<std::vector<schedule::Step>> program = {schedule::deserializeSteps(best.front().record.steps)};
     std::vector<std::unique_ptr<measure::ProgramMeasurer>> measurers;  // one per state: one reference built each
     for (measure::CacheState state : states) {

@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   std::stringstream dims(shapeText);
   for (std::string d; std::getline(dims, d, ',');)
     shape.push_back(std::stoll(d));
-  const task::SearchTask task = task::makeOperatorTask(op, shape, "cpu");
+  const task::SearchTask task = task::makeOperatorTask(op, shape, tessel::target::Target::host());
   const std::vector<cost::Program> programs = sample(task, count);
   std::printf("%s %s: %zu sampled programs\n\n", op.c_str(), shapeText.c_str(), programs.size());
 

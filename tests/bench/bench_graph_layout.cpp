@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
 
   for (const std::string& name : models) {
     auto t0 = std::chrono::steady_clock::now();
-    auto model = std::make_shared<const frontend::PreparedModel>(frontend::prepareModel(name, "", "dp", "cpu"));
+    auto model = std::make_shared<const frontend::PreparedModel>(
+        frontend::prepareModel(name, "", "dp", tessel::target::Target::host()));
     const double prepare = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     double best = 1e9;

@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
     graph::Graph g = frontend::importOnnxBytes(bytes, "chain.onnx");
     const double import = since(t0);
     t0 = std::chrono::steady_clock::now();
-    const frontend::PreparedModel m = frontend::prepareModel(std::move(g), "chain", fusion, "cpu");
+    const frontend::PreparedModel m =
+        frontend::prepareModel(std::move(g), "chain", fusion, tessel::target::Target::host());
     const double prepare = since(t0);
     const double perNode = (import + prepare) / n * 1e6;
     if (firstPerNode == 0) firstPerNode = perNode;

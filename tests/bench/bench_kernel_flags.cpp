@@ -86,12 +86,12 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--flag") == 0 && i + 1 < argc) flag = argv[++i];
   }
   const std::vector<tuning::DatasetRecord> records = tuning::readDataset(argv[1]);
-  const frontend::PreparedModel m = frontend::prepareModel(model, "", "dp", "cpu");
+  const frontend::PreparedModel m = frontend::prepareModel(model, "", "dp", tessel::target::Target::host());
   std::mt19937 rng(7);
   std::printf("%-44s %4s %10s %10s %8s\n", "task", "n", "flags ms", "+flag ms", "+flag/fl");
   std::vector<double> withFlag, drift;  // per program: FLAG / flags; last flags run / first
   for (const fusion::GraphTask& gt : m.tasks) {
-    const task::SearchTask st = fusion::toSearchTask(gt, "cpu");
+    const task::SearchTask st = fusion::toSearchTask(gt, tessel::target::Target::host());
     std::vector<std::vector<schedule::Step>> programs;
     for (const tuning::DatasetRecord& r : records)
       if (r.model == model && r.task == st.key) programs.push_back(schedule::deserializeSteps(r.steps));

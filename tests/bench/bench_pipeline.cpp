@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   int m = argc > 3 ? std::atoi(argv[1]) : 256, n = argc > 3 ? std::atoi(argv[2]) : 256,
       k = argc > 3 ? std::atoi(argv[3]) : 256;
   int trials = argc > 4 ? std::atoi(argv[4]) : (argc == 2 ? std::atoi(argv[1]) : 64);
-  task::SearchTask task = task::makeOperatorTask("matmul", {m, n, k}, "cpu");
+  task::SearchTask task = task::makeOperatorTask("matmul", {m, n, k}, tessel::target::Target::host());
   search::TuneOptions o;
   o.trials = trials;
   o.batchSize = 16;

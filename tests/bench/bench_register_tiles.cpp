@@ -31,13 +31,13 @@ int main(int argc, char** argv) {
   bool prefer256 = false;
   for (int i = 3; i < argc; ++i)
     prefer256 |= std::strcmp(argv[i], "--prefer256") == 0;
-  const frontend::PreparedModel m = frontend::prepareModel(model, "", "dp", "cpu");
+  const frontend::PreparedModel m = frontend::prepareModel(model, "", "dp", tessel::target::Target::host());
   const auto db = store::Database::open(dbPath, store::OpenMode::ReadOnly);
   std::printf("%-46s %6s %12s %12s %7s\n", "task", "weight", "tiles ms", "plain ms", "plain/tiles");
   double sumTiles = 0, sumPlain = 0, logRatio = 0;
   int n = 0;
   for (const fusion::GraphTask& gt : m.tasks) {
-    const task::SearchTask task = fusion::toSearchTask(gt, "cpu");
+    const task::SearchTask task = fusion::toSearchTask(gt, tessel::target::Target::host());
     const auto row = db->taskByKey(gt.key, "cpu");
     if (!row) continue;
     std::vector<store::RecordRow> records = db->records(row->id);

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   std::stringstream dims(argv[2]);
   for (std::string d; std::getline(dims, d, ',');)
     shape.push_back(std::stoll(d));
-  const task::SearchTask task = task::makeOperatorTask(argv[1], shape, "cpu", "");
+  const task::SearchTask task = task::makeOperatorTask(argv[1], shape, tessel::target::Target::host(), "");
   std::vector<std::vector<schedule::Step>> programs;
   std::vector<std::string> lines;
   std::ifstream in(argv[3]);

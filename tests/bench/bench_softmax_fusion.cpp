@@ -27,7 +27,7 @@ namespace {
 const char* const kRule = "fuse_softmax_into_batch_matmul";
 
 search::TuneResult tune(const task::SearchTask& task, int trials, uint64_t seed, const char* label) {
-  search::TuneOptions o = search::tuneOptionsFor(target::parseTarget(task.target));
+  search::TuneOptions o = search::tuneOptionsFor(task.target);
   o.trials = trials;
   o.batchSize = 64;
   o.seed = seed;
@@ -52,11 +52,11 @@ bool rulesProgram(const search::TuneResult& r, const task::SearchTask& task) {
 }  // namespace
 
 static int run(int argc, char** argv) {
-  std::string target = "cpu";
+  target::Target target = target::Target::host();
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--target" && i + 1 < argc)
-      target = argv[++i];
+      target = target::parseTarget(argv[++i]);
     else
       args.push_back(argv[i]);
   const std::string model = args.size() > 0 ? args[0] : "bert_tiny";
@@ -89,14 +89,14 @@ static int run(int argc, char** argv) {
     return 1;
   }
   const task::SearchTask task = fusion::toSearchTask(*attention, target);
-  std::printf("%s on %s: task %s (%s), %.2f MFLOP\n%s", model.c_str(), task.target.c_str(),
+  std::printf("%s on %s: task %s (%s), %.2f MFLOP\n%s", model.c_str(), task.target.str().c_str(),
               fusion::taskLabel(*attention).c_str(), attention->key.c_str(), task.flops * 1e-6,
               schedule::State(task.dag).toString().c_str());
   // The CPU's list leaves the rule out (it did not pay there): added here,
   // and taken out for each "without" tuning.
-  if (target::parseTarget(target).isCpu())
-    schedule::registerSketchRule("cpu", schedule::makeSoftmaxFusionRule(), "add_cache_write");
-  search::TuneOptions probe = search::tuneOptionsFor(target::parseTarget(task.target));
+  if (target.isCpu())
+    schedule::registerSketchRule(target::Target::Kind::Cpu, schedule::makeSoftmaxFusionRule(), "add_cache_write");
+  search::TuneOptions probe = search::tuneOptionsFor(task.target);
   std::printf("sketches with the rule:");
   for (const schedule::Sketch& sk : schedule::generateSketches(task.dag, probe.hardware)) {
     std::string rules;
@@ -112,9 +112,9 @@ static int run(int argc, char** argv) {
     search::TuneResult r = tune(task, trials, seed, "with rule");
     with.push_back(r.bestSeconds);
     fused.push_back(rulesProgram(r, task));
-    schedule::removeSketchRule("cpu", kRule);
+    schedule::removeSketchRule(target.kind, kRule);
     without.push_back(tune(task, trials, seed, "without rule").bestSeconds);
-    schedule::registerSketchRule("cpu", schedule::makeSoftmaxFusionRule(), "add_cache_write");
+    schedule::registerSketchRule(target.kind, schedule::makeSoftmaxFusionRule(), "add_cache_write");
   }
   std::printf("%-6s %14s %16s %8s  %s\n", "seed", "with rule (ms)", "without (ms)", "ratio", "best is the rule's");
   for (size_t i = 0; i < seeds.size(); ++i)

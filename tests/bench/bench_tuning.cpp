@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   std::stringstream ss(shapeText);
   for (std::string part; std::getline(ss, part, ',');)
     shape.push_back(std::stoll(part));
-  task::SearchTask task = task::makeOperatorTask(op, shape, "cpu");
+  task::SearchTask task = task::makeOperatorTask(op, shape, tessel::target::Target::host());
 
   Curve evoCurve, rndCurve;
   search::TuneResult evo = tune(task, "evolutionary", trials, &evoCurve);

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   std::stringstream ss(argv[2]);
   for (std::string part; std::getline(ss, part, ',');)
     shape.push_back(std::stoll(part));
-  task::SearchTask task = task::makeOperatorTask(argv[1], shape, "cpu");
+  task::SearchTask task = task::makeOperatorTask(argv[1], shape, tessel::target::Target::host());
   search::TuneOptions o;
   o.trials = std::atoi(argv[3]);
   o.seed = uint64_t(std::atoll(argv[4]));

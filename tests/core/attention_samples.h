@@ -51,8 +51,11 @@ inline te::ComputeDAG attentionDag(const AttentionShape& a = {}) {
 // The rule is registered for "cuda" only (on the CPU it did not pay: see
 // softmax_fusion_rule.h); CPU tests of its lowering add it for their scope.
 struct CpuSoftmaxFusionRule {
-  CpuSoftmaxFusionRule() { schedule::registerSketchRule("cpu", schedule::makeSoftmaxFusionRule(), "add_cache_write"); }
-  ~CpuSoftmaxFusionRule() { schedule::removeSketchRule("cpu", kSoftmaxFusionRule); }
+  CpuSoftmaxFusionRule() {
+    schedule::registerSketchRule(tessel::target::Target::Kind::Cpu, schedule::makeSoftmaxFusionRule(),
+                                 "add_cache_write");
+  }
+  ~CpuSoftmaxFusionRule() { schedule::removeSketchRule(tessel::target::Target::Kind::Cpu, kSoftmaxFusionRule); }
   CpuSoftmaxFusionRule(const CpuSoftmaxFusionRule&) = delete;
   CpuSoftmaxFusionRule& operator=(const CpuSoftmaxFusionRule&) = delete;
 };

@@ -40,7 +40,7 @@ inline GpuSample sampleGpuPrograms(const QString& op, const QString& shape) {
     dims.push_back(s.toLongLong());
   GpuSample out{te::makeOperator(op.toStdString(), dims), {}};
   schedule::HardwareParams hw;
-  hw.target = "cuda";
+  hw.target = tessel::target::Target::cuda();
   std::vector<schedule::Sketch> sketches = schedule::generateSketches(out.dag, hw);
   std::mt19937_64 rng(11);
   for (int i = 0; !sketches.empty() && out.programs.size() < 8 && i < 400; ++i) {

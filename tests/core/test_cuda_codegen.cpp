@@ -306,7 +306,7 @@ class TestCudaCodegen : public QObject {
   void cooperativeFetchesUseVectors() {
     Sampled s{te::makeOperator("matmul", {128, 128, 64}), {}};
     schedule::HardwareParams hw;
-    hw.target = "cuda";
+    hw.target = tessel::target::Target::cuda();
     const std::vector<Sketch> sketches = generateSketches(s.dag, hw);
     std::mt19937_64 rng(5);
     int float4s = 0, float2s = 0;
@@ -382,7 +382,7 @@ class TestCudaCodegen : public QObject {
     const testing::AttentionShape shape = variant == 0 ? testing::AttentionShape{2, 24, 16, true, true, false}
                                                        : testing::AttentionShape{3, 20, 12, false, true, true};
     HardwareParams hw;
-    hw.target = "cuda";
+    hw.target = tessel::target::Target::cuda();
     Sampled s{testing::attentionDag(shape), {}};
     s.programs = testing::sampleRulePrograms(s.dag, hw, 8);
     QVERIFY(s.programs.size() >= 6);

@@ -70,17 +70,25 @@ class TestLimits : public QObject {
   // The CLI's `tune-op matmul --shape ...` builds its task here: shapes that
   // hung or printed negative FLOPs are refused by name.
   void operatorTasksBeyondTheLimitsAreRefused() {
-    QString m = thrown<std::invalid_argument>([] { task::makeOperatorTask("matmul", {99999999999LL, 1, 1}, "cpu"); });
+    QString m = thrown<std::invalid_argument>([] {
+      task::makeOperatorTask("matmul", {99999999999LL, 1, 1}, tessel::target::Target::host());
+    });
     QVERIFY2(m.contains("99999999999") && m.contains("2147483647"), qPrintable(m));
-    m = thrown<std::invalid_argument>([] { task::makeOperatorTask("matmul", {4611686018427387904LL, 2, 2}, "cpu"); });
+    m = thrown<std::invalid_argument>([] {
+      task::makeOperatorTask("matmul", {4611686018427387904LL, 2, 2}, tessel::target::Target::host());
+    });
     QVERIFY2(m.contains("4611686018427387904") && m.contains("2147483647"), qPrintable(m));
-    m = thrown<std::invalid_argument>([] { task::makeOperatorTask("matmul", {65536, 65536, 2}, "cpu"); });
+    m = thrown<std::invalid_argument>([] {
+      task::makeOperatorTask("matmul", {65536, 65536, 2}, tessel::target::Target::host());
+    });
     QVERIFY2(m.contains("[65536, 65536]: 4294967296 elements"), qPrintable(m));
     // A reduction longer than a 32-bit loop counter.
-    m = thrown<std::invalid_argument>([] { task::makeOperatorTask("matmul", {1, 1, 3000000000LL}, "cpu"); });
+    m = thrown<std::invalid_argument>([] {
+      task::makeOperatorTask("matmul", {1, 1, 3000000000LL}, tessel::target::Target::host());
+    });
     QVERIFY2(m.contains("3000000000") && m.contains("2147483647"), qPrintable(m));
     // In range: the FLOP count is exact and positive.
-    const task::SearchTask t = task::makeOperatorTask("matmul", {46000, 2, 2}, "cpu");
+    const task::SearchTask t = task::makeOperatorTask("matmul", {46000, 2, 2}, tessel::target::Target::host());
     QCOMPARE(t.flops, 2.0 * 46000 * 2 * 2);
   }
 
@@ -94,7 +102,7 @@ class TestLimits : public QObject {
     if (3.0 * 4 * double(side) * double(side) <= double(memory))
       QSKIP("this machine has more memory than the largest task the 32-bit index allows (3 x 8 GiB)");
     const QString m = thrown<std::invalid_argument>([&] {
-      task::makeOperatorTask("matmul", {side, side, side}, "cpu");
+      task::makeOperatorTask("matmul", {side, side, side}, tessel::target::Target::host());
     });
     QVERIFY2(m.contains("tensors need") && m.contains("more than this machine's memory"), qPrintable(m));
   }

@@ -145,7 +145,7 @@ class TestNvrtc : public QObject {
   // generator counted (the normalised rows and the other input's tiles).
   void softmaxFusedIntoBatchMatmulCompiles() {
     schedule::HardwareParams hw;
-    hw.target = "cuda";
+    hw.target = tessel::target::Target::cuda();
     const te::ComputeDAG dag = testing::attentionDag();
     const std::vector<std::vector<schedule::Step>> sampled = testing::sampleRulePrograms(dag, hw, 8);
     QVERIFY(sampled.size() >= 6);

@@ -275,7 +275,7 @@ class TestSchedules : public QObject {
     testing::CpuSoftmaxFusionRule cpuRule;
     for (const char* target : {"cpu", "cuda"}) {
       HardwareParams hw;
-      hw.target = target;
+      hw.target = tessel::target::parseTarget(target);
       QCOMPARE(fires(testing::attentionDag(), hw), 1);
       QCOMPARE(fires(testing::attentionDag({2, 16, 8, false, false, true}), hw), 1);
       QCOMPARE(fires(te::makeOperator("batch_matmul", {2, 16, 24, 20}), hw), 0);

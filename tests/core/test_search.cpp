@@ -24,7 +24,8 @@ class TestSearch : public QObject {
   void workloadKeysStayStable() {
     static_assert(support::fnv1a("") == support::kFnvOffsetBasis);
     static_assert(support::fnv1a("a") == 0xaf63dc4c8601ec8cull);
-    QCOMPARE(task::makeOperatorTask("matmul", {512, 512, 512}, "cpu").key, std::string("matmul_512_512_512_132fa37f"));
+    QCOMPARE(task::makeOperatorTask("matmul", {512, 512, 512}, tessel::target::Target::host()).key,
+             std::string("matmul_512_512_512_132fa37f"));
   }
 
   void mutatedProgramsAreRight_data() {
@@ -102,7 +103,7 @@ class TestSearch : public QObject {
   }
 
   void guidedSearchesNeverRepeatAProgram() {
-    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, tessel::target::Target::host());
     HardwareParams hw;
     for (const char* name : {"evolutionary", "anneal"}) {
       search::EvolutionParams p;

@@ -63,8 +63,8 @@ class TestSpaceSummary : public QObject {
   }
 
   void matmulSpace() {
-    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
-    HardwareParams hw = search::hostHardware("cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, tessel::target::Target::host());
+    HardwareParams hw = schedule::hardwareParams(tessel::target::Target::host());
     search::SpaceSummary s = search::summarizeSpace(task, hw, 4, 3);
     QVERIFY(!s.sketches.empty());
     std::vector<Sketch> sketches = generateSketches(task.dag, hw);
@@ -140,7 +140,7 @@ class TestSpaceSummary : public QObject {
   void samplesCompileAndAreRight() {
     QFETCH(QString, op);
     QFETCH(QString, shape);
-    task::SearchTask task = task::makeOperatorTask(op.toStdString(), parseShape(shape), "cpu");
+    task::SearchTask task = task::makeOperatorTask(op.toStdString(), parseShape(shape), tessel::target::Target::host());
     search::SpaceSummary s = search::summarizeSpace(task, 4, 5);
     QVERIFY(!s.sampleDecisions.empty());
     std::string symbol = search::kernelSymbol(task);
@@ -153,7 +153,7 @@ class TestSpaceSummary : public QObject {
     }
     // The sources above are those of these programs (see the test before):
     // build and check them against the naive program.
-    HardwareParams hw = search::hostHardware("cpu");
+    HardwareParams hw = schedule::hardwareParams(tessel::target::Target::host());
     std::vector<Sketch> sketches = generateSketches(task.dag, hw);
     std::vector<std::vector<Step>> programs;
     for (const std::string& json : s.sampleDecisions) {
@@ -169,8 +169,8 @@ class TestSpaceSummary : public QObject {
   // A stored program (its serialised steps) gives the same kernel as the
   // decisions it came from; garbage steps are an error, not a crash.
   void storedProgramsReplayTheirSteps() {
-    task::SearchTask task = task::makeOperatorTask("matmul", {32, 24, 40}, "cpu");
-    HardwareParams hw = search::hostHardware("cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {32, 24, 40}, tessel::target::Target::host());
+    HardwareParams hw = schedule::hardwareParams(tessel::target::Target::host());
     std::vector<Sketch> sketches = generateSketches(task.dag, hw);
     search::SpaceSummary s = search::summarizeSpace(task, hw, 3, 7);
     QVERIFY(!s.sampleDecisions.empty());
@@ -190,8 +190,8 @@ class TestSpaceSummary : public QObject {
   // `db show --code` print): kernels with their launch dimensions and the
   // host function, from stored steps and from decisions alike.
   void gpuProgramsShowAsCuda() {
-    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, "cuda -arch=sm_80");
-    HardwareParams hw = search::hostHardware(task.target);
+    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, tessel::target::Target::cuda("sm_80"));
+    HardwareParams hw = schedule::hardwareParams(task.target);
     std::vector<Sketch> sketches = generateSketches(task.dag, hw);
     search::SpaceSummary s = search::summarizeSpace(task, hw, 2, 3);
     QVERIFY(!s.sampleDecisions.empty());
@@ -209,7 +209,8 @@ class TestSpaceSummary : public QObject {
   }
 
   void loopNestNamesFusedTiles() {
-    task::SearchTask task = task::makeOperatorTask("conv2d_bias_relu", {1, 8, 10, 10, 8, 3, 3, 1, 1}, "cpu");
+    task::SearchTask task =
+        task::makeOperatorTask("conv2d_bias_relu", {1, 8, 10, 10, 8, 3, 3, 1, 1}, tessel::target::Target::host());
     search::SpaceSummary s = search::summarizeSpace(task, 1, 1);
     bool follows = false;
     for (const search::SketchSummary& sk : s.sketches)
@@ -218,7 +219,7 @@ class TestSpaceSummary : public QObject {
   }
 
   void badDecisionsThrow() {
-    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, tessel::target::Target::host());
     try {
       search::programSource(task, "{not json");
       QFAIL("garbage decisions accepted");

@@ -287,9 +287,11 @@ class TestTarget : public QObject {
     QCOMPARE(t.compilerFlags(), (std::vector<std::string>{"-O3", "-arch=sm_90"}));
     QVERIFY(!t.runsOnHost());  // no CUDA backend yet
     const schedule::HardwareParams hw = schedule::hardwareParams(t);
-    QCOMPARE(hw.target, std::string("cuda"));
-    QCOMPARE(hw.maxThreadsPerBlock, 1024);
-    QCOMPARE(hw.maxSharedMemoryBytes, int64_t(48 * 1024));
+    QCOMPARE(hw.target, t);  // the limits are the target's, held once
+    QCOMPARE(Target::cuda("sm_90"), t);
+    QCOMPARE(Target::cuda().str(), std::string("cuda"));
+    QVERIFY(Target::cuda().isCuda() && !Target::host().isCuda());
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, Target::cuda("x86-64-v2"));
   }
 
   // What this machine can run: every level up to its own, none above.
@@ -304,32 +306,32 @@ class TestTarget : public QObject {
 
   void hardwareParams() {
     const schedule::HardwareParams one = schedule::hardwareParams(parseTarget("cpu -arch=x86-64-v2 -threads=1"));
-    QCOMPARE(one.target, std::string("cpu"));
+    QCOMPARE(one.target, parseTarget("cpu -arch=x86-64-v2 -threads=1"));
     QCOMPARE(one.cores, 1);
     QCOMPARE(one.maxVectorLanes, 16);
     const schedule::HardwareParams host = schedule::hardwareParams(Target::host());
     QCOMPARE(host.cores, int(std::max(1u, std::thread::hardware_concurrency())));
     QCOMPARE(schedule::hardwareParams(parseTarget("cpu -threads=3")).cores, 3);
-    // As the tuner takes it, for a target string.
-    QCOMPARE(search::hostHardware("cpu -threads=1 -arch=x86-64-v2").cores, 1);
-    QCOMPARE(search::hostHardware("cpu").cores, host.cores);
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, search::hostHardware("cpu -threads=x"));
+    // As the tuner takes it.
+    QCOMPARE(search::tuneOptionsFor(parseTarget("cpu -threads=1 -arch=x86-64-v2")).hardware.cores, 1);
+    QCOMPARE(search::tuneOptionsFor(Target::host()).hardware.cores, host.cores);
   }
 
-  // A task carries its target's canonical string; its workload key does not
-  // depend on the target (the database keys tasks by both).
+  // A task carries its target; its workload key does not depend on the
+  // target (the database keys tasks by both, the target as its string).
   void tasksFollowTheirTarget() {
-    const task::SearchTask plain = task::makeOperatorTask("matmul", {8, 8, 8}, "cpu");
-    const task::SearchTask one = task::makeOperatorTask("matmul", {8, 8, 8}, "cpu -threads=1  -arch=x86-64-v2");
-    QCOMPARE(plain.target, std::string("cpu"));
-    QCOMPARE(one.target, std::string("cpu -arch=x86-64-v2 -threads=1"));
+    const task::SearchTask plain = task::makeOperatorTask("matmul", {8, 8, 8}, tessel::target::Target::host());
+    const task::SearchTask one =
+        task::makeOperatorTask("matmul", {8, 8, 8}, parseTarget("cpu -threads=1  -arch=x86-64-v2"));
+    QCOMPARE(plain.target.str(), std::string("cpu"));
+    QCOMPARE(one.target.str(), std::string("cpu -arch=x86-64-v2 -threads=1"));
     QCOMPARE(one.key, plain.key);
     QCOMPARE(task::recordKey(plain.key, plain.target), plain.key);
     QCOMPARE(task::recordKey(one.key, one.target), one.key + "@cpu -arch=x86-64-v2 -threads=1");
-    QCOMPARE(task::defaultLayout("cpu -threads=1"), std::string("nhwc"));
-    QCOMPARE(task::defaultLayout("cuda -arch=sm_90"), std::string("nchw"));
+    QCOMPARE(task::defaultLayout(parseTarget("cpu -threads=1")), std::string("nhwc"));
+    QCOMPARE(task::defaultLayout(Target::cuda("sm_90")), std::string("nchw"));
     try {
-      task::makeOperatorTask("matmul", {8, 8, 8}, "gpu");
+      task::makeOperatorTask("matmul", {8, 8, 8}, parseTarget("gpu"));
       QFAIL("no error for target gpu");
     } catch (const std::invalid_argument& e) {
       QVERIFY2(QByteArray(e.what()).contains("unknown target kind 'gpu'"), e.what());
@@ -350,7 +352,7 @@ class TestTarget : public QObject {
     QCOMPARE(plain.measurer.build.flags, search::TuneOptions().measurer.build.flags);  // "cpu" is the default
     QCOMPARE(plain.measurer.run.threads, 0);
 
-    const task::SearchTask task = task::makeOperatorTask("matmul", {8, 8, 8}, t.str());
+    const task::SearchTask task = task::makeOperatorTask("matmul", {8, 8, 8}, t);
     try {
       search::TaskTuner tuner(task, search::TuneOptions());
       QFAIL("a -threads=1 task was tuned with the options of cpu");

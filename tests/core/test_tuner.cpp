@@ -18,7 +18,7 @@ class TestTuner : public QObject {
   // comes back short, and that alone says the space is used up, so the model
   // tuner never has to offer the task a round it cannot fill.
   void aShortRoundMeansExhausted() {
-    task::SearchTask task = task::makeOperatorTask("relu", {1, 4}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("relu", {1, 4}, tessel::target::Target::host());
     search::TaskTuner tuner(task, smallTuning(500, 16));
     const int measured = tuner.runRound();
     QVERIFY2(measured >= 1 && measured < 16, qPrintable(QString::number(measured)));
@@ -30,7 +30,7 @@ class TestTuner : public QObject {
   }
 
   void aFullRoundIsNot() {
-    task::SearchTask task = task::makeOperatorTask("matmul", {32, 24, 16}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {32, 24, 16}, tessel::target::Target::host());
     search::TaskTuner tuner(task, smallTuning(12, 8));
     QCOMPARE(tuner.runRound(), 8);
     QVERIFY(!tuner.exhausted());

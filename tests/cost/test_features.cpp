@@ -289,7 +289,7 @@ class TestFeatures : public QObject {
       dims.push_back(s.toLongLong());
     te::ComputeDAG dag = te::makeOperator(op.toStdString(), dims);
     HardwareParams hw;
-    hw.target = target.toStdString();
+    hw.target = tessel::target::parseTarget(target.toStdString());
     std::vector<std::vector<Step>> programs = samplePrograms(dag, hw, 20, 3);
     QVERIFY(!programs.empty());
     programs.push_back({});

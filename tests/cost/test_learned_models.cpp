@@ -276,7 +276,7 @@ class TestLearnedModels : public QObject {
   // Through the task-level interface, as the search calls it: features are
   // computed by the model, invalid programs score lowest, updates learn.
   void onlineUpdatesFromATask() {
-    const task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
+    const task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, tessel::target::Target::host());
     auto programs = cost_test::samplePrograms(task.dag, schedule::HardwareParams{}, 40, 3);
     QVERIFY(programs.size() >= 30);
     // A cost the model can see: the more loops are parallel, the faster.

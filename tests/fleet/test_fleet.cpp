@@ -306,7 +306,7 @@ class TestFleet : public QObject {
     fleet::MeasureJob job;
     job.id = "T2/1";
     job.tuner = "T2";
-    job.task = task::makeOperatorTask("matmul", {32, 32, 32}, "cpu");
+    job.task = task::makeOperatorTask("matmul", {32, 32, 32}, tessel::target::Target::host());
     job.programs = {schedule::serializeSteps({})};
     const std::string payload = fleet::encodeJob(job);
     const std::string stream = fleet::jobStream("cpu");

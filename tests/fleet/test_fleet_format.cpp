@@ -22,16 +22,17 @@ namespace {
 
 std::vector<task::SearchTask> sampleTasks() {
   std::vector<task::SearchTask> tasks;
-  tasks.push_back(task::makeOperatorTask("matmul", {64, 32, 16}, "cpu"));
-  tasks.push_back(task::makeOperatorTask("conv2d", {1, 8, 14, 14, 16, 3, 3, 1, 1}, "cpu"));
-  tasks.push_back(task::makeOperatorTask("conv2d_bias_relu", {1, 8, 14, 14, 16, 3, 3, 2, 1}, "cpu", "nchw"));
-  tasks.push_back(task::makeOperatorTask("softmax", {4, 100}, "cpu"));
-  tasks.push_back(task::makeOperatorTask("layernorm", {8, 64}, "cpu"));
+  tasks.push_back(task::makeOperatorTask("matmul", {64, 32, 16}, tessel::target::Target::host()));
+  tasks.push_back(task::makeOperatorTask("conv2d", {1, 8, 14, 14, 16, 3, 3, 1, 1}, tessel::target::Target::host()));
+  tasks.push_back(task::makeOperatorTask("conv2d_bias_relu", {1, 8, 14, 14, 16, 3, 3, 2, 1},
+                                         tessel::target::Target::host(), "nchw"));
+  tasks.push_back(task::makeOperatorTask("softmax", {4, 100}, tessel::target::Target::host()));
+  tasks.push_back(task::makeOperatorTask("layernorm", {8, 64}, tessel::target::Target::host()));
   // Fused subgraphs: convolutions with epilogues, attention, GELU (erf), pools.
   for (const char* model : {"tiny_cnn", "bert_tiny", "mobilenet_v2"}) {
-    const frontend::PreparedModel m = frontend::prepareModel(model, "", "dp", "cpu");
+    const frontend::PreparedModel m = frontend::prepareModel(model, "", "dp", tessel::target::Target::host());
     for (const fusion::GraphTask& t : m.tasks)
-      tasks.push_back(fusion::toSearchTask(t, "cpu"));
+      tasks.push_back(fusion::toSearchTask(t, tessel::target::Target::host()));
   }
   return tasks;
 }
@@ -47,7 +48,7 @@ fleet::MeasureJob sampleJob() {
   fleet::MeasureJob job;
   job.id = "tuner-1/7";
   job.tuner = "tuner-1";
-  job.task = task::makeOperatorTask("matmul", {64, 32, 16}, "cpu");
+  job.task = task::makeOperatorTask("matmul", {64, 32, 16}, tessel::target::Target::host());
   job.rules.timeoutSeconds = 3;
   job.rules.repeats = 5;
   job.rules.cacheState = measure::CacheState::Cold;
@@ -104,7 +105,7 @@ class TestFleetFormat : public QObject {
   void badDefinitionsAreRefusedByName() {
     QFETCH(QString, edit);
     QFETCH(QString, message);
-    json j = te::dagToJson(task::makeOperatorTask("matmul", {8, 8, 8}, "cpu").dag);
+    json j = te::dagToJson(task::makeOperatorTask("matmul", {8, 8, 8}, tessel::target::Target::host()).dag);
     json& body = j["ops"][2]["body"];  // C = sum(A * B): ["mul", "f32", load, load]
     QCOMPARE(QString::fromStdString(j["ops"][2]["name"].get<std::string>()), QString("C"));
     if (edit == "kind") body[0] = "frobnicate";
@@ -127,7 +128,7 @@ class TestFleetFormat : public QObject {
   // An expression nested a million deep (a hostile job) is refused without
   // recursing into it.
   void deepExpressionsAreRefused() {
-    json j = te::dagToJson(task::makeOperatorTask("matmul", {8, 8, 8}, "cpu").dag);
+    json j = te::dagToJson(task::makeOperatorTask("matmul", {8, 8, 8}, tessel::target::Target::host()).dag);
     std::string deep;
     const int depth = 100000;
     for (int i = 0; i < depth; ++i)

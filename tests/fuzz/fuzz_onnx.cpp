@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   try {
     tessel::graph::Graph g = tessel::frontend::importOnnxBytes(bytes, "fuzz.onnx");
-    tessel::frontend::prepareModel(std::move(g), "fuzz", "dp", "cpu");
+    tessel::frontend::prepareModel(std::move(g), "fuzz", "dp", tessel::target::Target::host());
   } catch (const std::exception&) {
     // A clear error: what the importer promises.
   }

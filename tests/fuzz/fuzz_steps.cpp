@@ -14,9 +14,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using tessel::task::makeOperatorTask;
   static const std::vector<tessel::task::SearchTask> tasks = {
-      makeOperatorTask("matmul", {16, 16, 16}, "cpu"),
-      makeOperatorTask("conv2d", {1, 4, 8, 8, 8, 3, 3, 1, 1}, "cpu"),
-      makeOperatorTask("softmax", {4, 32}, "cpu"),
+      makeOperatorTask("matmul", {16, 16, 16}, tessel::target::Target::host()),
+      makeOperatorTask("conv2d", {1, 4, 8, 8, 8, 3, 3, 1, 1}, tessel::target::Target::host()),
+      makeOperatorTask("softmax", {4, 32}, tessel::target::Target::host()),
   };
   const std::string text(reinterpret_cast<const char*>(data), size);
   for (const tessel::task::SearchTask& task : tasks) {

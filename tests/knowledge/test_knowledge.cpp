@@ -60,7 +60,7 @@ std::vector<std::pair<std::vector<Step>, ProgramDecisions>> samplePrograms(const
 
 knowledge::LibraryTask libraryTask(const std::string& op, const std::vector<int64_t>& shape, size_t programs,
                                    bool decisions) {
-  const task::SearchTask t = task::makeOperatorTask(op, shape, "cpu");
+  const task::SearchTask t = task::makeOperatorTask(op, shape, tessel::target::Target::host());
   HardwareParams hw;
   knowledge::LibraryTask lt;
   lt.key = t.key;
@@ -235,8 +235,8 @@ class TestKnowledge : public QObject {
   void programsTransferAcrossModels() {
     auto convs = [](const std::string& model) {
       std::vector<task::SearchTask> out;
-      for (const fusion::GraphTask& t : frontend::prepareModel(model, "", "dp", "cpu").tasks)
-        if (t.name == "conv2d_relu") out.push_back(fusion::toSearchTask(t, "cpu"));
+      for (const fusion::GraphTask& t : frontend::prepareModel(model, "", "dp", tessel::target::Target::host()).tasks)
+        if (t.name == "conv2d_relu") out.push_back(fusion::toSearchTask(t, tessel::target::Target::host()));
       return out;
     };
     const task::SearchTask from = convs("resnet18").at(1);
@@ -295,18 +295,18 @@ class TestKnowledge : public QObject {
     lib.add(libraryTask("softmax", {4, 96}, 3, true));
     QCOMPARE(lib.tasks().size(), size_t(4));
     QCOMPARE(lib.programs(), size_t(12));
-    const task::SearchTask t = task::makeOperatorTask("matmul", {80, 80, 80}, "cpu");
+    const task::SearchTask t = task::makeOperatorTask("matmul", {80, 80, 80}, tessel::target::Target::host());
     const auto near = lib.similar(knowledge::structureOf(t.dag.toString()), t.key, t.target, 10);
     QCOMPARE(near.size(), size_t(3));                 // not the softmax
     QCOMPARE(near[0].task->key, lib.tasks()[2].key);  // 96 is nearest to 80
     QCOMPARE(near[1].task->key, lib.tasks()[0].key);
     QCOMPARE(near[2].task->key, lib.tasks()[1].key);
     // A task is not similar to itself, and adding it twice merges its programs.
-    const task::SearchTask same = task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
+    const task::SearchTask same = task::makeOperatorTask("matmul", {64, 64, 64}, tessel::target::Target::host());
     QCOMPARE(lib.similar(knowledge::structureOf(same.dag.toString()), same.key, same.target, 10).size(), size_t(2));
     lib.add(libraryTask("matmul", {64, 64, 64}, 5, true));
     QCOMPARE(lib.tasks().size(), size_t(4));
-    QCOMPARE(lib.find(same.key, "cpu")->programs.size(), size_t(5));
+    QCOMPARE(lib.find(same.key, same.target)->programs.size(), size_t(5));
   }
 
   // An exact match replays its stored steps, first; similar tasks follow,
@@ -315,11 +315,11 @@ class TestKnowledge : public QObject {
     knowledge::RecordLibrary lib;
     lib.add(libraryTask("matmul", {64, 48, 32}, 4, false));  // steps only: replayed as they are
     lib.add(libraryTask("matmul", {96, 48, 32}, 6, true));
-    const task::SearchTask t = task::makeOperatorTask("matmul", {64, 48, 32}, "cpu");
+    const task::SearchTask t = task::makeOperatorTask("matmul", {64, 48, 32}, tessel::target::Target::host());
     HardwareParams hw;
     const auto r = knowledge::transferPrograms(t, generateSketches(t.dag, hw), hw, {&lib});
     QCOMPARE(r.sources.size(), size_t(2));
-    QCOMPARE(r.sources[0], lib.find(t.key, "cpu"));
+    QCOMPARE(r.sources[0], lib.find(t.key, t.target));
     QCOMPARE(r.sourcePrograms, size_t(10));
     QVERIFY(r.programs.size() >= 8);
     for (size_t i = 0; i < 4; ++i) {

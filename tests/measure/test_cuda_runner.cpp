@@ -94,7 +94,7 @@ class TestCudaRunner : public QObject {
   void manifestsAreCheckedFirst() {
     std::string why;
     if (!codegen::nvrtcAvailable(&why)) TESSEL_SKIP("nvrtc", ("NVRTC is not installed: " + why).c_str());
-    const task::SearchTask task = task::makeOperatorTask("matmul", kShape, "cuda -arch=sm_80");
+    const task::SearchTask task = task::makeOperatorTask("matmul", kShape, tessel::target::Target::cuda("sm_80"));
     measure::MeasurerOptions o = gpuOptions();
     std::unique_ptr<measure::ProgramBuilder> builder = measure::makeBuilder(task, o);
     const measure::RunTask rt = measure::makeRunTask(task, *builder);
@@ -124,7 +124,7 @@ class TestCudaRunner : public QObject {
         {good, built[0].kernel.symbol, "", {}},
     };
     measure::RunOptions ro = o.run;
-    ro.device = "cuda";
+    ro.device = tessel::target::Target::Kind::Cuda;
     measure::Runner runner(ro);
     const std::vector<measure::MeasureResult> r = runner.run(rt, kernels);
     const std::vector<std::string> expected = {"format 'tessel-cuda-program 99'", "names buffer 99 of 3", "2048",
@@ -151,7 +151,7 @@ class TestCudaRunner : public QObject {
     std::vector<int64_t> dims;
     for (const QString& s : shape.split(','))
       dims.push_back(s.toLongLong());
-    const task::SearchTask task = task::makeOperatorTask(op.toStdString(), dims, "cuda -arch=" + arch);
+    const task::SearchTask task = task::makeOperatorTask(op.toStdString(), dims, tessel::target::Target::cuda(arch));
     measure::ProgramMeasurer m(task, gpuOptions());
     const auto results = m.measure(sample.programs);
     QVERIFY(!results.empty());
@@ -166,7 +166,7 @@ class TestCudaRunner : public QObject {
   // and the next kernel measured as if nothing happened.
   void lostContextGetsANewWorker() {
     REQUIRE_GPU(arch);
-    const task::SearchTask task = task::makeOperatorTask("matmul", kShape, "cuda -arch=" + arch);
+    const task::SearchTask task = task::makeOperatorTask("matmul", kShape, tessel::target::Target::cuda(arch));
     measure::MeasurerOptions o = gpuOptions();
     auto builder = measure::makeBuilder(task, o);
     const measure::RunTask rt = measure::makeRunTask(task, *builder);
@@ -182,7 +182,7 @@ class TestCudaRunner : public QObject {
         good[0].kernel,
     };
     measure::RunOptions ro = o.run;
-    ro.device = "cuda";
+    ro.device = tessel::target::Target::Kind::Cuda;
     ro.timeoutSeconds = 3;
     measure::Runner runner(ro);
     const auto r = runner.run(rt, kernels);
@@ -202,13 +202,13 @@ class TestCudaRunner : public QObject {
   void otherArchIsRefused() {
     REQUIRE_GPU(arch);
     const std::string other = arch == "sm_80" ? "sm_90" : "sm_80";
-    const task::SearchTask task = task::makeOperatorTask("matmul", kShape, "cuda -arch=" + other);
+    const task::SearchTask task = task::makeOperatorTask("matmul", kShape, tessel::target::Target::cuda(other));
     measure::MeasurerOptions o = gpuOptions();
     auto builder = measure::makeBuilder(task, o);
     const measure::RunTask rt = measure::makeRunTask(task, *builder);
     const auto built = builder->build({testing::sampleGpuPrograms("matmul", "64,48,40").programs.front()});
     measure::RunOptions ro = o.run;
-    ro.device = "cuda";
+    ro.device = tessel::target::Target::Kind::Cuda;
     measure::Runner runner(ro);
     const auto r = runner.run(rt, {built[0].kernel});
     QCOMPARE(r[0].error, measure::ErrorCode::Runtime);

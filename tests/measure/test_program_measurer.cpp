@@ -69,7 +69,7 @@ class TestProgramMeasurer : public QObject {
   // The measurer passes the runner the built kernels only; a program that
   // does not replay is an instantiation error in its own place.
   void onlyBuiltKernelsAreRun() {
-    const task::SearchTask task = task::makeOperatorTask("matmul", {32, 32, 32}, "cpu");
+    const task::SearchTask task = task::makeOperatorTask("matmul", {32, 32, 32}, tessel::target::Target::host());
     const measure::MeasurerOptions o = hostOptions();
     auto runner = std::make_unique<NotingRunner>(o.run);
     NotingRunner* noted = runner.get();
@@ -89,7 +89,7 @@ class TestProgramMeasurer : public QObject {
 
   // source() is the code measure() builds, but for the kernel's name.
   void sourceIsWhatIsBuilt() {
-    const task::SearchTask task = task::makeOperatorTask("matmul", {32, 32, 32}, "cpu");
+    const task::SearchTask task = task::makeOperatorTask("matmul", {32, 32, 32}, tessel::target::Target::host());
     measure::ProgramMeasurer m(task, hostOptions());
     const auto program = splitFirstLoop(task);
     const auto results = m.measure({program});
@@ -106,7 +106,7 @@ class TestProgramMeasurer : public QObject {
     std::string why;
     // Only a machine without the CUDA toolkit (scripts/setup.sh expects it in /usr/local/cuda).
     if (!codegen::nvrtcAvailable(&why)) TESSEL_SKIP("nvrtc", ("NVRTC is not installed: " + why).c_str());
-    const task::SearchTask task = task::makeOperatorTask("matmul", {64, 48, 40}, "cuda -arch=sm_90");
+    const task::SearchTask task = task::makeOperatorTask("matmul", {64, 48, 40}, tessel::target::Target::cuda("sm_90"));
     measure::MeasurerOptions o = hostOptions();
     std::unique_ptr<measure::ProgramBuilder> builder = measure::makeBuilder(task, o);
     const testing::GpuSample sample = testing::sampleGpuPrograms("matmul", "64,48,40");
@@ -142,7 +142,7 @@ class TestProgramMeasurer : public QObject {
   void cudaWithoutADriverSaysSo() {
     if (measure::cuda::unavailableReason().empty())
       QSKIP("checks the error where there is no driver; this machine has one (test_cuda_driver runs a kernel)");
-    const task::SearchTask task = task::makeOperatorTask("matmul", {32, 32, 32}, "cuda -arch=sm_90");
+    const task::SearchTask task = task::makeOperatorTask("matmul", {32, 32, 32}, tessel::target::Target::cuda("sm_90"));
     try {
       measure::ProgramMeasurer m(task, hostOptions());
       QFAIL("a cuda task got a measurer without a driver");
@@ -151,7 +151,7 @@ class TestProgramMeasurer : public QObject {
       QVERIFY2(std::string(e.what()).find("cuda -arch=sm_90") != std::string::npos, e.what());
     }
     // "native" cannot be resolved without a GPU either.
-    const task::SearchTask native = task::makeOperatorTask("matmul", {32, 32, 32}, "cuda");
+    const task::SearchTask native = task::makeOperatorTask("matmul", {32, 32, 32}, tessel::target::Target::cuda());
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, measure::makeBuilder(native, hostOptions()));
   }
 };

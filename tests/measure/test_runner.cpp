@@ -283,7 +283,7 @@ void TestRunner::protocolRoundTrip() {
   req.packedSizes = {0, 6};
   req.cacheState = CacheState::Model;
   req.constantInputs = {1};
-  req.device = "cuda";
+  req.device = tessel::target::Target::Kind::Cuda;
   protocol::Response res;
   res.workerExits = true;
   res.error = ErrorCode::WrongAnswer;
@@ -319,7 +319,7 @@ void TestRunner::protocolRoundTrip() {
   QCOMPARE(req2.packedSizes, req.packedSizes);
   QCOMPARE(req2.cacheState, req.cacheState);
   QCOMPARE(req2.constantInputs, req.constantInputs);
-  QCOMPARE(req2.device, std::string("cuda"));
+  QVERIFY(req2.device == tessel::target::Target::Kind::Cuda);
   // A device the worker does not know is refused by name; none is the CPU.
   nlohmann::json other = j;
   other["device"] = "tpu";
@@ -327,7 +327,7 @@ void TestRunner::protocolRoundTrip() {
   QVERIFY2(QByteArray::fromStdString(error).contains("'device' must be cpu or cuda, not 'tpu'"), error.c_str());
   other.erase("device");
   QVERIFY(protocol::fromJson(other, req2, &error));
-  QCOMPARE(req2.device, std::string("cpu"));
+  QVERIFY(req2.device == tessel::target::Target::Kind::Cpu);
   // A cache state the worker does not know is refused by name.
   nlohmann::json odd = j;
   odd["cacheFlush"] = "lukewarm";

@@ -146,7 +146,8 @@ class TestRunPlan : public QObject {
   void zooPlans() {
     QFETCH(QString, model);
     QFETCH(QString, fusion);
-    const frontend::PreparedModel m = frontend::prepareModel(model.toStdString(), "", fusion.toStdString(), "cpu");
+    const frontend::PreparedModel m =
+        frontend::prepareModel(model.toStdString(), "", fusion.toStdString(), tessel::target::Target::host());
     const runtime::RunPlan plan = planOf(m);
     const std::string fault = runtime::checkRunPlan(plan);
     QVERIFY2(fault.empty(), fault.c_str());

@@ -126,7 +126,8 @@ class TestRuntimeGraphs : public QObject {
   }
   void zooLayoutsMatchPlain() {
     QFETCH(QString, model);
-    const frontend::PreparedModel m = frontend::prepareModel(model.toStdString(), "", "dp", "cpu");
+    const frontend::PreparedModel m =
+        frontend::prepareModel(model.toStdString(), "", "dp", tessel::target::Target::host());
     QCOMPARE(m.lowering.imageLayout, model == "bert_tiny" ? m.lowering.imageLayout : te::Layout::NHWC);
     runtime::ExecutorOptions tuned;
     tuned.groups = m.plan.groups;

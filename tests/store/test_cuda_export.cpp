@@ -34,6 +34,7 @@ using namespace tessel;
 namespace {
 
 const char* const kTarget = "cuda -arch=sm_90";
+const tessel::target::Target kCuda = tessel::target::Target::cuda("sm_90");
 const char* const kNvcc = "/usr/local/cuda/bin/nvcc";
 
 // A sampled GPU program of the op: the first whose kernels number `kernels` or more.
@@ -60,8 +61,8 @@ class TestCudaExport : public QObject {
     QTemporaryDir dir;
     auto db = store::Database::open(dir.filePath("cuda.db").toStdString(), store::OpenMode::ReadWrite);
     const std::vector<std::pair<task::SearchTask, std::vector<schedule::Step>>> tasks = {
-        {task::makeOperatorTask("matmul", {64, 48, 40}, kTarget), programWith("matmul", "64,48,40", 1)},
-        {task::makeOperatorTask("softmax", {4, 200}, kTarget), programWith("softmax", "4,200", 2)},
+        {task::makeOperatorTask("matmul", {64, 48, 40}, kCuda), programWith("matmul", "64,48,40", 1)},
+        {task::makeOperatorTask("softmax", {4, 200}, kCuda), programWith("softmax", "4,200", 2)},
     };
     const int64_t session = db->beginSession("task", 0, 0, "{}", 2);
     for (const auto& [t, program] : tasks) {
@@ -150,7 +151,7 @@ class TestCudaExport : public QObject {
   void bestSourceIsCuda() {
     QTemporaryDir dir;
     auto db = store::Database::open(dir.filePath("cuda.db").toStdString(), store::OpenMode::ReadWrite);
-    const task::SearchTask t = task::makeOperatorTask("matmul", {64, 48, 40}, kTarget);
+    const task::SearchTask t = task::makeOperatorTask("matmul", {64, 48, 40}, kCuda);
     store::RecordRow r;
     r.taskId = db->ensureTask(store::taskRowOf(t));
     r.sessionId = db->beginSession("task", 0, 0, "{}", 1);

@@ -13,6 +13,7 @@
 #include <QtTest>
 #include <array>
 #include <atomic>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -21,8 +22,9 @@
 #include "schedule/steps.h"
 #include "search/tuner.h"
 #include "store/database.h"
-#include "tuning/tuning_recorder.h"
+#include "store/task_rows.h"
 #include "tessel_test.h"
+#include "tuning/tuning_recorder.h"
 
 using namespace tessel;
 using store::Database;
@@ -371,6 +373,32 @@ class TestStore : public QObject {
     }
   }
 
+  // A task's target is stored as its canonical string and read back as the
+  // same Target; a string this build cannot read is named with its task,
+  // and rebuilding such a task is refused rather than done for another target.
+  void targetsRoundTripThroughTheirRows() {
+    const task::SearchTask one =
+        task::makeOperatorTask("matmul", {8, 8, 8}, tessel::target::parseTarget("cpu -threads=1  -arch=x86-64-v2"));
+    store::TaskRow row = store::taskRowOf(one);
+    QCOMPARE(row.target, std::string("cpu -arch=x86-64-v2 -threads=1"));
+    QCOMPARE(store::targetOf(row), one.target);
+    QCOMPARE(store::operatorTaskOf(row).target, one.target);
+    QCOMPARE(
+        store::taskRowOf(task::makeOperatorTask("matmul", {8, 8, 8}, tessel::target::Target::cuda("sm_90"))).target,
+        std::string("cuda -arch=sm_90"));
+    row.target = "gpu";
+    for (auto read : {std::function<void()>([&] { store::targetOf(row); }),
+                      std::function<void()>([&] { store::operatorTaskOf(row); })})
+      try {
+        read();
+        QFAIL("no error for target gpu");
+      } catch (const std::runtime_error& e) {
+        QVERIFY2(QByteArray(e.what()).contains("unknown target kind 'gpu'") &&
+                     QByteArray(e.what()).contains(QByteArray::fromStdString(one.key)),
+                 e.what());
+      }
+  }
+
   // --db in a folder that does not exist is refused, not created.
   void missingFolderIsRefused() {
     QTemporaryDir dir;
@@ -404,7 +432,7 @@ class TestStore : public QObject {
     // best, the tuner leaves it out, and each says how many it skipped.
     QTemporaryDir dir;
     const std::string path = dir.filePath("replay.db").toStdString();
-    const task::SearchTask task = task::makeOperatorTask("matmul", {16, 16, 16}, "cpu");
+    const task::SearchTask task = task::makeOperatorTask("matmul", {16, 16, 16}, tessel::target::Target::host());
     tuneInto(path, task, 4);
     int64_t taskId = 0, damagedId = 0;
     size_t stored = 0;
@@ -495,7 +523,7 @@ class TestStore : public QObject {
   void resumeSkipsMeasuredPrograms() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("resume.db").toStdString();
-    task::SearchTask task = task::makeOperatorTask("matmul", {24, 16, 32}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {24, 16, 32}, tessel::target::Target::host());
     {
       auto db = Database::open(path, OpenMode::ReadWrite);
       search::TuneOptions o = smallTuning(16);
@@ -528,7 +556,7 @@ class TestStore : public QObject {
   void evolutionaryResumeWarmStartsFromStoredDecisions() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("evo.db").toStdString();
-    task::SearchTask task = task::makeOperatorTask("matmul", {32, 32, 32}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {32, 32, 32}, tessel::target::Target::host());
     auto db = Database::open(path, OpenMode::ReadWrite);
     search::TuneOptions o = smallTuning(16);
     o.search = "evolutionary";
@@ -576,9 +604,9 @@ class TestStore : public QObject {
   void planLeavesOutWhatCannotBeExported() {
     QTemporaryDir dir;
     auto db = Database::open(dir.filePath("plan.db").toStdString(), OpenMode::ReadWrite);
-    task::SearchTask good = task::makeOperatorTask("matmul", {8, 8, 8}, "cpu");
-    task::SearchTask failing = task::makeOperatorTask("matmul", {16, 8, 8}, "cpu");
-    task::SearchTask fused = task::makeOperatorTask("relu", {64}, "cpu");
+    task::SearchTask good = task::makeOperatorTask("matmul", {8, 8, 8}, tessel::target::Target::host());
+    task::SearchTask failing = task::makeOperatorTask("matmul", {16, 8, 8}, tessel::target::Target::host());
+    task::SearchTask fused = task::makeOperatorTask("relu", {64}, tessel::target::Target::host());
     fused.op = "fused_relu_subgraph";  // a model's subgraph: op and shape cannot rebuild it
     const int64_t s = db->beginSession("task", 0, 0, "{}", 3);
     std::vector<store::RecordRow> records;
@@ -613,7 +641,7 @@ class TestStore : public QObject {
     QTemporaryDir dir;
     const std::string path = dir.filePath("export.db").toStdString();
     const int64_t M = 24, N = 40, K = 16;
-    task::SearchTask task = task::makeOperatorTask("matmul", {M, N, K}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {M, N, K}, tessel::target::Target::host());
     tuneInto(path, task, 8);
     auto db = Database::open(path, OpenMode::ReadOnly);
     const QString out = dir.filePath("kernels");
@@ -674,7 +702,7 @@ int main() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("export.db").toStdString();
     const int64_t M = 8, N = 48, K = 40;
-    task::SearchTask task = task::makeOperatorTask("dense", {M, N, K}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("dense", {M, N, K}, tessel::target::Target::host());
     tuneInto(path, task, 2);
     {
       auto db = Database::open(path, OpenMode::ReadWrite);

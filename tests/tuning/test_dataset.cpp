@@ -109,7 +109,7 @@ class TestDataset : public QObject {
     for (const tuning::DatasetRecord& r : records) {
       models.insert(r.model);
       valid += std::isfinite(r.cost) ? 1 : 0;
-      QCOMPARE(r.target, std::string("cpu"));
+      QCOMPARE(r.target.str(), std::string("cpu"));
     }
     QVERIFY2(models.size() >= 6, qPrintable(QString::number(models.size())));
     QVERIFY(valid > records.size() * 9 / 10);
@@ -151,7 +151,7 @@ class TestDataset : public QObject {
   void twoTargetsStayTwoTasks() {
     QTemporaryDir dir;
     const std::string db = dir.filePath("two.db").toStdString();
-    const std::string one = "cpu -arch=x86-64-v2 -threads=1";
+    const tessel::target::Target one = tessel::target::parseTarget("cpu -arch=x86-64-v2 -threads=1");
     tuning::DatasetConfig plain = smallCollection(2), single = smallCollection(2);
     single.tuning.target = one;
     const int64_t plainRecords = tuning::collectDataset(plain, db).records;
@@ -162,7 +162,7 @@ class TestDataset : public QObject {
     auto store = store::Database::open(db, store::OpenMode::ReadOnly);
     const auto all = tuning::datasetFromDatabase(*store, {});
     const auto onlyOne = tuning::datasetFromDatabase(*store, {}, one);
-    const auto onlyCpu = tuning::datasetFromDatabase(*store, {}, "cpu");
+    const auto onlyCpu = tuning::datasetFromDatabase(*store, {}, tessel::target::Target::host());
     QCOMPARE(int64_t(onlyCpu.size()), plainRecords);
     QCOMPARE(int64_t(onlyOne.size()), int64_t(s.measured));
     QCOMPARE(all.size(), onlyCpu.size() + onlyOne.size());
@@ -175,7 +175,7 @@ class TestDataset : public QObject {
     size_t ofOne = 0;
     for (const cost::TaskRecords& t : data.tasks) {
       keys.insert(t.taskKey);
-      ofOne += t.taskKey.ends_with("@" + one);
+      ofOne += t.taskKey.ends_with("@" + one.str());
     }
     QCOMPARE(keys.size(), size_t(10));
     QCOMPARE(ofOne, size_t(5));
@@ -239,7 +239,7 @@ class TestDataset : public QObject {
     for (size_t i = 0; i < in.size(); ++i) {
       before.insert(in[i].task + in[i].steps);
       after.insert(back[i].task + back[i].steps);
-      QCOMPARE(back[i].target, std::string("cpu"));
+      QCOMPARE(back[i].target.str(), std::string("cpu"));
       QVERIFY2(back[i].cost < 1.0 || std::isinf(back[i].cost), qPrintable(QString::number(back[i].cost)));
       relabelled += std::isfinite(back[i].cost);
     }
@@ -256,7 +256,8 @@ class TestDataset : public QObject {
     const std::string out = dir.filePath("out.jsonl").toStdString();
     tuning::RemeasureConfig c;
     c.tuning = smallCollection(3).tuning;
-    const std::vector<tuning::DatasetRecord> one = {{"tiny_cnn", "no_such_task", 1, "cpu", "[]", 1.0}};
+    const std::vector<tuning::DatasetRecord> one = {
+        {"tiny_cnn", "no_such_task", 1, tessel::target::Target::host(), "[]", 1.0}};
     auto message = [&](const std::vector<tuning::DatasetRecord>& in, const tuning::RemeasureConfig& config) {
       try {
         tuning::remeasureDataset(in, config, out);
@@ -270,7 +271,7 @@ class TestDataset : public QObject {
     other.models = {"resnet18"};
     QVERIFY(message(one, other).find("no records of model 'resnet18'") != std::string::npos);
     std::vector<tuning::DatasetRecord> v2 = one;
-    v2[0].target = "cpu -arch=x86-64-v2";
+    v2[0].target = tessel::target::parseTarget("cpu -arch=x86-64-v2");
     QVERIFY(message(v2, c).find("for target 'cpu -arch=x86-64-v2'") != std::string::npos);
     tuning::RemeasureConfig none = c;
     none.repeats = 0;
@@ -292,7 +293,8 @@ class TestDataset : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, tuning::readDataset(dir.filePath("missing.jsonl").toStdString()));
     // A task the model does not have (the dataset is older than its definition).
     try {
-      tuning::featuresOf({{"tiny_cnn", "no_such_task", 1, "cpu", "[]", 1.0}}, cost::kStoreRows);
+      tuning::featuresOf({{"tiny_cnn", "no_such_task", 1, tessel::target::Target::host(), "[]", 1.0}},
+                         cost::kStoreRows);
       QFAIL("an unknown task was accepted");
     } catch (const std::runtime_error& e) {
       QVERIFY2(std::string(e.what()).find("no_such_task") != std::string::npos, e.what());

@@ -79,7 +79,7 @@ class TestModelTuning : public QObject {
 
     // It holds the records of cpu's tasks: it goes on for that target only.
     tuning::TuningConfig other = smallConfig(16);
-    other.target = "cpu -threads=1";
+    other.target = tessel::target::parseTarget("cpu -threads=1");
     tuning::ModelTuning elsewhere(other);
     try {
       elsewhere.openSession(db, tuning::kLastSession);
@@ -172,8 +172,8 @@ class TestModelTuning : public QObject {
 
   // A model the caller prepared already (the studio shows it) is tuned as is.
   void aPreparedModelIsNotPreparedAgain() {
-    auto prepared =
-        std::make_shared<const frontend::PreparedModel>(frontend::prepareModel("tiny_cnn", "", "dp", "cpu"));
+    auto prepared = std::make_shared<const frontend::PreparedModel>(
+        frontend::prepareModel("tiny_cnn", "", "dp", tessel::target::Target::host()));
     tuning::ModelTuning t(smallConfig(10), prepared);
     QCOMPARE(&t.model(), prepared.get());
     QCOMPARE(t.tasks().size(), prepared->tasks.size());

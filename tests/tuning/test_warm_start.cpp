@@ -153,7 +153,7 @@ class TestWarmStart : public QObject {
     QCOMPARE(t.result.trials, 10);  // two programs of each of the five tasks
     size_t replayed = 0;
     for (const auto& [key, steps] : stepsOf(second, t.session)) {
-      const knowledge::LibraryTask* stored = kb.library.find(key, "cpu");
+      const knowledge::LibraryTask* stored = kb.library.find(key, tessel::target::Target::host());
       QVERIFY(stored);
       std::set<std::string> known;
       for (const knowledge::LibraryProgram& p : stored->programs)

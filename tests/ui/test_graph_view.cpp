@@ -34,7 +34,8 @@ namespace {
 using Model = std::shared_ptr<const frontend::PreparedModel>;
 
 Model prepare(const char* name) {
-  return std::make_shared<const frontend::PreparedModel>(frontend::prepareModel(name, "", "dp", "cpu"));
+  return std::make_shared<const frontend::PreparedModel>(
+      frontend::prepareModel(name, "", "dp", tessel::target::Target::host()));
 }
 
 // The documented rule, computed from the plan and the tasks: one cluster per

@@ -118,7 +118,8 @@ class TestProgramViews : public QObject {
 
   void searchSpaceOfConv2d() {
     // N, C, H, W, K, R, S, stride, pad
-    task::SearchTask task = task::makeOperatorTask("conv2d", {1, 64, 56, 56, 64, 3, 3, 1, 1}, "cpu");
+    task::SearchTask task =
+        task::makeOperatorTask("conv2d", {1, 64, 56, 56, 64, 3, 3, 1, 1}, tessel::target::Target::host());
     SearchSpaceView view;
     view.resize(700, 800);
     view.show();
@@ -164,7 +165,7 @@ class TestProgramViews : public QObject {
   }
 
   void bestProgramIsSelected() {
-    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, tessel::target::Target::host());
     search::SpaceSummary s = search::summarizeSpace(task, 2, 9);
     QString best = QString::fromStdString(s.sampleDecisions.back());
     SearchSpaceView view;
@@ -188,8 +189,8 @@ class TestProgramViews : public QObject {
   }
 
   void newerTaskSupersedesOlder() {
-    task::SearchTask a = task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
-    task::SearchTask b = task::makeOperatorTask("softmax", {4, 96}, "cpu");
+    task::SearchTask a = task::makeOperatorTask("matmul", {64, 64, 64}, tessel::target::Target::host());
+    task::SearchTask b = task::makeOperatorTask("softmax", {4, 96}, tessel::target::Target::host());
     SearchSpaceView view;
     QSignalSpy ready(&view, &SearchSpaceView::ready);
     view.showTask(a, "", std::nan(""));
@@ -203,14 +204,14 @@ class TestProgramViews : public QObject {
   }
 
   void searchSpaceOfFusedTask() {
-    frontend::PreparedModel m = frontend::prepareModel("tiny_cnn", "", "dp", "cpu");
+    frontend::PreparedModel m = frontend::prepareModel("tiny_cnn", "", "dp", tessel::target::Target::host());
     QVERIFY(!m.tasks.empty());
     // The task with the most ops: a fused one.
     const fusion::GraphTask* fused = &m.tasks.front();
     for (const auto& t : m.tasks)
       if (t.ops.size() > fused->ops.size()) fused = &t;
     QVERIFY2(fused->ops.size() > 1, fused->name.c_str());
-    task::SearchTask task = fusion::toSearchTask(*fused, "cpu");
+    task::SearchTask task = fusion::toSearchTask(*fused, tessel::target::Target::host());
     SearchSpaceView view;
     QSignalSpy selected(&view, &SearchSpaceView::programSelected);
     view.showTask(task, "", std::nan(""));
@@ -229,7 +230,7 @@ class TestProgramViews : public QObject {
   }
 
   void codeViewShowsHighlightedProgram() {
-    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
+    task::SearchTask task = task::makeOperatorTask("matmul", {64, 64, 64}, tessel::target::Target::host());
     search::SpaceSummary s = search::summarizeSpace(task, 3, 2);
     CodeView view;
     view.resize(600, 500);

@@ -38,8 +38,8 @@
 #include "search/space_summary.h"
 #include "search/tuner.h"
 #include "store/database.h"
-#include "tuning/tuning_recorder.h"
 #include "tessel_test.h"
+#include "tuning/tuning_recorder.h"
 #include "ui/code_view.h"
 #include "ui/export_dialog.h"
 #include "ui/log_panel.h"
@@ -152,7 +152,8 @@ class TestSessions : public QObject {
 
     // A task session, as tessel tune-op makes one: 16 trials of a matmul.
     auto db = tessel::store::Database::open(db_.toStdString(), tessel::store::OpenMode::ReadWrite);
-    tessel::task::SearchTask task = tessel::task::makeOperatorTask("matmul", {64, 64, 64}, "cpu");
+    tessel::task::SearchTask task =
+        tessel::task::makeOperatorTask("matmul", {64, 64, 64}, tessel::target::Target::host());
     tessel::search::TuneOptions o;
     o.trials = 16;
     o.batchSize = 8;
@@ -262,7 +263,8 @@ class TestSessions : public QObject {
     QCOMPARE(best.steps, bestSteps);
     tessel::task::SearchTask task;
     for (const auto& t : window.preparedModel()->tasks)
-      if (QString::fromStdString(t.key) == tasks->task(2).key) task = tessel::fusion::toSearchTask(t, "cpu");
+      if (QString::fromStdString(t.key) == tasks->task(2).key)
+        task = tessel::fusion::toSearchTask(t, tessel::target::Target::host());
     QCOMPARE(window.codeView()->code(),
              QString::fromStdString(tessel::search::storedProgramSource(task, bestSteps.toStdString())));
 
@@ -319,7 +321,8 @@ class TestSessions : public QObject {
     QVERIFY(!window.preparedModel());
     QVERIFY(window.modelPath().isEmpty());
     QVERIFY(codeReady.wait(60000) || window.codeView()->isReady());
-    const QString key = QString::fromStdString(tessel::task::makeOperatorTask("matmul", {64, 64, 64}, "cpu").key);
+    const QString key = QString::fromStdString(
+        tessel::task::makeOperatorTask("matmul", {64, 64, 64}, tessel::target::Target::host()).key);
     QVERIFY2(window.codeView()->code().startsWith("// " + key + ", stored program"),
              qPrintable(window.codeView()->code().left(200)));
     QCOMPARE(window.tasksPanel()->model()->rowCount(), 1);
