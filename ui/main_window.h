@@ -1,36 +1,37 @@
 // The main window of Tessel Studio: dockable panels around the tuning
 // workflow, a toolbar to drive a tuning session and to run the tuned model
-// against LibTorch, and a layout that persists.
+// against LibTorch, menus, a status bar, and a layout that persists. The
+// window holds the actions and wires its parts together: the model and its
+// stored sessions are the ModelLoader's (ui/model_loader.h), a tuning is
+// the TuningController's (ui/tuning_controller.h), the next tuning's
+// choices are the TuningOptionsBar's, a run is the RunController's; its API
+// forwards to them.
 #pragma once
 
 #include <QByteArray>
-#include <QDateTime>
-#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QString>
-#include <QVector>
 #include <memory>
-#include <optional>
 
+#include "target/target.h"
 #include "task/search_task.h"
+#include "ui/model_loader.h"
+#include "ui/studio_settings.h"
+#include "ui/tuning_controller.h"
+#include "ui/tuning_options_bar.h"
 
 class QAction;
 class QCloseEvent;
-class QCheckBox;
-class QComboBox;
-class QToolButton;
+class QIcon;
+class QKeySequence;
 class QMenu;
 class QProgressBar;
-class QSpinBox;
 class QDockWidget;
 class QLabel;
 class QToolBar;
 
 namespace tessel::frontend {
 struct PreparedModel;
-}
-namespace tessel::store {
-struct SessionHistory;
 }
 
 namespace tessel::ui {
@@ -54,8 +55,8 @@ class MainWindow : public QMainWindow {
  public:
   // QSettings keys of the persisted layout, under organisation "Tessel",
   // application "Tessel Studio".
-  static constexpr const char* kSettingsOrganization = "Tessel";
-  static constexpr const char* kSettingsApplication = "Tessel Studio";
+  static constexpr const char* kSettingsOrganization = kStudioOrganization;
+  static constexpr const char* kSettingsApplication = kStudioApplication;
   static constexpr const char* kGeometryKey = "MainWindow/geometry";
   static constexpr const char* kStateKey = "MainWindow/state";
   // The Run's repeats, and whether a tuning that ends normally is run at once.
@@ -68,7 +69,7 @@ class MainWindow : public QMainWindow {
   // The model (zoo name or file): prepared (loaded, folded, fused, cut into
   // tasks) on a worker thread, then shown in the graph, tasks and plots;
   // modelReady or modelFailed (with an error dialog) follows.
-  void setModelPath(const QString& model);
+  void setModelPath(const QString& model) { loader_->open(model, options_->fusion()); }
   // The database tuning writes to and sessions are read from. An existing
   // file that is not a readable Tessel database is refused with an error
   // dialog naming the problem (false), and left as it was.
@@ -78,19 +79,19 @@ class MainWindow : public QMainWindow {
   // cannot be read is refused with an error dialog naming the problem
   // (false); "" goes back to a fresh model.
   bool setCostModelFile(const QString& path);
-  QString costModelFile() const { return costModelFile_; }
-  QString modelPath() const { return model_; }
-  QString databasePath() const { return database_; }
+  QString costModelFile() const { return options_->costModelFile(); }
+  QString modelPath() const { return loader_->modelPath(); }
+  QString databasePath() const { return loader_->database(); }
   // Why a file cannot be used as the database ("" if it can: missing, empty
   // or a readable Tessel database).
-  static QString checkDatabase(const QString& database);
+  static QString checkDatabase(const QString& database) { return ModelLoader::checkDatabase(database); }
   // The database in use: the one set, else the CLI's default ($TESSEL_DB,
   // else ~/.local/share/tessel/tessel.db).
-  QString effectiveDatabase() const;
+  QString effectiveDatabase() const { return loader_->effectiveDatabase(); }
 
   LogPanel* logPanel() const { return log_; }
   TasksPanel* tasksPanel() const { return tasks_; }
-  TuningSession* tuningSession() const { return session_; }
+  TuningSession* tuningSession() const { return tuning_->session(); }
   GraphView* graphView() const { return graph_; }
   PlotsPanel* plotsPanel() const { return plots_; }
   SearchSpaceView* searchSpaceView() const { return space_; }
@@ -98,7 +99,7 @@ class MainWindow : public QMainWindow {
   RunPanel* runPanel() const { return runPanel_; }
   RunController* runController() const { return run_; }
   // The prepared model (null until modelReady).
-  std::shared_ptr<const frontend::PreparedModel> preparedModel() const { return prepared_; }
+  std::shared_ptr<const frontend::PreparedModel> preparedModel() const { return loader_->prepared(); }
   // Drives the views from a task (index into the model's tasks).
   void selectTask(int task);
   int selectedTask() const { return selected_; }
@@ -111,35 +112,38 @@ class MainWindow : public QMainWindow {
   // Reads a session on a worker thread and shows it: its model (opened
   // with the session's fusion), tasks, curves, scatter and best programs.
   // sessionReopened or an error dialog follows. Start then resumes it.
-  void reopenSession(qint64 session);
+  void reopenSession(qint64 session) { loader_->reopenSession(session); }
   // The session Start resumes (0: Start begins a new one).
-  qint64 resumableSession() const { return resumable_; }
+  qint64 resumableSession() const { return loader_->resumableSession(); }
   // A task's best program known to the studio (from the tuning or a reopened session).
-  struct BestProgram {
-    QString decisions, steps;
-    double seconds = 0;  // 0: none
-  };
-  BestProgram bestProgram(int task) const { return best_.value(task); }
+  using BestProgram = TuningController::BestProgram;
+  BestProgram bestProgram(int task) const { return tuning_->bestProgram(task); }
   // Shows an error in a window-modal dialog (never blocks the caller) and the log.
   void showError(const QString& title, const QString& message);
   // Trials of the next tuning (the toolbar's budget).
-  void setTrialBudget(int trials);
-  int trialBudget() const { return trialBudget_; }
+  void setTrialBudget(int trials) {
+    tuning_->setTrialBudget(trials);
+    options_->setTrials(trials);
+  }
+  int trialBudget() const { return tuning_->trialBudget(); }
   // A wall-clock budget of the next tunings beside the trials (minutes; 0:
   // none), as `tessel tune --minutes`: no round starts once it is spent.
-  void setTimeBudget(double minutes) { timeBudgetMinutes_ = minutes; }
-  double timeBudget() const { return timeBudgetMinutes_; }
+  void setTimeBudget(double minutes) { tuning_->setTimeBudget(minutes); }
+  double timeBudget() const { return tuning_->timeBudget(); }
   // Models opened before, newest first (QSettings "recentModels", at most 8).
-  QStringList recentModels() const;
-  static constexpr const char* kRecentModelsKey = "recentModels";
+  QStringList recentModels() const { return loader_->recentModels(); }
+  static constexpr const char* kRecentModelsKey = ModelLoader::kRecentModelsKey;
   // false: nothing is written to QSettings (screenshots leave them alone).
-  void setPersistent(bool persistent) { persistent_ = persistent; }
+  void setPersistent(bool persistent) {
+    persistent_ = persistent;
+    loader_->setPersistent(persistent);
+  }
   QProgressBar* progressBar() const { return progress_; }
 
   // Start, pause/resume and stop of the toolbar.
   void startTuning();
-  void togglePause();
-  void stopTuning();
+  void togglePause() { tuning_->togglePause(); }
+  void stopTuning() { tuning_->stop(); }
   // Run (Ctrl+R): the open model with the database's best kernels against
   // LibTorch in a `tessel run` child process (ui/run_controller.h); its
   // Stop kills the child. Not while a tuning runs: each would disturb the
@@ -147,7 +151,7 @@ class MainWindow : public QMainWindow {
   void startRun();
   void stopRun();
   // The session the window shows (tuned or reopened), that runs are stored with (0: none).
-  qint64 shownSession() const { return shownSession_; }
+  qint64 shownSession() const { return loader_->shownSession(); }
 
   // Window geometry and dock/toolbar state, in QSettings. restoreLayout()
   // returns false (and keeps the default layout) when nothing valid is saved.
@@ -168,40 +172,35 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* event) override;
 
  private:
+  void createViews();
   void createActions();
+  QAction* createAction(const QIcon& icon, const QString& text, const char* name, const QKeySequence& shortcut,
+                        const QString& tip);
   void createToolBar();
   void createMenus();
   void createDocks();
   void createStatusBar();
   QDockWidget* addPanel(const QString& title, const QString& objectName, QWidget* panel, Qt::DockWidgetArea area);
+  // The loader's and the tuning controller's signals to the window.
+  void connectLoader();
+  void connectTuning();
+  void connectViews();
   void openModel();
   void openDatabase();
-  // The open model's last session in the database (same fusion), if any,
-  // shown as a reopened one: its trials, bests and estimate.
-  void showStoredTuning();
-  // A session that cannot be reopened: a dialog says why, the status bar is cleared.
-  void failReopen(qint64 session, const QString& message);
-  void applyHistory(const store::SessionHistory& history);
-  void refreshShares(double estimateSeconds);
+  void onModelOpening();
+  void onModelReady();
+  void onSessionReopened(qint64 session);
+  void onTuningFinished(bool ok, const QString& message);
   void updateTitle();
-  void rememberModel(const QString& model);
   void updateRecentMenu();
-
-  void onRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, int totalTrials);
-  void onFinished(bool ok, const QString& message);
-  void onModelPrepared(std::shared_ptr<const frontend::PreparedModel> model, const QString& error);
-  void onBestProgram(int task, const QString& decisions, const QString& steps, double seconds);
   void updateActions();
   // The Run's part (main_window_run.cpp).
   void createRunActions();
   void createRunDock(QDockWidget* tabbedWith);
   void updateRunActions();
-  void showStoredRun(const store::SessionHistory& history);
+  // The latest run stored with the session shown (none: the panel cleared).
+  void showStoredRun();
 
-  QString model_;
-  QString database_;
-  int trialBudget_ = 256;
-  double timeBudgetMinutes_ = 0;
   bool persistent_ = true;
   TasksPanel* tasks_ = nullptr;
   GraphView* graph_ = nullptr;
@@ -210,25 +209,13 @@ class MainWindow : public QMainWindow {
   CodeView* code_ = nullptr;
   RunPanel* runPanel_ = nullptr;
   RunController* run_ = nullptr;
-  std::shared_ptr<const frontend::PreparedModel> prepared_;
   task::SearchTask selectedTask_;
   int selected_ = -1;
-  std::vector<task::SearchTask> searchTasks_;  // of the open model, or of a reopened task session
-  QVector<BestProgram> best_;                  // per task
-  using HistoryPtr = std::shared_ptr<const store::SessionHistory>;
-  HistoryPtr pendingHistory_;  // shown once its model is open
   // The target the studio tunes for (the CUDA path is CLI-only for now).
   const target::Target target_ = target::Target::host();
-  qint64 resumable_ = 0;
-  QDateTime sessionStart_;      // of the session being tuned or shown (UTC); the plots' time origin
-  int resumedTrials_ = 0;       // trials of the resumed session before this tuning
-  bool tuning_ = false;         // from startTuning to the window's handling of its end
-  bool stopRequested_ = false;  // Stop was pressed during the tuning in progress
-  qint64 shownSession_ = 0;
-  int runTrials_ = 0;  // trials measured by the tuning in progress
-  int preparing_ = 0;  // generation of the latest setModelPath
-  QElapsedTimer tuningClock_;
-  TuningSession* session_ = nullptr;
+  ModelLoader* loader_ = nullptr;
+  TuningController* tuning_ = nullptr;
+  TuningOptionsBar* options_ = nullptr;
   // Of saveState(): bump when the docks change in a way an old saved state
   // should not restore.
   static constexpr int kStateVersion = 3;  // 3: the Run dock
@@ -251,15 +238,6 @@ class MainWindow : public QMainWindow {
   QLabel* modelLabel_ = nullptr;
   QLabel* rateLabel_ = nullptr;
   QProgressBar* progress_ = nullptr;
-  QSpinBox* budgetBox_ = nullptr;
-  QComboBox* fusionBox_ = nullptr;
-  QComboBox* costModelBox_ = nullptr;
-  QCheckBox* warmStartBox_ = nullptr;
-  QToolButton* costModelFileButton_ = nullptr;
-  QString costModelFile_;
-  QComboBox* targetBox_ = nullptr;
-  // Where the next tuning measures: "local" or a fleet's Redis URL.
-  QComboBox* measureBox_ = nullptr;
   FleetPanel* fleet_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   QMenu* zooMenu_ = nullptr;

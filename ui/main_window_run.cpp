@@ -5,25 +5,18 @@
 #include <QAction>
 #include <QDockWidget>
 #include <QKeySequence>
-#include <QSettings>
 #include <QStyle>
 
 #include "frontend/model_loader.h"
-#include "store/session_history.h"
 #include "ui/graph_view.h"
 #include "ui/main_window.h"
 #include "ui/model_run.h"
 #include "ui/run_controller.h"
 #include "ui/run_panel.h"
-#include "ui/tuning_session.h"
 
 namespace tessel::ui {
 
 namespace {
-
-QSettings runSettings() {
-  return QSettings(MainWindow::kSettingsOrganization, MainWindow::kSettingsApplication);
-}
 
 // "1,3,224,224;1,16": the model's input shapes as --input-shapes takes them.
 QString inputShapesOf(const graph::Graph& g) {
@@ -41,35 +34,30 @@ QString inputShapesOf(const graph::Graph& g) {
 
 void MainWindow::createRunActions() {
   QStyle* s = style();
-  runAction_ = new QAction(s->standardIcon(QStyle::SP_MediaSeekForward), tr("&Run"), this);
-  runAction_->setObjectName(QStringLiteral("actionRun"));
-  runAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
-  runAction_->setStatusTip(tr("Run the model with its best tuned kernels against LibTorch (tessel run --profile)"));
-  runAction_->setEnabled(false);
+  runAction_ = createAction(s->standardIcon(QStyle::SP_MediaSeekForward), tr("&Run"), "actionRun",
+                            QKeySequence(Qt::CTRL | Qt::Key_R),
+                            tr("Run the model with its best tuned kernels against LibTorch (tessel run --profile)"));
   connect(runAction_, &QAction::triggered, this, &MainWindow::startRun);
-
-  stopRunAction_ = new QAction(s->standardIcon(QStyle::SP_BrowserStop), tr("Stop r&un"), this);
-  stopRunAction_->setObjectName(QStringLiteral("actionStopRun"));
-  stopRunAction_->setStatusTip(tr("Stop the run in progress (its process is killed)"));
-  stopRunAction_->setEnabled(false);
+  stopRunAction_ = createAction(s->standardIcon(QStyle::SP_BrowserStop), tr("Stop r&un"), "actionStopRun", {},
+                                tr("Stop the run in progress (its process is killed)"));
   connect(stopRunAction_, &QAction::triggered, this, &MainWindow::stopRun);
+  runAction_->setEnabled(false);
+  stopRunAction_->setEnabled(false);
 
   // For the demo: a tuning that ends normally is run against LibTorch at once.
-  runAfterTuningAction_ = new QAction(tr("Run &when a tuning ends"), this);
-  runAfterTuningAction_->setObjectName(QStringLiteral("actionRunAfterTuning"));
+  runAfterTuningAction_ =
+      createAction({}, tr("Run &when a tuning ends"), "actionRunAfterTuning", {},
+                   tr("Run the model against LibTorch as soon as a tuning finishes (not when it is stopped)"));
   runAfterTuningAction_->setCheckable(true);
-  runAfterTuningAction_->setChecked(runSettings().value(kRunAfterTuningKey, true).toBool());
-  runAfterTuningAction_->setStatusTip(
-      tr("Run the model against LibTorch as soon as a tuning finishes (not when it "
-         "is stopped)"));
+  runAfterTuningAction_->setChecked(studioSettings().value(kRunAfterTuningKey, true).toBool());
   connect(runAfterTuningAction_, &QAction::toggled, this, [this](bool on) {
-    if (persistent_) runSettings().setValue(kRunAfterTuningKey, on);
+    if (persistent_) studioSettings().setValue(kRunAfterTuningKey, on);
   });
 }
 
 void MainWindow::createRunDock(QDockWidget* tabbedWith) {
   runPanel_ = new RunPanel(this);
-  runPanel_->setRepeats(runSettings().value(kRunRepeatsKey, kDefaultRunRepeats).toInt());
+  runPanel_->setRepeats(studioSettings().value(kRunRepeatsKey, kDefaultRunRepeats).toInt());
   runPanel_->setActions(runAction_, stopRunAction_);
   run_ = new RunController(runPanel_, graph_, log_, this);
   QDockWidget* dock = addPanel(tr("Run"), "runDock", runPanel_, Qt::RightDockWidgetArea);
@@ -80,29 +68,32 @@ void MainWindow::createRunDock(QDockWidget* tabbedWith) {
 }
 
 void MainWindow::updateRunActions() {
-  const bool tuningNow = tuning_ || session_->isRunning();
+  const bool tuningNow = tuning_->isTuning();
   const bool running = run_->isRunning();
-  runAction_->setEnabled(prepared_ && !tuningNow && !running);
+  const bool prepared = loader_->prepared() != nullptr;
+  runAction_->setEnabled(prepared && !tuningNow && !running);
   stopRunAction_->setEnabled(running);
   runAction_->setToolTip(
-      tuningNow    ? tr("Not while tuning: the run would disturb the tuning's measurements, and be disturbed by them")
-      : !prepared_ ? tr("Open a model to run it against LibTorch")
-      : running    ? tr("A run is in progress (Stop run ends it)")
-                   : tr("Run %1 with the database's best kernels against LibTorch (Ctrl+R)").arg(model_));
+      tuningNow   ? tr("Not while tuning: the run would disturb the tuning's measurements, and be disturbed by them")
+      : !prepared ? tr("Open a model to run it against LibTorch")
+      : running   ? tr("A run is in progress (Stop run ends it)")
+                  : tr("Run %1 with the database's best kernels against LibTorch (Ctrl+R)").arg(modelPath()));
 }
 
 void MainWindow::startRun() {
-  if (!prepared_ || tuning_ || session_->isRunning() || run_->isRunning()) return;
+  const std::shared_ptr<const frontend::PreparedModel> prepared = loader_->prepared();
+  if (!prepared || tuning_->isTuning() || run_->isRunning()) return;
   RunRequest request;
-  request.model = model_;
+  request.model = modelPath();
   request.database = effectiveDatabase();
-  request.fusion = QString::fromStdString(prepared_->fusion);
+  request.fusion = QString::fromStdString(prepared->fusion);
   request.target = QString::fromStdString(target_.str());
   request.repeats = runPanel_->repeats();
-  request.session = shownSession_;
+  request.session = shownSession();
   // TorchScript does not record its input shapes: give the ones it was opened with.
-  if (model_.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive)) request.inputShapes = inputShapesOf(prepared_->graph);
-  if (persistent_) runSettings().setValue(kRunRepeatsKey, request.repeats);
+  if (request.model.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive))
+    request.inputShapes = inputShapesOf(prepared->graph);
+  if (persistent_) studioSettings().setValue(kRunRepeatsKey, request.repeats);
   run_->start(request);
 }
 
@@ -110,14 +101,14 @@ void MainWindow::stopRun() {
   run_->cancel(tr("stopped"));
 }
 
-void MainWindow::showStoredRun(const store::SessionHistory& history) {
-  shownSession_ = history.session.kind == "model" ? history.session.id : 0;
+void MainWindow::showStoredRun() {
+  const qint64 shown = shownSession();
   if (run_->isRunning()) {
-    if (shownSession_ && run_->process()->request().model == model_) return;  // its own result comes next
+    if (shown && run_->process()->request().model == modelPath()) return;  // its own result comes next
     run_->cancel(tr("another session is shown"));
   }
-  if (shownSession_)
-    run_->showStoredRun(effectiveDatabase(), shownSession_);
+  if (shown)
+    run_->showStoredRun(effectiveDatabase(), shown);
   else
     run_->clear();
 }
