@@ -30,6 +30,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ui/graph_items.h"
 #include "ui/graph_layout.h"
 
 namespace tessel::ui {
@@ -37,20 +38,10 @@ namespace tessel::ui {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-const QColor kSelectColour(30, 111, 217);
 const QColor kRampLow(255, 255, 255);  // share 0
 const QColor kRampHigh(215, 48, 31);   // the largest share
 constexpr int kClusterAlpha = 150;     // translucent: edges stay visible through clusters
 constexpr double kMinZoom = 0.005, kMaxZoom = 8.0;
-
-// Scene units are points; pixel-sized fonts keep text in step with the
-// node sizes graph_layout.cpp estimated (about 6.5 pt a character).
-QFont nodeFont(bool bold) {
-  QFont f = QApplication::font();
-  f.setPixelSize(10);
-  f.setBold(bold);
-  return f;
-}
 
 QColor ramp(double t) {
   t = std::clamp(t, 0.0, 1.0);
@@ -58,122 +49,6 @@ QColor ramp(double t) {
   return QColor(mix(kRampLow.red(), kRampHigh.red()), mix(kRampLow.green(), kRampHigh.green()),
                 mix(kRampLow.blue(), kRampHigh.blue()));
 }
-
-// Level of detail: the scale from item to device (1 = 100 %).
-double lod(const QStyleOptionGraphicsItem* option, const QPainter* painter) {
-  return option->levelOfDetailFromTransform(painter->worldTransform());
-}
-
-class NodeItem : public QGraphicsItem {
- public:
-  NodeItem(const QRectF& rect, const QString& op, const QString& shape) : rect_(rect) {
-    // Elided once here rather than at every paint.
-    op_ = QFontMetricsF(nodeFont(true)).elidedText(op, Qt::ElideRight, rect.width() - 6);
-    shape_ = QFontMetricsF(nodeFont(false)).elidedText(shape, Qt::ElideRight, rect.width() - 6);
-  }
-  QRectF boundingRect() const override { return rect_.adjusted(-2, -2, 2, 2); }
-  void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) override {
-    const double level = lod(option, p);
-    const bool selected = isSelected();
-    p->setPen(QPen(selected ? kSelectColour : QColor(80, 80, 80), selected ? 2.5 : 1.0));
-    p->setBrush(selected ? QColor(225, 238, 255) : QColor(Qt::white));
-    if (level < 0.3) {  // far out: a plain box is all one can see
-      p->drawRect(rect_);
-      return;
-    }
-    p->drawRoundedRect(rect_, 5, 5);
-    if (level < 0.5) return;  // text would be under 5 px: skip it
-    p->setPen(QColor(20, 20, 20));
-    QRectF top(rect_.left(), rect_.top() + 2, rect_.width(), rect_.height() / 2 - 1);
-    QRectF bottom(rect_.left(), rect_.center().y(), rect_.width(), rect_.height() / 2 - 2);
-    p->setFont(nodeFont(true));
-    p->drawText(top, Qt::AlignCenter, op_);
-    p->setFont(nodeFont(false));
-    p->drawText(bottom, Qt::AlignCenter, shape_);
-  }
-
- private:
-  QRectF rect_;
-  QString op_, shape_;
-};
-
-class EdgeItem : public QGraphicsItem {
- public:
-  explicit EdgeItem(const LayoutEdge& e) {
-    const auto& pts = e.points;
-    if (pts.empty()) return;
-    path_.moveTo(pts[0].first, pts[0].second);
-    size_t i = 1;
-    for (; i + 2 < pts.size(); i += 3)
-      path_.cubicTo(pts[i].first, pts[i].second, pts[i + 1].first, pts[i + 1].second, pts[i + 2].first,
-                    pts[i + 2].second);
-    for (; i < pts.size(); ++i)  // not 1 + 3k points: straight pieces
-      path_.lineTo(pts[i].first, pts[i].second);
-    // The arrowhead: Graphviz's tip when it clipped the spline for one, else
-    // along the last control segment.
-    QPointF end(pts.back().first, pts.back().second), tip = end, base = end;
-    if (e.hasTip) {
-      tip = QPointF(e.tipX, e.tipY);
-    } else if (pts.size() >= 2) {
-      QPointF prev(pts[pts.size() - 2].first, pts[pts.size() - 2].second);
-      QPointF d = end - prev;
-      double len = std::hypot(d.x(), d.y());
-      if (len > 0) base = end - d / len * 7.0;
-    }
-    QPointF d = tip - base;
-    double len = std::hypot(d.x(), d.y());
-    if (len > 0) {
-      QPointF n(-d.y() / len * 3.2, d.x() / len * 3.2);
-      arrow_ << tip << base + n << base - n;
-    }
-    bounds_ = path_.controlPointRect().united(arrow_.boundingRect()).adjusted(-2, -2, 2, 2);
-  }
-  QRectF boundingRect() const override { return bounds_; }
-  void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) override {
-    p->setPen(QPen(QColor(105, 105, 105), 1.1));
-    p->setBrush(Qt::NoBrush);
-    p->drawPath(path_);
-    if (lod(option, p) < 0.25 || arrow_.isEmpty()) return;
-    p->setBrush(QColor(105, 105, 105));
-    p->drawPolygon(arrow_);
-  }
-
- private:
-  QPainterPath path_;
-  QPolygonF arrow_;
-  QRectF bounds_;
-};
-
-class ClusterItem : public QGraphicsPathItem {
- public:
-  ClusterItem(const QRectF& rect, const QString& label) : rect_(rect) {
-    QPainterPath path;
-    path.addRoundedRect(rect, 8, 8);
-    setPath(path);
-    label_ = QFontMetricsF(nodeFont(false)).elidedText(label, Qt::ElideRight, rect.width() - 10);
-    setPen(QPen(QColor(150, 150, 150), 1.0));
-  }
-  QRectF boundingRect() const override { return rect_.adjusted(-3, -3, 3, 3); }
-  void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) override {
-    const bool selected = isSelected();
-    p->setPen(selected ? QPen(kSelectColour, 3.0) : pen());
-    p->setBrush(brush());
-    const double level = lod(option, p);
-    if (level < 0.3) {
-      p->drawRect(rect_);
-      return;
-    }
-    p->drawPath(path());
-    if (level < 0.5) return;
-    p->setPen(QColor(40, 40, 40));
-    p->setFont(nodeFont(false));
-    p->drawText(rect_.adjusted(6, 2, -4, 0), Qt::AlignLeft | Qt::AlignTop, label_);
-  }
-
- private:
-  QRectF rect_;
-  QString label_;
-};
 
 // Ctrl+wheel zooms around the cursor; the plain wheel scrolls.
 class Canvas : public QGraphicsView {
