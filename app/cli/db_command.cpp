@@ -102,8 +102,10 @@ nlohmann::json showTask(const store::Database& db, const std::string& key, bool 
                       {"flops", task->flops},   {"records", records.size()},
                       {"valid_records", valid}, {"model", model ? nlohmann::json(*model) : nlohmann::json()}};
   std::string shape;
-  for (int64_t d : task->shape)
-    shape += (shape.empty() ? "" : ",") + std::to_string(d);
+  for (int64_t d : task->shape) {
+    if (!shape.empty()) shape += ',';
+    shape += std::to_string(d);
+  }
   if (!json) {
     std::printf("task     %s\n", task->key.c_str());
     std::printf("op       %s %s%s on %s%s\n", task->op.c_str(), shape.c_str(),
