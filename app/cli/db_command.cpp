@@ -9,6 +9,7 @@
 #include "schedule/steps.h"
 #include "store/database.h"
 #include "store/run_store.h"
+#include "store/session_store.h"
 #include "store/task_rows.h"
 #include "stored_model.h"
 
@@ -267,7 +268,7 @@ nlohmann::json listSessions(store::Database& db, bool json) {
   nlohmann::json rows = nlohmann::json::array();
   if (!json)
     std::printf("%5s %-11s %-44s %13s %12s  %s\n", "id", "status", "task or model", "records/goal", "ms", "started");
-  for (const store::SessionRow& s : db.sessions()) {
+  for (const store::SessionRow& s : db.sessions().all()) {
     rows.push_back({{"id", s.id},
                     {"kind", s.kind},
                     {"subject", s.subject},

@@ -1,5 +1,7 @@
-// The database's queries: tasks, models, sessions, records, cost models,
-// statistics. Opening the file (header, lock, schema) is in database_file.cpp.
+// The database's own queries: tasks, models, records, cost models,
+// statistics, integrity. Opening the file (header, lock, schema) is in
+// database_file.cpp; sessions are a store of their own
+// (store/session_store.cpp).
 #include "store/database.h"
 
 #include <algorithm>
@@ -9,12 +11,11 @@
 #include <thread>
 
 #include "schedule/steps.h"
+#include "store/store_sql.h"
 
 namespace tessel::store {
 
 namespace {
-
-const char* kNow = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
 
 std::string shapeText(const std::vector<int64_t>& s) {
   return nlohmann::json(s).dump();
@@ -45,11 +46,6 @@ TaskRow readTask(Statement& st) {
   t.device = st.getText(8);
   return t;
 }
-// A cost the readers use: positive and finite (9e999 is infinity to SQLite;
-// NULL, an error record's cost, fails both tests). A file edited by hand or
-// damaged may hold anything.
-#define USABLE_COST "(cost > 0 AND cost < 9e999)"
-#define KEEP_COST "CASE WHEN " USABLE_COST " THEN cost END"
 
 const char* kTaskColumns =
     "tasks.id, tasks.workload_key, targets.name, tasks.op, tasks.shape, tasks.layout, tasks.compute, tasks.flops, "
@@ -205,138 +201,6 @@ std::vector<std::pair<TaskRow, double>> Database::modelTasks(const std::string& 
   return out;
 }
 
-int64_t Database::beginSession(const std::string& kind, int64_t taskId, int64_t modelId, const std::string& config,
-                               int64_t trialsTarget) {
-  Statement st = conn_->prepare(
-      std::string("INSERT INTO sessions(kind, task_id, model_id, config, status, trials_target, started) VALUES "
-                  "(?, ?, ?, ?, 'running', ?, ") +
-      kNow + ")");
-  st.bind(1, kind);
-  taskId ? st.bind(2, taskId) : st.bindNull(2);
-  modelId ? st.bind(3, modelId) : st.bindNull(3);
-  st.bind(4, config).bind(5, trialsTarget).run();
-  return conn_->lastInsertId();
-}
-
-void Database::reopenSession(int64_t id, int64_t trialsTarget) {
-  conn_->prepare("UPDATE sessions SET status = 'running', message = '', ended = NULL, trials_target = ? WHERE id = ?")
-      .bind(1, trialsTarget)
-      .bind(2, id)
-      .run();
-}
-
-void Database::endSession(int64_t id, const std::string& status, const std::string& message) {
-  conn_->prepare(std::string("UPDATE sessions SET status = ?, message = ?, ended = ") + kNow + " WHERE id = ?")
-      .bind(1, status)
-      .bind(2, message)
-      .bind(3, id)
-      .run();
-}
-
-void Database::failSession(int64_t id, const std::string& why) noexcept {
-  try {
-    endSession(id, "failed", why);
-  } catch (...) {
-    // The file cannot take it (damaged, or its disk full): the error that
-    // ended the session is the one to report.
-  }
-}
-
-std::optional<SessionRow> Database::lastUnfinishedSession(int64_t taskId, int64_t modelId) const {
-  Statement st =
-      conn_->prepare("SELECT " + sessionColumns() +
-                     " WHERE status != 'finished' AND (task_id = ? OR model_id = ?) ORDER BY id DESC LIMIT 1");
-  st.bind(1, taskId ? taskId : -1).bind(2, modelId ? modelId : -1);
-  if (st.step()) return readSession(st);
-  return std::nullopt;
-}
-
-std::string Database::sessionColumns() const {
-  return std::string(
-             "sessions.id, sessions.kind, sessions.task_id, sessions.model_id, sessions.config, "
-             "sessions.status, sessions.trials_target, sessions.started, sessions.ended, ") +
-         (schemaVersion_ >= 2 ? "sessions.message" : "''") + " FROM sessions";
-}
-
-SessionRow Database::readSession(Statement& st) const {
-  SessionRow s;
-  s.id = st.getInt(0);
-  s.kind = st.getText(1);
-  s.taskId = st.isNull(2) ? 0 : st.getInt(2);
-  s.modelId = st.isNull(3) ? 0 : st.getInt(3);
-  s.config = st.getText(4);
-  s.status = st.getText(5);
-  s.trialsTarget = st.getInt(6);
-  s.started = st.getText(7);
-  s.ended = st.getText(8);
-  s.message = st.getText(9);
-  // A writer has marked what it found running (see open()); a reader of a
-  // file no process writes sees the same at once.
-  if (s.status == "running" && mode_ == OpenMode::ReadOnly && !writerAlive()) {
-    s.status = "interrupted";
-    s.message = kInterrupted;
-  }
-  return s;
-}
-
-std::optional<SessionRow> Database::lastSession(int64_t taskId, int64_t modelId) const {
-  Statement st =
-      conn_->prepare("SELECT " + sessionColumns() + " WHERE (task_id = ? OR model_id = ?) ORDER BY id DESC LIMIT 1");
-  st.bind(1, taskId ? taskId : -1).bind(2, modelId ? modelId : -1);
-  if (st.step()) return readSession(st);
-  return std::nullopt;
-}
-
-std::vector<SessionRow> Database::sessions() const {
-  std::vector<SessionRow> out;
-  {
-    Statement st = conn_->prepare("SELECT " + sessionColumns() + " ORDER BY id");
-    while (st.step())
-      out.push_back(readSession(st));
-  }
-  for (SessionRow& s : out)
-    summarize(s);
-  return out;
-}
-
-std::optional<SessionRow> Database::session(int64_t id) const {
-  Statement st = conn_->prepare("SELECT " + sessionColumns() + " WHERE id = ?");
-  st.bind(1, id);
-  if (!st.step()) return std::nullopt;
-  SessionRow s = readSession(st);
-  summarize(s);
-  return s;
-}
-
-void Database::summarize(SessionRow& s) const {
-  Statement agg =
-      conn_->prepare("SELECT count(*), count(" KEEP_COST "), min(" KEEP_COST ") FROM records WHERE session_id = ?");
-  agg.bind(1, s.id);
-  if (agg.step()) {
-    s.records = agg.getInt(0);
-    s.validRecords = agg.getInt(1);
-    s.bestCost = s.validRecords ? agg.getDouble(2) : std::numeric_limits<double>::quiet_NaN();
-  }
-  if (s.kind == "task") {
-    if (auto t = taskById(s.taskId)) s.subject = t->key;
-  } else {
-    Statement m = conn_->prepare("SELECT name FROM models WHERE id = ?");
-    m.bind(1, s.modelId);
-    if (m.step()) s.subject = m.getText(0);
-    // The tasks as tuned: a model's task list grows with each fusion tried,
-    // so the session's config says how many it had.
-    const nlohmann::json config = nlohmann::json::parse(s.config, nullptr, false);
-    const int64_t tasks = config.is_object() ? config.value("tasks", int64_t(0)) : 0;
-    Statement e = conn_->prepare(
-        "SELECT count(*), sum(model_tasks.weight * b.best) FROM (SELECT task_id, min(cost) AS best FROM records "
-        "WHERE session_id = ? AND " USABLE_COST
-        " GROUP BY task_id) b JOIN model_tasks ON model_tasks.task_id = "
-        "b.task_id AND model_tasks.model_id = ?");
-    e.bind(1, s.id).bind(2, s.modelId);
-    if (e.step() && tasks > 0 && e.getInt(0) >= tasks) s.estimateSeconds = e.getDouble(1);
-  }
-}
-
 void Database::addRecords(const std::vector<RecordRow>& records) {
   if (records.empty()) return;
   // A measured time that is not positive and finite is a measurement bug:
@@ -402,7 +266,7 @@ std::vector<RecordRow> Database::allRecords() const {
 
 std::vector<RecordRow> Database::fastestRecords(int64_t taskId, size_t n) const {
   Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +
-                                " WHERE task_id = ? AND " USABLE_COST " ORDER BY cost, id LIMIT ?");
+                                " WHERE task_id = ? AND " TESSEL_USABLE_COST " ORDER BY cost, id LIMIT ?");
   st.bind(1, taskId).bind(2, int64_t(n));
   std::vector<RecordRow> out;
   while (st.step())
@@ -446,7 +310,7 @@ Stats Database::stats() const {
     return st.step() ? st.getInt(0) : int64_t(0);
   };
   s.records = count("SELECT count(*) FROM records");
-  s.validRecords = count("SELECT count(*) FROM records WHERE " USABLE_COST);
+  s.validRecords = count("SELECT count(*) FROM records WHERE " TESSEL_USABLE_COST);
   s.distinctPrograms = count("SELECT count(*) FROM (SELECT DISTINCT task_id, steps FROM records)");
   s.sessions = count("SELECT count(*) FROM sessions");
   s.tasks = count("SELECT count(*) FROM tasks");
@@ -468,7 +332,7 @@ std::optional<BestRow> Database::bestUsable(int64_t taskId, const std::function<
                                             int64_t* rejected) const {
   // In cost order, read one at a time: usually the first is taken.
   Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +
-                                " WHERE task_id = ? AND " USABLE_COST " ORDER BY cost, id");
+                                " WHERE task_id = ? AND " TESSEL_USABLE_COST " ORDER BY cost, id");
   st.bind(1, taskId);
   if (rejected) *rejected = 0;
   while (st.step()) {
@@ -489,7 +353,7 @@ std::vector<BestRow> Database::best(std::optional<int64_t> taskId) const {
   // The lowest cost per task; the index on (task_id, cost) answers it.
   Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +
                                 " WHERE records.id IN (SELECT (SELECT r.id FROM records r WHERE r.task_id = tasks.id "
-                                "AND " USABLE_COST
+                                "AND " TESSEL_USABLE_COST
                                 " ORDER BY r.cost, r.id LIMIT 1) FROM tasks WHERE ? < 0 OR "
                                 "tasks.id = ?) ORDER BY records.task_id");
   st.bind(1, taskId.value_or(-1)).bind(2, taskId.value_or(-1));

@@ -46,7 +46,7 @@ std::vector<std::pair<int, double>> SessionHistory::objectiveCurve() const {
 
 SessionHistory loadSessionHistory(const Database& db, int64_t sessionId) {
   SessionHistory h;
-  std::optional<SessionRow> s = db.session(sessionId);
+  std::optional<SessionRow> s = db.sessions().byId(sessionId);
   if (!s) throw StoreError("no session " + std::to_string(sessionId) + " in " + db.path());
   h.session = *s;
   const nlohmann::json config = nlohmann::json::parse(s->config, nullptr, false);

@@ -12,6 +12,7 @@
 
 #include "store/database.h"
 #include "store/run_store.h"
+#include "store/session_store.h"
 #include "tessel_test.h"
 
 using namespace tessel;
@@ -33,7 +34,7 @@ RunRow sampleRun(int64_t session, double tesselMs) {
 }
 
 int64_t modelSession(Database& db) {
-  return db.beginSession("model", 0, db.ensureModel("tiny_cnn", "zoo"), R"({"fusion":"dp"})", 10);
+  return db.sessions().start("model", 0, db.ensureModel("tiny_cnn", "zoo"), R"({"fusion":"dp"})", 10);
 }
 
 int64_t count(const QString& path, const char* sql) {
@@ -123,7 +124,7 @@ class TestRunStore : public QObject {
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
       session = modelSession(*db);
-      db->endSession(session, "finished");
+      db->sessions().close(session, "finished");
     }
     sqlite3* raw = nullptr;
     QCOMPARE(sqlite3_open(path.toUtf8().constData(), &raw), SQLITE_OK);
@@ -134,13 +135,13 @@ class TestRunStore : public QObject {
       QCOMPARE(db->stats().schemaVersion, 2);
       QVERIFY(RunStore(*db).runs().empty());
       QVERIFY(!RunStore(*db).latestOfSession(session));
-      QCOMPARE(db->sessions().size(), size_t(1));
+      QCOMPARE(db->sessions().all().size(), size_t(1));
     }
     QCOMPARE(count(path, "SELECT count(*) FROM sqlite_master WHERE name = 'runs'"), int64_t(0));
     auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
     QCOMPARE(db->stats().schemaVersion, store::kSchemaVersion);
     QCOMPARE(store::kSchemaVersion, 3);
-    QCOMPARE(db->session(session)->status, std::string("finished"));
+    QCOMPARE(db->sessions().byId(session)->status, std::string("finished"));
     const int64_t run = RunStore(*db).add(sampleRun(session, 2));
     QCOMPARE(RunStore(*db).latestOfSession(session)->id, run);
   }
@@ -163,7 +164,7 @@ class TestRunStore : public QObject {
       auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
       QCOMPARE(db->stats().schemaVersion, store::kSchemaVersion);
       QCOMPARE(db->stats().records, records);
-      QCOMPARE(db->sessions().size(), size_t(3));
+      QCOMPARE(db->sessions().all().size(), size_t(3));
       RunStore(*db).add(sampleRun(0, 3));
     }
     QCOMPARE(count(path, "SELECT count(*) FROM runs"), int64_t(1));

@@ -22,6 +22,7 @@
 #include "schedule/steps.h"
 #include "search/tuner.h"
 #include "store/database.h"
+#include "store/session_store.h"
 #include "store/task_rows.h"
 #include "tessel_test.h"
 #include "tuning/tuning_recorder.h"
@@ -135,13 +136,13 @@ class TestStore : public QObject {
       auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
       task = db->ensureTask(sampleTask());
       QCOMPARE(db->ensureTask(sampleTask()), task);  // by key: one row
-      session = db->beginSession("task", task, 0, R"({"trials": 10})", 10);
+      session = db->sessions().start("task", task, 0, R"({"trials": 10})", 10);
       std::vector<store::RecordRow> rows;
       for (int i = 0; i < 10; ++i)
         rows.push_back(sampleRecord(task, session, i, i % 3 != 2));
       db->addRecords(rows);
       db->saveCostModel(task, session, "xgb", 10, std::string("\x00\x01model", 7));
-      db->endSession(session, "finished");
+      db->sessions().close(session, "finished");
     }
     auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
     std::vector<store::RecordRow> back = db->records(task);
@@ -171,7 +172,7 @@ class TestStore : public QObject {
     QCOMPARE(best.size(), size_t(1));
     QCOMPARE(best[0].record.steps, sampleRecord(task, session, 0, true).steps);  // the cheapest
     QCOMPARE(best[0].task.key, sampleTask().key);
-    std::vector<store::SessionRow> sessions = db->sessions();
+    std::vector<store::SessionRow> sessions = db->sessions().all();
     QCOMPARE(sessions.size(), size_t(1));
     QCOMPARE(sessions[0].status, std::string("finished"));
     QCOMPARE(sessions[0].records, int64_t(10));
@@ -198,7 +199,7 @@ class TestStore : public QObject {
     {
       auto db = Database::open(good.toStdString(), OpenMode::ReadWrite);
       int64_t task = db->ensureTask(sampleTask());
-      int64_t session = db->beginSession("task", task, 0, "{}", 400);
+      int64_t session = db->sessions().start("task", task, 0, "{}", 400);
       std::vector<store::RecordRow> rows;
       for (int i = 0; i < 400; ++i)
         rows.push_back(sampleRecord(task, session, i, true));
@@ -280,7 +281,7 @@ class TestStore : public QObject {
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
       task = db->ensureTask(sampleTask());
-      session = db->beginSession("task", task, 0, "{}", 5);
+      session = db->sessions().start("task", task, 0, "{}", 5);
       std::vector<store::RecordRow> rows;
       for (int i = 0; i < 5; ++i)
         rows.push_back(sampleRecord(task, session, i, true));
@@ -308,7 +309,7 @@ class TestStore : public QObject {
     QCOMPARE(best.size(), size_t(1));
     QCOMPARE(best[0].record.id, int64_t(4));  // the cheapest usable one
     QCOMPARE(best[0].record.medianCost(), 4e-3);
-    const store::SessionRow s = db->sessions().at(0);
+    const store::SessionRow s = db->sessions().all().at(0);
     QCOMPARE(s.validRecords, int64_t(2));
     QCOMPARE(s.bestCost, 4e-3);
     QCOMPARE(db->stats().validRecords, int64_t(2));
@@ -325,13 +326,13 @@ class TestStore : public QObject {
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
       const int64_t task = db->ensureTask(sampleTask());
-      db->endSession(db->beginSession("task", task, 0, "{}", 4), "finished");
-      db->failSession(db->beginSession("task", task, 0, "{}", 4), "the compiler is gone");
+      db->sessions().close(db->sessions().start("task", task, 0, "{}", 4), "finished");
+      db->sessions().fail(db->sessions().start("task", task, 0, "{}", 4), "the compiler is gone");
     }
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
-      QCOMPARE(db->sessions().at(1).status, std::string("failed"));
-      QCOMPARE(db->sessions().at(1).message, std::string("the compiler is gone"));
+      QCOMPARE(db->sessions().all().at(1).status, std::string("failed"));
+      QCOMPARE(db->sessions().all().at(1).message, std::string("the compiler is gone"));
     }
     sqlite3* raw = nullptr;
     QCOMPARE(sqlite3_open(path.toUtf8().constData(), &raw), SQLITE_OK);
@@ -342,13 +343,13 @@ class TestStore : public QObject {
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
       QCOMPARE(db->stats().schemaVersion, 1);
-      QCOMPARE(db->sessions().size(), size_t(2));
-      QCOMPARE(db->sessions().at(1).message, std::string());
+      QCOMPARE(db->sessions().all().size(), size_t(2));
+      QCOMPARE(db->sessions().all().at(1).message, std::string());
     }
     auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
     QCOMPARE(db->stats().schemaVersion, store::kSchemaVersion);
-    db->failSession(2, "again");
-    QCOMPARE(db->session(2)->message, std::string("again"));
+    db->sessions().fail(2, "again");
+    QCOMPARE(db->sessions().byId(2)->message, std::string("again"));
   }
 
   // A task whose stored shape is not a list of dimensions is named.
@@ -414,7 +415,7 @@ class TestStore : public QObject {
     QTemporaryDir dir;
     auto db = Database::open(dir.filePath("d.db").toStdString(), OpenMode::ReadWrite);
     const int64_t task = db->ensureTask(sampleTask());
-    const int64_t session = db->beginSession("task", task, 0, "{}", 3);
+    const int64_t session = db->sessions().start("task", task, 0, "{}", 3);
     std::vector<store::RecordRow> rows = {sampleRecord(task, session, 0, true), sampleRecord(task, session, 1, true),
                                           sampleRecord(task, session, 2, true)};
     rows[0].steps = "[]";  // the naive program: parses
@@ -484,7 +485,7 @@ class TestStore : public QObject {
     QVERIFY2(second.contains("being written by another"), qPrintable(second));
 
     int64_t task = writer->ensureTask(sampleTask());
-    int64_t session = writer->beginSession("task", task, 0, "{}", 4000);
+    int64_t session = writer->sessions().start("task", task, 0, "{}", 4000);
     std::atomic<bool> done{false};
     std::atomic<int> reads{0}, regressions{0};
     std::string readerError;
@@ -550,7 +551,7 @@ class TestStore : public QObject {
     QCOMPARE(s.records, int64_t(40));
     QCOMPARE(s.distinctPrograms, int64_t(40));
     QCOMPARE(s.sessions, int64_t(1));
-    QCOMPARE(db->sessions()[0].status, std::string("finished"));
+    QCOMPARE(db->sessions().all()[0].status, std::string("finished"));
   }
 
   void evolutionaryResumeWarmStartsFromStoredDecisions() {
@@ -608,7 +609,7 @@ class TestStore : public QObject {
     task::SearchTask failing = task::makeOperatorTask("matmul", {16, 8, 8}, tessel::target::Target::host());
     task::SearchTask fused = task::makeOperatorTask("relu", {64}, tessel::target::Target::host());
     fused.op = "fused_relu_subgraph";  // a model's subgraph: op and shape cannot rebuild it
-    const int64_t s = db->beginSession("task", 0, 0, "{}", 3);
+    const int64_t s = db->sessions().start("task", 0, 0, "{}", 3);
     std::vector<store::RecordRow> records;
     for (const task::SearchTask* t : {&good, &failing, &fused}) {
       store::RecordRow r = sampleRecord(db->ensureTask(store::taskRowOf(*t)), s, 0, t != &failing);

@@ -10,6 +10,7 @@
 
 #include "cost/cost_model_registry.h"
 #include "store/database.h"
+#include "store/session_store.h"
 #include "tessel_test.h"
 #include "tuning/model_tuning.h"
 
@@ -32,7 +33,7 @@ tuning::TuningConfig smallConfig(int trials) {
 
 store::SessionRow sessionOf(const std::string& db, int64_t id) {
   auto d = store::Database::open(db, store::OpenMode::ReadOnly);
-  std::optional<store::SessionRow> s = d->session(id);
+  std::optional<store::SessionRow> s = d->sessions().byId(id);
   if (!s) throw std::runtime_error("no session " + std::to_string(id));
   return *s;
 }
