@@ -8,6 +8,7 @@
 #include "export/kernel_export.h"
 #include "schedule/steps.h"
 #include "store/database.h"
+#include "store/record_store.h"
 #include "store/run_store.h"
 #include "store/session_store.h"
 #include "store/task_rows.h"
@@ -67,7 +68,7 @@ DamageCount countDamagedRecords(const store::Database& db) {
   StoredDefinitions definitions(db);
   for (const store::TaskRow& task : db.tasks()) {
     const te::ComputeDAG* dag = definitions.of(task);
-    for (const store::RecordRow& r : db.records(task.id)) {
+    for (const store::RecordRow& r : db.records().ofTask(task.id)) {
       std::vector<schedule::Step> steps;
       try {
         steps = schedule::deserializeSteps(r.steps);
@@ -93,7 +94,7 @@ nlohmann::json showTask(const store::Database& db, const std::string& key, bool 
   const std::optional<store::TaskRow> task = db.taskByKey(key);
   if (!task) throw std::runtime_error("no task '" + key + "' in " + db.path() + " (see tessel db best)");
   const std::optional<std::string> model = modelOfTask(db, key);
-  const std::vector<store::RecordRow> records = db.records(task->id);
+  const std::vector<store::RecordRow> records = db.records().ofTask(task->id);
   size_t valid = 0;
   for (const store::RecordRow& r : records)
     valid += r.ok();
@@ -235,7 +236,7 @@ nlohmann::json listBest(store::Database& db, bool json) {
   nlohmann::json rows = nlohmann::json::array();
   if (!json) std::printf("%-44s %-10s %12s %10s %8s\n", "task", "target", "latency ms", "GFLOP/s", "record");
   StoredDefinitions definitions(db);
-  for (store::BestRow b : db.best()) {
+  for (store::BestRow b : db.records().best()) {
     // A damaged best record is skipped: the next best that replays stands.
     const te::ComputeDAG* dag = definitions.of(b.task);
     if (dag && !schedule::replayableSteps(*dag, b.record.steps)) {

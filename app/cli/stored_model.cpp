@@ -71,7 +71,7 @@ std::optional<store::BestRow> bestCheckedRecord(const store::Database& db, Store
                                                 const store::TaskRow& task, int64_t* skipped) {
   if (skipped) *skipped = 0;
   if (const te::ComputeDAG* dag = definitions.of(task)) return store::bestReplayable(db, task.id, *dag, skipped);
-  std::vector<store::BestRow> best = db.best(task.id);
+  std::vector<store::BestRow> best = db.records().best(task.id);
   if (best.empty()) return std::nullopt;
   return std::move(best.front());
 }

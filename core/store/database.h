@@ -6,16 +6,14 @@
 // it was. Many readers may follow one writer; a second writer is refused.
 //
 // Database is the file (open, the writer lock, the schema, integrity,
-// statistics) and what the rest is keyed by: tasks and models. Sessions are a
-// store of their own over its one connection, reached through it:
-// db.sessions() (store/session_store.h). It is a view bound to the Database,
-// to use while it is open; a const Database gives only its reading half.
+// statistics) and what the rest is keyed by: tasks and models. Sessions and
+// records are stores of their own over its one connection, reached through
+// it: db.sessions(), db.records() (store/session_store.h, record_store.h).
+// Each is a view bound to the Database, to use while it is open; a const
+// Database gives only their reading half.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
-#include <functional>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,22 +43,6 @@ struct TaskRow {
   double flops = 0;     // floating-point operations of one run of the task
 };
 
-struct RecordRow {
-  int64_t id = 0, taskId = 0, sessionId = 0;
-  std::string steps;          // serialised schedule steps
-  std::string decisions;      // serialised annotation decisions ("" if unknown)
-  std::vector<double> costs;  // seconds of every timed repeat
-  int errorCode = 0;
-  std::string errorMessage;
-  double predicted = std::numeric_limits<double>::quiet_NaN();  // the cost model's score
-  std::string costModel;
-  double buildSeconds = 0, runSeconds = 0;
-  double maxAbsError = 0;
-  std::string created;  // ISO 8601, UTC
-  bool ok() const { return errorCode == 0 && !costs.empty(); }
-  double medianCost() const;  // +inf if not ok
-};
-
 struct Stats {
   int64_t records = 0, validRecords = 0, distinctPrograms = 0, sessions = 0, tasks = 0, models = 0, costModels = 0;
   // Records whose steps do not parse as schedule steps (a damaged or edited
@@ -69,13 +51,10 @@ struct Stats {
   int schemaVersion = 0;
 };
 
-struct BestRow {
-  TaskRow task;
-  RecordRow record;
-};
-
 class SessionReader;
 class SessionStore;
+class RecordReader;
+class RecordStore;
 
 class Database {
  public:
@@ -103,16 +82,8 @@ class Database {
   // its own file and needs its header where it is used.
   SessionStore sessions();
   SessionReader sessions() const;
-
-  // One transaction for the whole batch: it is stored entirely or not at all.
-  void addRecords(const std::vector<RecordRow>& records);
-  // Records of a task (all sessions, or one), oldest first.
-  std::vector<RecordRow> records(int64_t taskId, std::optional<int64_t> sessionId = {}) const;
-  // Records of one session, whatever their task, oldest first.
-  std::vector<RecordRow> sessionRecords(int64_t sessionId) const;
-  std::vector<RecordRow> allRecords() const;
-  // The task's `n` fastest valid records, fastest first (ties: the oldest).
-  std::vector<RecordRow> fastestRecords(int64_t taskId, size_t n) const;
+  RecordStore records();
+  RecordReader records() const;
 
   // taskId 0: a model shared by every task of the session.
   void saveCostModel(int64_t taskId, int64_t sessionId, const std::string& name, int64_t trainedOn,
@@ -127,14 +98,6 @@ class Database {
   std::vector<SavedCostModel> costModels(int64_t sessionId) const;
 
   Stats stats() const;
-  // The best valid record of every task (optionally of one task).
-  std::vector<BestRow> best(std::optional<int64_t> taskId = {}) const;
-  // The task's lowest-cost valid record that `usable` accepts (ties: the
-  // oldest), for readers that must skip damaged records (the predicate
-  // replays the steps: schedule::replayableSteps); better records it rejected
-  // are counted in *rejected. None when no record is accepted.
-  std::optional<BestRow> bestUsable(int64_t taskId, const std::function<bool(const RecordRow&)>& usable,
-                                    int64_t* rejected = nullptr) const;
   // PRAGMA integrity_check: "ok" or the first problems found.
   std::string integrityCheck() const;
 
@@ -161,11 +124,5 @@ std::string defaultDatabasePath();
 
 // This machine as a device name: the CPU model and its core count.
 std::string hostDevice();
-
-// Costs as a JSON array and back.
-// A measured time Tessel stores and reads: positive and finite (seconds).
-bool usableCost(double seconds);
-std::string costsToJson(const std::vector<double>& costs);
-std::vector<double> costsFromJson(const std::string& text);
 
 }  // namespace tessel::store

@@ -64,7 +64,7 @@ SessionHistory loadSessionHistory(const Database& db, int64_t sessionId) {
   std::map<int64_t, size_t> index;  // task id -> index into h.tasks
   std::vector<double> best;         // per task, seconds (inf: none yet)
   size_t withBest = 0;
-  const std::vector<RecordRow> records = db.sessionRecords(sessionId);
+  const std::vector<RecordRow> records = db.records().ofSession(sessionId);
   // The estimate is over every task the session measured: list them first.
   for (const RecordRow& r : records) {
     if (index.count(r.taskId)) continue;

@@ -7,6 +7,7 @@
 #include "cost/cost_model_registry.h"
 #include "frontend/model_loader.h"
 #include "fusion/task_extraction.h"
+#include "store/record_store.h"
 #include "store/session_store.h"
 #include "tuning/tuning_recorder.h"
 
@@ -55,7 +56,7 @@ DatasetSummary collectDataset(const DatasetConfig& config, const std::string& db
       tasks.push_back(fusion::toSearchTask(g, t.target));
       const int64_t taskId = db->ensureTask(store::taskRowOf(tasks.back()));
       db->setModelTask(modelId, taskId, double(g.weight));
-      missing = missing || int(db->records(taskId).size()) < config.programsPerTask;
+      missing = missing || int(db->records().ofTask(taskId).size()) < config.programsPerTask;
     }
     summary.tasks += tasks.size();
     if (!missing) continue;  // complete: no session to open
@@ -109,7 +110,7 @@ DatasetSummary collectDataset(const DatasetConfig& config, const std::string& db
   }
   for (const std::string& name : config.models)
     for (const auto& [task, weight] : db->modelTasks(name))
-      summary.records += int64_t(db->records(task.id).size());
+      summary.records += int64_t(db->records().ofTask(task.id).size());
   return summary;
 }
 

@@ -65,7 +65,7 @@ TuningRecorder::TuningRecorder(store::Database& db, const task::SearchTask& task
 }
 
 void TuningRecorder::loadStored(const te::ComputeDAG& dag) {
-  for (const RecordRow& r : db_.records(taskId_)) {
+  for (const RecordRow& r : db_.records().ofTask(taskId_)) {
     if (!schedule::replayableSteps(dag, r.steps)) {
       ++damaged_;
       continue;
@@ -83,7 +83,7 @@ void TuningRecorder::attach(search::TuneOptions& o) {
     rows.reserve(batch.size());
     for (const search::TuneRecord& t : batch)
       rows.push_back(toRecordRow(t, taskId_, sessionId_));
-    db_.addRecords(rows);
+    db_.records().add(rows);
     if (chained) chained(batch);
   };
 }

@@ -20,6 +20,7 @@
 #include "export/kernel_export.h"
 #include "lower/loop_nest.h"
 #include "store/database.h"
+#include "store/record_store.h"
 #include "store/session_store.h"
 #include "store/task_rows.h"
 #include "support/subprocess.h"
@@ -74,7 +75,7 @@ class TestCudaExport : public QObject {
       r.steps = schedule::serializeSteps(program);
       r.decisions = "{\"sketch\":0,\"choices\":{}}";
       r.costs = {2e-5, 2.1e-5};
-      db->addRecords({r});
+      db->records().add({r});
     }
     const std::string out = dir.filePath("kernels").toStdString();
     exporter::KernelExportOptions options;
@@ -159,7 +160,7 @@ class TestCudaExport : public QObject {
     r.steps = schedule::serializeSteps(programWith("matmul", "64,48,40", 1));
     r.decisions = "{\"sketch\":0,\"choices\":{}}";
     r.costs = {1e-5};
-    db->addRecords({r});
+    db->records().add({r});
     const std::string code = exporter::bestKernelSource(*db, db->tasks().at(0));
     QVERIFY2(code.find("__global__") != std::string::npos, code.c_str());
     QVERIFY2(code.find("cuda -arch=sm_90") != std::string::npos, code.c_str());

@@ -22,6 +22,7 @@
 #include "schedule/steps.h"
 #include "search/tuner.h"
 #include "store/database.h"
+#include "store/record_store.h"
 #include "store/session_store.h"
 #include "store/task_rows.h"
 #include "tessel_test.h"
@@ -140,12 +141,12 @@ class TestStore : public QObject {
       std::vector<store::RecordRow> rows;
       for (int i = 0; i < 10; ++i)
         rows.push_back(sampleRecord(task, session, i, i % 3 != 2));
-      db->addRecords(rows);
+      db->records().add(rows);
       db->saveCostModel(task, session, "xgb", 10, std::string("\x00\x01model", 7));
       db->sessions().close(session, "finished");
     }
     auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
-    std::vector<store::RecordRow> back = db->records(task);
+    std::vector<store::RecordRow> back = db->records().ofTask(task);
     QCOMPARE(back.size(), size_t(10));
     for (int i = 0; i < 10; ++i) {
       store::RecordRow want = sampleRecord(task, session, i, i % 3 != 2);
@@ -168,7 +169,7 @@ class TestStore : public QObject {
     QCOMPARE(s.tasks, int64_t(1));
     QCOMPARE(s.costModels, int64_t(1));
     QCOMPARE(s.schemaVersion, store::kSchemaVersion);
-    std::vector<store::BestRow> best = db->best();
+    std::vector<store::BestRow> best = db->records().best();
     QCOMPARE(best.size(), size_t(1));
     QCOMPARE(best[0].record.steps, sampleRecord(task, session, 0, true).steps);  // the cheapest
     QCOMPARE(best[0].task.key, sampleTask().key);
@@ -203,7 +204,7 @@ class TestStore : public QObject {
       std::vector<store::RecordRow> rows;
       for (int i = 0; i < 400; ++i)
         rows.push_back(sampleRecord(task, session, i, true));
-      db->addRecords(rows);
+      db->records().add(rows);
       db->connection().exec("PRAGMA wal_checkpoint(TRUNCATE)");
     }
     const QByteArray goodBytes = readAll(good);
@@ -285,12 +286,12 @@ class TestStore : public QObject {
       std::vector<store::RecordRow> rows;
       for (int i = 0; i < 5; ++i)
         rows.push_back(sampleRecord(task, session, i, true));
-      db->addRecords(rows);
+      db->records().add(rows);
       for (double bad : {0.0, -1e-3, std::numeric_limits<double>::infinity(), std::nan("")}) {
         std::vector<store::RecordRow> more = {sampleRecord(task, session, 7, true)};
         more.push_back(sampleRecord(task, session, 8, true));
         more[1].costs[1] = bad;
-        QVERIFY_THROWS_EXCEPTION(StoreError, db->addRecords(more));
+        QVERIFY_THROWS_EXCEPTION(StoreError, db->records().add(more));
       }
       QCOMPARE(db->stats().records, int64_t(5));  // nothing of a refused batch
     }
@@ -305,7 +306,7 @@ class TestStore : public QObject {
              SQLITE_OK);
     sqlite3_close(raw);
     auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
-    const std::vector<store::BestRow> best = db->best();
+    const std::vector<store::BestRow> best = db->records().best();
     QCOMPARE(best.size(), size_t(1));
     QCOMPARE(best[0].record.id, int64_t(4));  // the cheapest usable one
     QCOMPARE(best[0].record.medianCost(), 4e-3);
@@ -313,7 +314,7 @@ class TestStore : public QObject {
     QCOMPARE(s.validRecords, int64_t(2));
     QCOMPARE(s.bestCost, 4e-3);
     QCOMPARE(db->stats().validRecords, int64_t(2));
-    const std::vector<store::RecordRow> back = db->records(task);
+    const std::vector<store::RecordRow> back = db->records().ofTask(task);
     QVERIFY(!back[0].ok() && !back[2].ok());             // no usable time left
     QCOMPARE(back[1].costs, std::vector<double>{1e-3});  // the usable one kept
   }
@@ -421,7 +422,7 @@ class TestStore : public QObject {
     rows[0].steps = "[]";  // the naive program: parses
     rows[1].steps = "[[\"XX\", 1]]";
     rows[2].steps = "not json {";
-    db->addRecords(rows);
+    db->records().add(rows);
     const store::Stats s = db->stats();
     QCOMPARE(s.records, int64_t(3));
     QCOMPARE(s.damagedRecords, int64_t(2));
@@ -440,20 +441,20 @@ class TestStore : public QObject {
     {
       auto db = Database::open(path, OpenMode::ReadWrite);
       taskId = db->taskByKey(task.key)->id;
-      const std::vector<store::RecordRow> rows = db->records(taskId);
+      const std::vector<store::RecordRow> rows = db->records().ofTask(taskId);
       stored = rows.size();
       store::RecordRow bad = rows.front();
       bad.steps = R"([["SP",99,0,[4]]])";
       bad.errorCode = 0;
       bad.costs = {1e-12, 1e-12, 1e-12};
-      db->addRecords({bad});
-      damagedId = db->records(taskId).back().id;
+      db->records().add({bad});
+      damagedId = db->records().ofTask(taskId).back().id;
     }
     schedule::deserializeSteps(R"([["SP",99,0,[4]]])");  // it parses: only replaying finds it
     QVERIFY(!schedule::replayableSteps(task.dag, R"([["SP",99,0,[4]]])"));
 
     auto db = Database::open(path, OpenMode::ReadOnly);
-    QCOMPARE(db->best(taskId).at(0).record.id, damagedId);  // the cheapest, as stored
+    QCOMPARE(db->records().best(taskId).at(0).record.id, damagedId);  // the cheapest, as stored
     int64_t skipped = 0;
     const std::optional<store::BestRow> best = store::bestReplayable(*db, taskId, task.dag, &skipped);
     QVERIFY(best);
@@ -508,7 +509,7 @@ class TestStore : public QObject {
       std::vector<store::RecordRow> rows;
       for (int i = 0; i < 50; ++i)
         rows.push_back(sampleRecord(task, session, b * 50 + i, true));
-      writer->addRecords(rows);
+      writer->records().add(rows);
     }
     done = true;
     reader.join();
@@ -569,7 +570,7 @@ class TestStore : public QObject {
       search::tuneTask(task, o);
       rec.stop();
     }
-    std::vector<store::RecordRow> stored = db->records(1);
+    std::vector<store::RecordRow> stored = db->records().ofTask(1);
     QCOMPARE(stored.size(), size_t(16));
     int withDecisions = 0, predicted = 0;
     for (const auto& r : stored) {
@@ -616,7 +617,7 @@ class TestStore : public QObject {
       r.steps = "[]";
       records.push_back(r);
     }
-    db->addRecords(records);
+    db->records().add(records);
     std::vector<store::TaskRow> rows = db->tasks();
     QCOMPARE(rows.size(), size_t(3));
 
@@ -709,11 +710,11 @@ int main() {
       auto db = Database::open(path, OpenMode::ReadWrite);
       // The best record: output features in blocks of 16 inside the reduction,
       // which reads W[N][K] block by block (packed as [N/16][K][16]).
-      store::RecordRow r = db->records(db->tasks().at(0).id).at(0);
+      store::RecordRow r = db->records().ofTask(db->tasks().at(0).id).at(0);
       r.id = 0;
       r.steps = schedule::serializeSteps({schedule::SplitStep{3, 1, {16}}, schedule::ReorderStep{3, {1, 0, 3, 2}}});
       r.costs = {1e-9};
-      db->addRecords({r});
+      db->records().add({r});
     }
     auto db = Database::open(path, OpenMode::ReadOnly);
     const QString out = dir.filePath("kernels");

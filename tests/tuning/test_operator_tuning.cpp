@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/database.h"
+#include "store/record_store.h"
 #include "store/session_store.h"
 #include "support/cancellation.h"
 #include "tessel_test.h"
@@ -52,7 +53,7 @@ class TestOperatorTuning : public QObject {
       QVERIFY(r.tune.validTrials > 0);
     }
     auto d = store::Database::open(db, store::OpenMode::ReadOnly);
-    QCOMPARE(d->sessionRecords(session).size(), size_t(8));
+    QCOMPARE(d->records().ofSession(session).size(), size_t(8));
     const nlohmann::json config = nlohmann::json::parse(d->sessions().byId(session)->config);
     QCOMPARE(config["command"].get<std::string>(), std::string("tune-op"));
     QCOMPARE(config["trials"].get<int>(), 8);
@@ -65,7 +66,7 @@ class TestOperatorTuning : public QObject {
     QVERIFY(again.recorder()->resumed());
     QCOMPARE(again.recorder()->sessionId(), session);
     again.run();
-    QCOMPARE(store::Database::open(db, store::OpenMode::ReadOnly)->sessionRecords(session).size(), size_t(12));
+    QCOMPARE(store::Database::open(db, store::OpenMode::ReadOnly)->records().ofSession(session).size(), size_t(12));
   }
 
   void aCancelStopsTheSession() {
