@@ -1,6 +1,6 @@
-// The database's own queries: tasks, models, cost models, statistics,
-// integrity. Opening the file (header, lock, schema) is in database_file.cpp;
-// sessions and records are stores of their own (store/*_store.cpp).
+// The database's own queries: tasks, models, statistics, integrity. Opening
+// the file (header, lock, schema) is in database_file.cpp; sessions, records
+// and cost models are stores of their own (store/*_store.cpp).
 #include "store/database.h"
 
 #include <algorithm>
@@ -149,32 +149,11 @@ std::vector<std::pair<TaskRow, double>> Database::modelTasks(const std::string& 
   return out;
 }
 
-void Database::saveCostModel(int64_t taskId, int64_t sessionId, const std::string& name, int64_t trainedOn,
-                             const std::string& blob) {
-  Statement st = conn_->prepare(
-      std::string("INSERT INTO cost_models(task_id, session_id, name, trained_on, model, created) VALUES (?,?,?,?,?,") +
-      kNow + ")");
-  taskId ? st.bind(1, taskId) : st.bindNull(1);
-  sessionId ? st.bind(2, sessionId) : st.bindNull(2);
-  st.bind(3, name).bind(4, trainedOn).bindBlob(5, blob).run();
-}
-
 std::vector<std::string> Database::modelNames() const {
   Statement st = conn_->prepare("SELECT name FROM models ORDER BY id");
   std::vector<std::string> out;
   while (st.step())
     out.push_back(st.getText(0));
-  return out;
-}
-
-std::vector<Database::SavedCostModel> Database::costModels(int64_t sessionId) const {
-  Statement st = conn_->prepare(
-      "SELECT id, task_id, session_id, name, trained_on, model FROM cost_models WHERE session_id = ? ORDER BY id");
-  st.bind(1, sessionId);
-  std::vector<SavedCostModel> out;
-  while (st.step())
-    out.push_back(
-        {st.getInt(0), st.isNull(1) ? 0 : st.getInt(1), st.getInt(2), st.getText(3), st.getInt(4), st.getBlob(5)});
   return out;
 }
 

@@ -6,11 +6,12 @@
 // it was. Many readers may follow one writer; a second writer is refused.
 //
 // Database is the file (open, the writer lock, the schema, integrity,
-// statistics) and what the rest is keyed by: tasks and models. Sessions and
-// records are stores of their own over its one connection, reached through
-// it: db.sessions(), db.records() (store/session_store.h, record_store.h).
-// Each is a view bound to the Database, to use while it is open; a const
-// Database gives only their reading half.
+// statistics) and what the rest is keyed by: tasks and models. Sessions,
+// records and saved cost models are stores of their own over its one
+// connection, reached through it: db.sessions(), db.records(),
+// db.costModels() (store/session_store.h, record_store.h,
+// cost_model_store.h). Each is a view bound to the Database, to use while it
+// is open; a const Database gives only their reading half.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +56,8 @@ class SessionReader;
 class SessionStore;
 class RecordReader;
 class RecordStore;
+class CostModelReader;
+class CostModelStore;
 
 class Database {
  public:
@@ -84,18 +87,8 @@ class Database {
   SessionReader sessions() const;
   RecordStore records();
   RecordReader records() const;
-
-  // taskId 0: a model shared by every task of the session.
-  void saveCostModel(int64_t taskId, int64_t sessionId, const std::string& name, int64_t trainedOn,
-                     const std::string& blob);
-  struct SavedCostModel {
-    int64_t id = 0, taskId = 0, sessionId = 0;  // taskId 0: shared by the session's tasks
-    std::string name;
-    int64_t trainedOn = 0;  // programs
-    std::string blob;       // what CostModel::save() wrote
-  };
-  // The cost models a session saved, oldest first.
-  std::vector<SavedCostModel> costModels(int64_t sessionId) const;
+  CostModelStore costModels();
+  CostModelReader costModels() const;
 
   Stats stats() const;
   // PRAGMA integrity_check: "ok" or the first problems found.

@@ -9,6 +9,7 @@
 #include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
 #include "search/search_registry.h"
+#include "store/cost_model_store.h"
 #include "store/session_store.h"
 #include "target/target.h"
 #include "tuning/tuning_recorder.h"
@@ -193,7 +194,8 @@ void ModelTuning::saveCostModels() {
   // The shared model belongs to the session, not to one task.
   if (!sharedModel_) return;
   const std::string blob = sharedModel_->save();
-  if (!blob.empty()) db_->saveCostModel(0, sessionId_, sharedModel_->name(), int64_t(sharedModel_->trainedOn()), blob);
+  if (!blob.empty())
+    db_->costModels().save(0, sessionId_, sharedModel_->name(), int64_t(sharedModel_->trainedOn()), blob);
 }
 
 }  // namespace tessel::tuning

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "schedule/steps.h"
+#include "store/cost_model_store.h"
 #include "store/session_store.h"
 
 namespace tessel::tuning {
@@ -90,8 +91,8 @@ void TuningRecorder::attach(search::TuneOptions& o) {
 
 void TuningRecorder::finish(const search::TuneResult& result) {
   if (!result.costModelBlob.empty())
-    db_.saveCostModel(taskId_, sessionId_, result.costModelName, int64_t(result.costModelTrainedOn),
-                      result.costModelBlob);
+    db_.costModels().save(taskId_, sessionId_, result.costModelName, int64_t(result.costModelTrainedOn),
+                          result.costModelBlob);
   db_.sessions().close(sessionId_, "finished");
 }
 

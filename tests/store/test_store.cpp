@@ -21,6 +21,7 @@
 #include "export/kernel_export.h"
 #include "schedule/steps.h"
 #include "search/tuner.h"
+#include "store/cost_model_store.h"
 #include "store/database.h"
 #include "store/record_store.h"
 #include "store/session_store.h"
@@ -142,7 +143,7 @@ class TestStore : public QObject {
       for (int i = 0; i < 10; ++i)
         rows.push_back(sampleRecord(task, session, i, i % 3 != 2));
       db->records().add(rows);
-      db->saveCostModel(task, session, "xgb", 10, std::string("\x00\x01model", 7));
+      db->costModels().save(task, session, "xgb", 10, std::string("\x00\x01model", 7));
       db->sessions().close(session, "finished");
     }
     auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
