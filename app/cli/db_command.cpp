@@ -157,7 +157,7 @@ nlohmann::json listRuns(store::Database& db, bool json) {
   if (!json)
     std::printf("%5s %7s %-24s %-10s %-6s %11s %11s %8s %-8s  %s\n", "id", "session", "model", "target", "fusion",
                 "tessel ms", "libtorch ms", "speedup", "result", "created");
-  for (const store::RunRow& r : store::RunStore(db).runs()) {
+  for (const store::RunRow& r : db.runs().all()) {
     const nlohmann::json result = storedJson(r.result);
     rows.push_back({{"id", r.id},
                     {"session", r.sessionId ? nlohmann::json(r.sessionId) : nlohmann::json()},

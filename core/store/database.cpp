@@ -1,6 +1,6 @@
 // The database's own queries: tasks, models, statistics, integrity. Opening
-// the file (header, lock, schema) is in database_file.cpp; sessions, records
-// and cost models are stores of their own (store/*_store.cpp).
+// the file (header, lock, schema) is in database_file.cpp; sessions, records,
+// cost models and runs are stores of their own (store/*_store.cpp).
 #include "store/database.h"
 
 #include <algorithm>

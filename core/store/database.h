@@ -7,11 +7,11 @@
 //
 // Database is the file (open, the writer lock, the schema, integrity,
 // statistics) and what the rest is keyed by: tasks and models. Sessions,
-// records and saved cost models are stores of their own over its one
+// records, saved cost models and runs are stores of their own over its one
 // connection, reached through it: db.sessions(), db.records(),
-// db.costModels() (store/session_store.h, record_store.h,
-// cost_model_store.h). Each is a view bound to the Database, to use while it
-// is open; a const Database gives only their reading half.
+// db.costModels(), db.runs() (store/session_store.h, record_store.h,
+// cost_model_store.h, run_store.h). Each is a view bound to the Database, to
+// use while it is open; a const Database gives only their reading half.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +58,8 @@ class RecordReader;
 class RecordStore;
 class CostModelReader;
 class CostModelStore;
+class RunReader;
+class RunStore;
 
 class Database {
  public:
@@ -89,6 +91,8 @@ class Database {
   RecordReader records() const;
   CostModelStore costModels();
   CostModelReader costModels() const;
+  RunStore runs();
+  RunReader runs() const;
 
   Stats stats() const;
   // PRAGMA integrity_check: "ok" or the first problems found.
