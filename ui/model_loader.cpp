@@ -141,7 +141,7 @@ void ModelLoader::showStoredTuning() {
     try {
       auto db = store::Database::open(path, store::OpenMode::ReadOnly);
       int64_t last = 0;
-      for (const store::SessionRow& s : db->sessions()) {
+      for (const store::SessionRow& s : db->sessions().all()) {
         const nlohmann::json config = nlohmann::json::parse(s.config, nullptr, false);
         if (s.kind == "model" && s.subject == model && s.records > 0 && config.is_object() &&
             config.value("fusion", "") == fusion && config.value("target", "") == target)

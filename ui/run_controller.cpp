@@ -101,7 +101,7 @@ void RunController::store(const RunResult& r) {
   auto future = QtConcurrent::run([path, row]() -> std::pair<qint64, QString> {
     try {
       auto db = store::Database::open(path, store::OpenMode::ReadWrite);
-      return {store::RunStore(*db).add(row), {}};
+      return {db->runs().add(row), {}};
     } catch (const std::exception& e) {
       return {0, QString::fromStdString(e.what())};
     }
@@ -126,7 +126,7 @@ void RunController::showStoredRun(const QString& database, qint64 session) {
   auto future = QtConcurrent::run([path, session]() -> StoredRun {
     try {
       auto db = store::Database::open(path, store::OpenMode::ReadOnly);
-      if (auto row = store::RunStore(*db).latestOfSession(session)) return {*row, {}};
+      if (auto row = db->runs().latestOfSession(session)) return {*row, {}};
       return {};
     } catch (const std::exception& e) {
       return {{}, QString::fromStdString(e.what())};

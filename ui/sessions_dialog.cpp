@@ -114,7 +114,7 @@ void SessionsDialog::load() {
   using Result = std::pair<std::vector<store::SessionRow>, QString>;
   auto work = [path = database_.toStdString()]() -> Result {
     try {
-      return {store::Database::open(path, store::OpenMode::ReadOnly)->sessions(), {}};
+      return {store::Database::open(path, store::OpenMode::ReadOnly)->sessions().all(), {}};
     } catch (const std::exception& e) {
       return {{}, QString::fromStdString(e.what())};
     }

@@ -8,7 +8,9 @@
 #include "export/kernel_export.h"
 #include "schedule/steps.h"
 #include "store/database.h"
+#include "store/record_store.h"
 #include "store/run_store.h"
+#include "store/session_store.h"
 #include "store/task_rows.h"
 #include "stored_model.h"
 
@@ -66,7 +68,7 @@ DamageCount countDamagedRecords(const store::Database& db) {
   StoredDefinitions definitions(db);
   for (const store::TaskRow& task : db.tasks()) {
     const te::ComputeDAG* dag = definitions.of(task);
-    for (const store::RecordRow& r : db.records(task.id)) {
+    for (const store::RecordRow& r : db.records().ofTask(task.id)) {
       std::vector<schedule::Step> steps;
       try {
         steps = schedule::deserializeSteps(r.steps);
@@ -92,7 +94,7 @@ nlohmann::json showTask(const store::Database& db, const std::string& key, bool 
   const std::optional<store::TaskRow> task = db.taskByKey(key);
   if (!task) throw std::runtime_error("no task '" + key + "' in " + db.path() + " (see tessel db best)");
   const std::optional<std::string> model = modelOfTask(db, key);
-  const std::vector<store::RecordRow> records = db.records(task->id);
+  const std::vector<store::RecordRow> records = db.records().ofTask(task->id);
   size_t valid = 0;
   for (const store::RecordRow& r : records)
     valid += r.ok();
@@ -102,8 +104,10 @@ nlohmann::json showTask(const store::Database& db, const std::string& key, bool 
                       {"flops", task->flops},   {"records", records.size()},
                       {"valid_records", valid}, {"model", model ? nlohmann::json(*model) : nlohmann::json()}};
   std::string shape;
-  for (int64_t d : task->shape)
-    shape += (shape.empty() ? "" : ",") + std::to_string(d);
+  for (int64_t d : task->shape) {
+    if (!shape.empty()) shape += ',';
+    shape += std::to_string(d);
+  }
   if (!json) {
     std::printf("task     %s\n", task->key.c_str());
     std::printf("op       %s %s%s on %s%s\n", task->op.c_str(), shape.c_str(),
@@ -153,7 +157,7 @@ nlohmann::json listRuns(store::Database& db, bool json) {
   if (!json)
     std::printf("%5s %7s %-24s %-10s %-6s %11s %11s %8s %-8s  %s\n", "id", "session", "model", "target", "fusion",
                 "tessel ms", "libtorch ms", "speedup", "result", "created");
-  for (const store::RunRow& r : store::RunStore(db).runs()) {
+  for (const store::RunRow& r : db.runs().all()) {
     const nlohmann::json result = storedJson(r.result);
     rows.push_back({{"id", r.id},
                     {"session", r.sessionId ? nlohmann::json(r.sessionId) : nlohmann::json()},
@@ -232,7 +236,7 @@ nlohmann::json listBest(store::Database& db, bool json) {
   nlohmann::json rows = nlohmann::json::array();
   if (!json) std::printf("%-44s %-10s %12s %10s %8s\n", "task", "target", "latency ms", "GFLOP/s", "record");
   StoredDefinitions definitions(db);
-  for (store::BestRow b : db.best()) {
+  for (store::BestRow b : db.records().best()) {
     // A damaged best record is skipped: the next best that replays stands.
     const te::ComputeDAG* dag = definitions.of(b.task);
     if (dag && !schedule::replayableSteps(*dag, b.record.steps)) {
@@ -265,7 +269,7 @@ nlohmann::json listSessions(store::Database& db, bool json) {
   nlohmann::json rows = nlohmann::json::array();
   if (!json)
     std::printf("%5s %-11s %-44s %13s %12s  %s\n", "id", "status", "task or model", "records/goal", "ms", "started");
-  for (const store::SessionRow& s : db.sessions()) {
+  for (const store::SessionRow& s : db.sessions().all()) {
     rows.push_back({{"id", s.id},
                     {"kind", s.kind},
                     {"subject", s.subject},

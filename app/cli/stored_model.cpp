@@ -4,13 +4,14 @@
 #include <set>
 
 #include "frontend/model_loader.h"
+#include "store/session_store.h"
 #include "store/task_rows.h"
 
 namespace tessel::cli {
 
 std::map<std::string, te::ComputeDAG> storedModelDefinitions(const store::Database& db, const std::string& model) {
   std::string fusion = "dp", target = target::Target::host().str();
-  for (const store::SessionRow& s : db.sessions())
+  for (const store::SessionRow& s : db.sessions().all())
     if (s.kind == "model" && s.subject == model) {
       const nlohmann::json config = nlohmann::json::parse(s.config, nullptr, false);
       if (config.is_object()) {
@@ -27,7 +28,7 @@ std::map<std::string, te::ComputeDAG> storedModelDefinitions(const store::Databa
 
 std::optional<std::string> modelOfTask(const store::Database& db, const std::string& key) {
   std::set<std::string> models;  // a model's many sessions: its tasks read once
-  for (const store::SessionRow& s : db.sessions())
+  for (const store::SessionRow& s : db.sessions().all())
     if (s.kind == "model" && models.insert(s.subject).second)
       for (const auto& [task, weight] : db.modelTasks(s.subject))
         if (task.key == key) return s.subject;
@@ -36,7 +37,7 @@ std::optional<std::string> modelOfTask(const store::Database& db, const std::str
 
 StoredDefinitions::StoredDefinitions(const store::Database& db) : db_(db) {
   std::set<std::string> models;
-  for (const store::SessionRow& s : db.sessions())
+  for (const store::SessionRow& s : db.sessions().all())
     if (s.kind == "model" && models.insert(s.subject).second)
       for (const auto& [task, weight] : db.modelTasks(s.subject))
         modelOfKey_.emplace(task.key, s.subject);
@@ -70,7 +71,7 @@ std::optional<store::BestRow> bestCheckedRecord(const store::Database& db, Store
                                                 const store::TaskRow& task, int64_t* skipped) {
   if (skipped) *skipped = 0;
   if (const te::ComputeDAG* dag = definitions.of(task)) return store::bestReplayable(db, task.id, *dag, skipped);
-  std::vector<store::BestRow> best = db.best(task.id);
+  std::vector<store::BestRow> best = db.records().best(task.id);
   if (best.empty()) return std::nullopt;
   return std::move(best.front());
 }

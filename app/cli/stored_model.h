@@ -10,6 +10,7 @@
 #include <string>
 
 #include "store/database.h"
+#include "store/record_store.h"
 #include "te/compute_dag.h"
 
 namespace tessel::cli {

@@ -9,6 +9,7 @@
 #include "codegen/cuda_codegen.h"
 #include "export/export_common.h"
 #include "schedule/steps.h"
+#include "store/record_store.h"
 #include "store/task_rows.h"
 #include "support/subprocess.h"
 #include "support/version.h"

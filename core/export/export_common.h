@@ -12,6 +12,7 @@
 #include "export/kernel_export.h"
 #include "lower/loop_nest.h"
 #include "schedule/state.h"
+#include "store/record_store.h"
 #include "task/search_task.h"
 
 namespace tessel::exporter::detail {

@@ -15,6 +15,7 @@
 #include "export/export_common.h"
 #include "lower/layout_rewrite.h"
 #include "schedule/steps.h"
+#include "store/record_store.h"
 #include "store/task_rows.h"
 #include "support/subprocess.h"
 #include "support/version.h"
@@ -108,7 +109,7 @@ KernelExportPlan planKernelExport(const store::Database& db, const std::vector<s
   for (const store::TaskRow& row : tasks) {
     try {
       store::targetOf(row);
-      if (db.best(row.id).empty()) throw std::runtime_error("no valid record yet");
+      if (db.records().best(row.id).empty()) throw std::runtime_error("no valid record yet");
       bestTunedProgram(db, row, options);  // rebuilt, and a record replays on it
       plan.tasks.push_back(row);
     } catch (const std::exception& e) {
@@ -121,7 +122,7 @@ KernelExportPlan planKernelExport(const store::Database& db, const std::vector<s
 std::string bestKernelSource(const store::Database& db, const store::TaskRow& row, const KernelExportOptions& options) {
   const target::Target t = store::targetOf(row);
   if (!t.isCpu()) return bestCudaKernelSource(db, row, options);
-  if (db.best(row.id).empty()) throw std::runtime_error("task " + row.key + " has no valid record yet");
+  if (db.records().best(row.id).empty()) throw std::runtime_error("task " + row.key + " has no valid record yet");
   const TunedProgram best = bestTunedProgram(db, row, options);
   const store::RecordRow& rec = best.record;
   lower::LoweredFunc f = lower::lowerState(best.state);
@@ -293,7 +294,7 @@ ExportResult exportRecords(const store::Database& db, const std::vector<store::T
     out << "id,task,session,steps,error_code,error_msg,median_ms,costs_s,predicted,cost_model,build_s,run_s,"
            "max_abs_err,created\n";
   for (const store::TaskRow& t : tasks) {
-    for (const store::RecordRow& r : db.records(t.id)) {
+    for (const store::RecordRow& r : db.records().ofTask(t.id)) {
       double ms = r.ok() ? r.medianCost() * 1e3 : std::nan("");
       if (format == "csv") {
         out << r.id << ',' << csvField(t.key) << ',' << r.sessionId << ',' << csvField(r.steps) << ',' << r.errorCode

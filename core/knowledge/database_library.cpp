@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "store/record_store.h"
+
 namespace tessel::knowledge {
 
 RecordLibrary libraryOfDatabase(const store::Database& db, const target::Target& target, size_t perTask) {
@@ -19,7 +21,7 @@ RecordLibrary libraryOfDatabase(const store::Database& db, const target::Target&
     t.compute = row.compute;
     t.flops = row.flops;
     t.models = modelsOf[row.id];
-    for (const store::RecordRow& r : db.fastestRecords(row.id, perTask))
+    for (const store::RecordRow& r : db.records().fastest(row.id, perTask))
       t.programs.push_back({r.steps, r.decisions, r.medianCost()});
     if (!t.programs.empty()) lib.add(std::move(t));
   }

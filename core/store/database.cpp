@@ -1,20 +1,19 @@
-// The database's queries: tasks, models, sessions, records, cost models,
-// statistics. Opening the file (header, lock, schema) is in database_file.cpp.
+// The database's own queries: tasks, models, statistics, integrity. Opening
+// the file (header, lock, schema) is in database_file.cpp; sessions, records,
+// cost models and runs are stores of their own (store/*_store.cpp).
 #include "store/database.h"
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "schedule/steps.h"
+#include "store/store_sql.h"
 
 namespace tessel::store {
 
 namespace {
-
-const char* kNow = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
 
 std::string shapeText(const std::vector<int64_t>& s) {
   return nlohmann::json(s).dump();
@@ -45,67 +44,12 @@ TaskRow readTask(Statement& st) {
   t.device = st.getText(8);
   return t;
 }
-// A cost the readers use: positive and finite (9e999 is infinity to SQLite;
-// NULL, an error record's cost, fails both tests). A file edited by hand or
-// damaged may hold anything.
-#define USABLE_COST "(cost > 0 AND cost < 9e999)"
-#define KEEP_COST "CASE WHEN " USABLE_COST " THEN cost END"
 
 const char* kTaskColumns =
     "tasks.id, tasks.workload_key, targets.name, tasks.op, tasks.shape, tasks.layout, tasks.compute, tasks.flops, "
     "targets.device FROM tasks JOIN targets ON targets.id = tasks.target_id";
 
-const char* kRecordColumns =
-    "records.id, records.task_id, records.session_id, records.steps, records.decisions, records.costs, "
-    "records.error_code, records.error_msg, records.predicted, records.cost_model, records.build_s, records.run_s, "
-    "records.max_abs_err, records.created FROM records";
-
-RecordRow readRecord(Statement& st, int from = 0) {
-  RecordRow r;
-  r.id = st.getInt(from + 0);
-  r.taskId = st.getInt(from + 1);
-  r.sessionId = st.getInt(from + 2);
-  r.steps = st.getText(from + 3);
-  r.decisions = st.getText(from + 4);
-  r.costs = costsFromJson(st.getText(from + 5));
-  r.errorCode = int(st.getInt(from + 6));
-  r.errorMessage = st.getText(from + 7);
-  r.predicted = st.getDouble(from + 8);
-  r.costModel = st.getText(from + 9);
-  r.buildSeconds = st.getDouble(from + 10);
-  r.runSeconds = st.getDouble(from + 11);
-  r.maxAbsError = st.getDouble(from + 12);
-  r.created = st.getText(from + 13);
-  return r;
-}
-
 }  // namespace
-
-double RecordRow::medianCost() const {
-  if (!ok()) return std::numeric_limits<double>::infinity();
-  std::vector<double> c = costs;
-  std::sort(c.begin(), c.end());
-  size_t n = c.size();
-  return n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
-}
-
-bool usableCost(double seconds) {
-  return std::isfinite(seconds) && seconds > 0;
-}
-
-std::string costsToJson(const std::vector<double>& costs) {
-  return nlohmann::json(costs).dump();
-}
-
-std::vector<double> costsFromJson(const std::string& text) {
-  if (text.empty()) return {};
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (!j.is_array()) return {};
-  std::vector<double> out;
-  for (const auto& v : j)
-    if (v.is_number() && usableCost(v.get<double>())) out.push_back(v.get<double>());
-  return out;
-}
 
 std::string hostDevice() {
   std::ifstream in("/proc/cpuinfo");
@@ -205,237 +149,11 @@ std::vector<std::pair<TaskRow, double>> Database::modelTasks(const std::string& 
   return out;
 }
 
-int64_t Database::beginSession(const std::string& kind, int64_t taskId, int64_t modelId, const std::string& config,
-                               int64_t trialsTarget) {
-  Statement st = conn_->prepare(
-      std::string("INSERT INTO sessions(kind, task_id, model_id, config, status, trials_target, started) VALUES "
-                  "(?, ?, ?, ?, 'running', ?, ") +
-      kNow + ")");
-  st.bind(1, kind);
-  taskId ? st.bind(2, taskId) : st.bindNull(2);
-  modelId ? st.bind(3, modelId) : st.bindNull(3);
-  st.bind(4, config).bind(5, trialsTarget).run();
-  return conn_->lastInsertId();
-}
-
-void Database::reopenSession(int64_t id, int64_t trialsTarget) {
-  conn_->prepare("UPDATE sessions SET status = 'running', message = '', ended = NULL, trials_target = ? WHERE id = ?")
-      .bind(1, trialsTarget)
-      .bind(2, id)
-      .run();
-}
-
-void Database::endSession(int64_t id, const std::string& status, const std::string& message) {
-  conn_->prepare(std::string("UPDATE sessions SET status = ?, message = ?, ended = ") + kNow + " WHERE id = ?")
-      .bind(1, status)
-      .bind(2, message)
-      .bind(3, id)
-      .run();
-}
-
-void Database::failSession(int64_t id, const std::string& why) noexcept {
-  try {
-    endSession(id, "failed", why);
-  } catch (...) {
-    // The file cannot take it (damaged, or its disk full): the error that
-    // ended the session is the one to report.
-  }
-}
-
-std::optional<SessionRow> Database::lastUnfinishedSession(int64_t taskId, int64_t modelId) const {
-  Statement st =
-      conn_->prepare("SELECT " + sessionColumns() +
-                     " WHERE status != 'finished' AND (task_id = ? OR model_id = ?) ORDER BY id DESC LIMIT 1");
-  st.bind(1, taskId ? taskId : -1).bind(2, modelId ? modelId : -1);
-  if (st.step()) return readSession(st);
-  return std::nullopt;
-}
-
-std::string Database::sessionColumns() const {
-  return std::string(
-             "sessions.id, sessions.kind, sessions.task_id, sessions.model_id, sessions.config, "
-             "sessions.status, sessions.trials_target, sessions.started, sessions.ended, ") +
-         (schemaVersion_ >= 2 ? "sessions.message" : "''") + " FROM sessions";
-}
-
-SessionRow Database::readSession(Statement& st) const {
-  SessionRow s;
-  s.id = st.getInt(0);
-  s.kind = st.getText(1);
-  s.taskId = st.isNull(2) ? 0 : st.getInt(2);
-  s.modelId = st.isNull(3) ? 0 : st.getInt(3);
-  s.config = st.getText(4);
-  s.status = st.getText(5);
-  s.trialsTarget = st.getInt(6);
-  s.started = st.getText(7);
-  s.ended = st.getText(8);
-  s.message = st.getText(9);
-  // A writer has marked what it found running (see open()); a reader of a
-  // file no process writes sees the same at once.
-  if (s.status == "running" && mode_ == OpenMode::ReadOnly && !writerAlive()) {
-    s.status = "interrupted";
-    s.message = kInterrupted;
-  }
-  return s;
-}
-
-std::optional<SessionRow> Database::lastSession(int64_t taskId, int64_t modelId) const {
-  Statement st =
-      conn_->prepare("SELECT " + sessionColumns() + " WHERE (task_id = ? OR model_id = ?) ORDER BY id DESC LIMIT 1");
-  st.bind(1, taskId ? taskId : -1).bind(2, modelId ? modelId : -1);
-  if (st.step()) return readSession(st);
-  return std::nullopt;
-}
-
-std::vector<SessionRow> Database::sessions() const {
-  std::vector<SessionRow> out;
-  {
-    Statement st = conn_->prepare("SELECT " + sessionColumns() + " ORDER BY id");
-    while (st.step())
-      out.push_back(readSession(st));
-  }
-  for (SessionRow& s : out)
-    summarize(s);
-  return out;
-}
-
-std::optional<SessionRow> Database::session(int64_t id) const {
-  Statement st = conn_->prepare("SELECT " + sessionColumns() + " WHERE id = ?");
-  st.bind(1, id);
-  if (!st.step()) return std::nullopt;
-  SessionRow s = readSession(st);
-  summarize(s);
-  return s;
-}
-
-void Database::summarize(SessionRow& s) const {
-  Statement agg =
-      conn_->prepare("SELECT count(*), count(" KEEP_COST "), min(" KEEP_COST ") FROM records WHERE session_id = ?");
-  agg.bind(1, s.id);
-  if (agg.step()) {
-    s.records = agg.getInt(0);
-    s.validRecords = agg.getInt(1);
-    s.bestCost = s.validRecords ? agg.getDouble(2) : std::numeric_limits<double>::quiet_NaN();
-  }
-  if (s.kind == "task") {
-    if (auto t = taskById(s.taskId)) s.subject = t->key;
-  } else {
-    Statement m = conn_->prepare("SELECT name FROM models WHERE id = ?");
-    m.bind(1, s.modelId);
-    if (m.step()) s.subject = m.getText(0);
-    // The tasks as tuned: a model's task list grows with each fusion tried,
-    // so the session's config says how many it had.
-    const nlohmann::json config = nlohmann::json::parse(s.config, nullptr, false);
-    const int64_t tasks = config.is_object() ? config.value("tasks", int64_t(0)) : 0;
-    Statement e = conn_->prepare(
-        "SELECT count(*), sum(model_tasks.weight * b.best) FROM (SELECT task_id, min(cost) AS best FROM records "
-        "WHERE session_id = ? AND " USABLE_COST
-        " GROUP BY task_id) b JOIN model_tasks ON model_tasks.task_id = "
-        "b.task_id AND model_tasks.model_id = ?");
-    e.bind(1, s.id).bind(2, s.modelId);
-    if (e.step() && tasks > 0 && e.getInt(0) >= tasks) s.estimateSeconds = e.getDouble(1);
-  }
-}
-
-void Database::addRecords(const std::vector<RecordRow>& records) {
-  if (records.empty()) return;
-  // A measured time that is not positive and finite is a measurement bug:
-  // refused before anything is written.
-  for (const RecordRow& r : records)
-    for (double c : r.errorCode == 0 ? r.costs : std::vector<double>{})
-      if (!usableCost(c))
-        throw StoreError("a record of task " + std::to_string(r.taskId) + " has the cost " + std::to_string(c) +
-                         " s, not a positive, finite time; nothing of its batch was written");
-  Transaction tx(*conn_);
-  Statement st = conn_->prepare(
-      std::string("INSERT INTO records(task_id, session_id, steps, decisions, costs, cost, error_code, error_msg, "
-                  "predicted, cost_model, build_s, run_s, max_abs_err, created) VALUES "
-                  "(?,?,?,?,?,?,?,?,?,?,?,?,?,") +
-      kNow + ")");
-  for (const RecordRow& r : records) {
-    st.reset();
-    double cost = r.ok() ? r.medianCost() : std::numeric_limits<double>::quiet_NaN();
-    st.bind(1, r.taskId)
-        .bind(2, r.sessionId)
-        .bind(3, r.steps)
-        .bind(4, r.decisions)
-        .bind(5, costsToJson(r.costs))
-        .bind(6, cost)
-        .bind(7, r.errorCode)
-        .bind(8, r.errorMessage)
-        .bind(9, r.predicted)
-        .bind(10, r.costModel)
-        .bind(11, r.buildSeconds)
-        .bind(12, r.runSeconds)
-        .bind(13, r.maxAbsError)
-        .run();
-  }
-  tx.commit();
-}
-
-std::vector<RecordRow> Database::records(int64_t taskId, std::optional<int64_t> sessionId) const {
-  Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +
-                                " WHERE task_id = ? AND (? < 0 OR session_id = ?) ORDER BY id");
-  st.bind(1, taskId).bind(2, sessionId.value_or(-1)).bind(3, sessionId.value_or(-1));
-  std::vector<RecordRow> out;
-  while (st.step())
-    out.push_back(readRecord(st));
-  return out;
-}
-
-std::vector<RecordRow> Database::sessionRecords(int64_t sessionId) const {
-  Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns + " WHERE session_id = ? ORDER BY id");
-  st.bind(1, sessionId);
-  std::vector<RecordRow> out;
-  while (st.step())
-    out.push_back(readRecord(st));
-  return out;
-}
-
-std::vector<RecordRow> Database::allRecords() const {
-  Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns + " ORDER BY id");
-  std::vector<RecordRow> out;
-  while (st.step())
-    out.push_back(readRecord(st));
-  return out;
-}
-
-std::vector<RecordRow> Database::fastestRecords(int64_t taskId, size_t n) const {
-  Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +
-                                " WHERE task_id = ? AND " USABLE_COST " ORDER BY cost, id LIMIT ?");
-  st.bind(1, taskId).bind(2, int64_t(n));
-  std::vector<RecordRow> out;
-  while (st.step())
-    out.push_back(readRecord(st));
-  return out;
-}
-
-void Database::saveCostModel(int64_t taskId, int64_t sessionId, const std::string& name, int64_t trainedOn,
-                             const std::string& blob) {
-  Statement st = conn_->prepare(
-      std::string("INSERT INTO cost_models(task_id, session_id, name, trained_on, model, created) VALUES (?,?,?,?,?,") +
-      kNow + ")");
-  taskId ? st.bind(1, taskId) : st.bindNull(1);
-  sessionId ? st.bind(2, sessionId) : st.bindNull(2);
-  st.bind(3, name).bind(4, trainedOn).bindBlob(5, blob).run();
-}
-
 std::vector<std::string> Database::modelNames() const {
   Statement st = conn_->prepare("SELECT name FROM models ORDER BY id");
   std::vector<std::string> out;
   while (st.step())
     out.push_back(st.getText(0));
-  return out;
-}
-
-std::vector<Database::SavedCostModel> Database::costModels(int64_t sessionId) const {
-  Statement st = conn_->prepare(
-      "SELECT id, task_id, session_id, name, trained_on, model FROM cost_models WHERE session_id = ? ORDER BY id");
-  st.bind(1, sessionId);
-  std::vector<SavedCostModel> out;
-  while (st.step())
-    out.push_back(
-        {st.getInt(0), st.isNull(1) ? 0 : st.getInt(1), st.getInt(2), st.getText(3), st.getInt(4), st.getBlob(5)});
   return out;
 }
 
@@ -446,7 +164,7 @@ Stats Database::stats() const {
     return st.step() ? st.getInt(0) : int64_t(0);
   };
   s.records = count("SELECT count(*) FROM records");
-  s.validRecords = count("SELECT count(*) FROM records WHERE " USABLE_COST);
+  s.validRecords = count("SELECT count(*) FROM records WHERE " TESSEL_USABLE_COST);
   s.distinctPrograms = count("SELECT count(*) FROM (SELECT DISTINCT task_id, steps FROM records)");
   s.sessions = count("SELECT count(*) FROM sessions");
   s.tasks = count("SELECT count(*) FROM tasks");
@@ -462,46 +180,6 @@ Stats Database::stats() const {
     }
   }
   return s;
-}
-
-std::optional<BestRow> Database::bestUsable(int64_t taskId, const std::function<bool(const RecordRow&)>& usable,
-                                            int64_t* rejected) const {
-  // In cost order, read one at a time: usually the first is taken.
-  Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +
-                                " WHERE task_id = ? AND " USABLE_COST " ORDER BY cost, id");
-  st.bind(1, taskId);
-  if (rejected) *rejected = 0;
-  while (st.step()) {
-    RecordRow r = readRecord(st);
-    if (!usable(r)) {
-      if (rejected) ++*rejected;
-      continue;
-    }
-    BestRow b;
-    b.record = std::move(r);
-    if (auto t = taskById(taskId)) b.task = *t;
-    return b;
-  }
-  return std::nullopt;
-}
-
-std::vector<BestRow> Database::best(std::optional<int64_t> taskId) const {
-  // The lowest cost per task; the index on (task_id, cost) answers it.
-  Statement st = conn_->prepare(std::string("SELECT ") + kRecordColumns +
-                                " WHERE records.id IN (SELECT (SELECT r.id FROM records r WHERE r.task_id = tasks.id "
-                                "AND " USABLE_COST
-                                " ORDER BY r.cost, r.id LIMIT 1) FROM tasks WHERE ? < 0 OR "
-                                "tasks.id = ?) ORDER BY records.task_id");
-  st.bind(1, taskId.value_or(-1)).bind(2, taskId.value_or(-1));
-  std::vector<BestRow> out;
-  while (st.step()) {
-    BestRow b;
-    b.record = readRecord(st);
-    out.push_back(std::move(b));
-  }
-  for (BestRow& b : out)
-    if (auto t = taskById(b.record.taskId)) b.task = *t;
-  return out;
 }
 
 std::string Database::integrityCheck() const {

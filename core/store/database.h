@@ -1,18 +1,24 @@
 // The tuning database: one SQLite file (WAL) holding targets, models, tasks,
-// tuning sessions, every measured record and saved cost models (SPEC
+// tuning sessions, every measured record, saved cost models and runs (SPEC
 // "Store"). Opening checks the file before anything is written: a missing
 // file (read-only), a file that is not SQLite, a corrupt one or one of a
 // newer schema is a StoreError naming the problem, and the file is left as
 // it was. Many readers may follow one writer; a second writer is refused.
+//
+// Database is the file (open, the writer lock, the schema, integrity,
+// statistics) and what the rest is keyed by: tasks and models. Sessions,
+// records, saved cost models and runs are stores of their own over its one
+// connection, reached through it: db.sessions(), db.records(),
+// db.costModels(), db.runs() (store/session_store.h, record_store.h,
+// cost_model_store.h, run_store.h). Each is a view bound to the Database, to
+// use while it is open; a const Database gives only their reading half.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
-#include <functional>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "store/sqlite.h"
@@ -35,45 +41,7 @@ struct TaskRow {
   std::vector<int64_t> shape;
   std::string layout;   // "" for ops without images
   std::string compute;  // the compute definition, as text
-  double flops = 0;
-};
-
-struct SessionRow {
-  int64_t id = 0;
-  std::string kind;  // "task" or "model"
-  int64_t taskId = 0, modelId = 0;
-  std::string config;  // JSON
-  // running | finished | stopped | failed | interrupted: a session left
-  // running by a process that is gone (SIGKILL, a crash, a power cut). The
-  // next writer marks it so in the file; readers show it so at once.
-  std::string status;
-  std::string message;  // why it failed or was interrupted ("" otherwise)
-  std::string started, ended;
-  int64_t trialsTarget = 0;
-  // Filled by sessions(): over this session's records.
-  int64_t records = 0, validRecords = 0;
-  double bestCost = std::numeric_limits<double>::quiet_NaN();
-  // A model session's estimated end-to-end seconds: sum over the model's
-  // tasks of weight x the task's best in this session (NaN for a task
-  // session, or while a task of the model has no valid record here).
-  double estimateSeconds = std::numeric_limits<double>::quiet_NaN();
-  std::string subject;  // the task key or model name
-};
-
-struct RecordRow {
-  int64_t id = 0, taskId = 0, sessionId = 0;
-  std::string steps;          // serialised schedule steps
-  std::string decisions;      // serialised annotation decisions ("" if unknown)
-  std::vector<double> costs;  // seconds of every timed repeat
-  int errorCode = 0;
-  std::string errorMessage;
-  double predicted = std::numeric_limits<double>::quiet_NaN();  // the cost model's score
-  std::string costModel;
-  double buildSeconds = 0, runSeconds = 0;
-  double maxAbsError = 0;
-  std::string created;  // ISO 8601, UTC
-  bool ok() const { return errorCode == 0 && !costs.empty(); }
-  double medianCost() const;  // +inf if not ok
+  double flops = 0;     // floating-point operations of one run of the task
 };
 
 struct Stats {
@@ -84,10 +52,14 @@ struct Stats {
   int schemaVersion = 0;
 };
 
-struct BestRow {
-  TaskRow task;
-  RecordRow record;
-};
+class SessionReader;
+class SessionStore;
+class RecordReader;
+class RecordStore;
+class CostModelReader;
+class CostModelStore;
+class RunReader;
+class RunStore;
 
 class Database {
  public:
@@ -111,68 +83,31 @@ class Database {
   // The names of the models the database knows, in the order they came.
   std::vector<std::string> modelNames() const;
 
-  int64_t beginSession(const std::string& kind, int64_t taskId, int64_t modelId, const std::string& config,
-                       int64_t trialsTarget);
-  // Marks a session running again (resume), with a new trial target.
-  void reopenSession(int64_t id, int64_t trialsTarget);
-  void endSession(int64_t id, const std::string& status, const std::string& message = "");
-  // Marks a session failed with `why`; never throws (it runs while another
-  // error is on its way up, and a damaged file must not hide that one).
-  void failSession(int64_t id, const std::string& why) noexcept;
-  // The newest session of a task (or model) that did not finish.
-  std::optional<SessionRow> lastUnfinishedSession(int64_t taskId, int64_t modelId) const;
-  // The newest session of a task (or model), whatever its status.
-  std::optional<SessionRow> lastSession(int64_t taskId, int64_t modelId) const;
-  std::vector<SessionRow> sessions() const;
-  // One session with its summary (records, best, subject), if it exists.
-  std::optional<SessionRow> session(int64_t id) const;
-
-  // One transaction for the whole batch: it is stored entirely or not at all.
-  void addRecords(const std::vector<RecordRow>& records);
-  // Records of a task (all sessions, or one), oldest first.
-  std::vector<RecordRow> records(int64_t taskId, std::optional<int64_t> sessionId = {}) const;
-  // Records of one session, whatever their task, oldest first.
-  std::vector<RecordRow> sessionRecords(int64_t sessionId) const;
-  std::vector<RecordRow> allRecords() const;
-  // The task's `n` fastest valid records, fastest first (ties: the oldest).
-  std::vector<RecordRow> fastestRecords(int64_t taskId, size_t n) const;
-
-  // taskId 0: a model shared by every task of the session.
-  void saveCostModel(int64_t taskId, int64_t sessionId, const std::string& name, int64_t trainedOn,
-                     const std::string& blob);
-  struct SavedCostModel {
-    int64_t id = 0, taskId = 0, sessionId = 0;  // taskId 0: shared by the session's tasks
-    std::string name;
-    int64_t trainedOn = 0;  // programs
-    std::string blob;       // what CostModel::save() wrote
-  };
-  // The cost models a session saved, oldest first.
-  std::vector<SavedCostModel> costModels(int64_t sessionId) const;
+  // The stores over this file's connection (see above). Each is defined in
+  // its own file and needs its header where it is used.
+  SessionStore sessions();
+  SessionReader sessions() const;
+  RecordStore records();
+  RecordReader records() const;
+  CostModelStore costModels();
+  CostModelReader costModels() const;
+  RunStore runs();
+  RunReader runs() const;
 
   Stats stats() const;
-  // The best valid record of every task (optionally of one task).
-  std::vector<BestRow> best(std::optional<int64_t> taskId = {}) const;
-  // The task's lowest-cost valid record that `usable` accepts (ties: the
-  // oldest), for readers that must skip damaged records (the predicate
-  // replays the steps: schedule::replayableSteps); better records it rejected
-  // are counted in *rejected. None when no record is accepted.
-  std::optional<BestRow> bestUsable(int64_t taskId, const std::function<bool(const RecordRow&)>& usable,
-                                    int64_t* rejected = nullptr) const;
   // PRAGMA integrity_check: "ok" or the first problems found.
   std::string integrityCheck() const;
 
  private:
+  // A session read by a reader is `running` only while a writer is alive,
+  // and has a message only from schema 2 on.
+  friend class SessionReader;
+
   Database(std::unique_ptr<Connection> c, OpenMode mode, int lockFd);
   void createOrMigrate();
-  void summarize(SessionRow& s) const;  // fills records, validRecords, bestCost, subject
-  std::string sessionColumns() const;   // a schema 1 file has no message
-  SessionRow readSession(Statement& st) const;
   // Whether a process holds the writer lock (for a reader: is `running` true?).
   bool writerAlive() const;
   static int64_t pragmaInt(Connection& c, const char* name);  // PRAGMA name's integer (0 if none)
-  // The message of a session whose process ended before it did.
-  static constexpr const char* kInterrupted =
-      "its process ended before the session did (killed, crashed or the machine stopped)";
 
   std::unique_ptr<Connection> conn_;
   OpenMode mode_;
@@ -186,11 +121,5 @@ std::string defaultDatabasePath();
 
 // This machine as a device name: the CPU model and its core count.
 std::string hostDevice();
-
-// Costs as a JSON array and back.
-// A measured time Tessel stores and reads: positive and finite (seconds).
-bool usableCost(double seconds);
-std::string costsToJson(const std::vector<double>& costs);
-std::vector<double> costsFromJson(const std::string& text);
 
 }  // namespace tessel::store

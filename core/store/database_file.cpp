@@ -1,11 +1,13 @@
 // Opening a database file: its header checked before SQLite reads it, one
 // writer at a time (a lock file beside it), its integrity checked, its schema
-// created, migrated and verified. The queries are in database.cpp.
+// created, migrated and verified. The queries are in database.cpp and the
+// stores (store/*_store.cpp).
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +17,7 @@
 #include <thread>
 
 #include "store/database.h"
+#include "store/session_store.h"
 #include "support/input_file.h"
 
 namespace tessel::store {
@@ -312,9 +315,7 @@ std::unique_ptr<Database> Database::open(const std::string& path, OpenMode mode)
       db->schemaVersion_ = kSchemaVersion;
       // This process holds the writer lock: a session still `running` was
       // left so by one that is gone.
-      db->conn_->prepare("UPDATE sessions SET status = 'interrupted', message = ? WHERE status = 'running'")
-          .bind(1, std::string(kInterrupted))
-          .run();
+      db->sessions().markInterrupted();
     }
     return db;
   } catch (...) {

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/store_sql.h"
+
 namespace tessel::store {
 
 namespace {
@@ -22,8 +24,16 @@ RunRow readRun(Statement& st) {
 
 }  // namespace
 
-bool RunStore::hasTable() const {
-  Statement st = db_.connection().prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'");
+RunStore Database::runs() {
+  return RunStore(*this);
+}
+
+RunReader Database::runs() const {
+  return RunReader(*conn_);
+}
+
+bool RunReader::hasTable() const {
+  Statement st = conn_.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'");
   return st.step();
 }
 
@@ -31,28 +41,26 @@ int64_t RunStore::add(const RunRow& run) {
   if (!nlohmann::json::parse(run.result, nullptr, false).is_object())
     throw StoreError("a run's result must be a JSON object (tessel run --json), got '" + run.result.substr(0, 80) +
                      "'");
-  Connection& c = db_.connection();
-  Statement st = c.prepare(
-      "INSERT INTO runs(session_id, model, target, fusion, created, result) VALUES "
-      "(?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'), ?)");
+  Statement st = conn_.prepare(
+      std::string("INSERT INTO runs(session_id, model, target, fusion, created, result) VALUES (?, ?, ?, ?, ") + kNow +
+      ", ?)");
   run.sessionId ? st.bind(1, run.sessionId) : st.bindNull(1);
   st.bind(2, run.model).bind(3, run.target).bind(4, run.fusion).bind(5, run.result).run();
-  return c.lastInsertId();
+  return conn_.lastInsertId();
 }
 
-std::vector<RunRow> RunStore::runs() const {
+std::vector<RunRow> RunReader::all() const {
   std::vector<RunRow> out;
   if (!hasTable()) return out;
-  Statement st = db_.connection().prepare(std::string("SELECT ") + kRunColumns + " ORDER BY id");
+  Statement st = conn_.prepare(std::string("SELECT ") + kRunColumns + " ORDER BY id");
   while (st.step())
     out.push_back(readRun(st));
   return out;
 }
 
-std::optional<RunRow> RunStore::latestOfSession(int64_t sessionId) const {
+std::optional<RunRow> RunReader::latestOfSession(int64_t sessionId) const {
   if (!hasTable()) return std::nullopt;
-  Statement st =
-      db_.connection().prepare(std::string("SELECT ") + kRunColumns + " WHERE session_id = ? ORDER BY id DESC LIMIT 1");
+  Statement st = conn_.prepare(std::string("SELECT ") + kRunColumns + " WHERE session_id = ? ORDER BY id DESC LIMIT 1");
   st.bind(1, sessionId);
   if (st.step()) return readRun(st);
   return std::nullopt;

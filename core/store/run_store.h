@@ -3,8 +3,9 @@
 // the model, target and fusion it ran and the session whose kernels it ran
 // (none for a run outside a session). The studio stores a run when it ends
 // and shows a session's latest again when the session is reopened; `tessel
-// db runs` lists them. Over the Database's one connection: runs are their own
-// concept, not more of Database.
+// db runs` lists them. Over the Database's one connection, reached through
+// it: db.runs() (reads and writes; a const Database gives the reads only).
+// Runs are their own concept, not more of Database.
 #pragma once
 
 #include <cstdint>
@@ -26,23 +27,35 @@ struct RunRow {
   std::string result;     // the run's JSON object, as tessel run --json printed it
 };
 
-class RunStore {
+// The runs, read.
+class RunReader {
  public:
-  explicit RunStore(Database& db) : db_(db) {}
-
-  // Stores a run (the database open for writing) and returns its id. A
-  // result that is not a JSON object, or a session that does not exist, is
-  // a StoreError and nothing is stored.
-  int64_t add(const RunRow& run);
   // Every run, oldest first. A file of an older schema opened read-only has
   // no runs table yet (its next writer adds it): no runs.
-  std::vector<RunRow> runs() const;
+  std::vector<RunRow> all() const;
   // The newest run of a session, if it has one.
   std::optional<RunRow> latestOfSession(int64_t sessionId) const;
 
+ protected:
+  explicit RunReader(Connection& c) : conn_(c) {}
+
+  Connection& conn_;
+
  private:
+  friend class Database;
   bool hasTable() const;
-  Database& db_;
+};
+
+// The runs, read and written (a write needs the database open for writing).
+class RunStore : public RunReader {
+ public:
+  // Stores a run and returns its id. A result that is not a JSON object, or
+  // a session that does not exist, is a StoreError and nothing is stored.
+  int64_t add(const RunRow& run);
+
+ private:
+  friend class Database;
+  explicit RunStore(Database& db) : RunReader(db.connection()) {}
 };
 
 }  // namespace tessel::store

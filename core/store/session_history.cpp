@@ -46,7 +46,7 @@ std::vector<std::pair<int, double>> SessionHistory::objectiveCurve() const {
 
 SessionHistory loadSessionHistory(const Database& db, int64_t sessionId) {
   SessionHistory h;
-  std::optional<SessionRow> s = db.session(sessionId);
+  std::optional<SessionRow> s = db.sessions().byId(sessionId);
   if (!s) throw StoreError("no session " + std::to_string(sessionId) + " in " + db.path());
   h.session = *s;
   const nlohmann::json config = nlohmann::json::parse(s->config, nullptr, false);
@@ -64,7 +64,7 @@ SessionHistory loadSessionHistory(const Database& db, int64_t sessionId) {
   std::map<int64_t, size_t> index;  // task id -> index into h.tasks
   std::vector<double> best;         // per task, seconds (inf: none yet)
   size_t withBest = 0;
-  const std::vector<RecordRow> records = db.sessionRecords(sessionId);
+  const std::vector<RecordRow> records = db.records().ofSession(sessionId);
   // The estimate is over every task the session measured: list them first.
   for (const RecordRow& r : records) {
     if (index.count(r.taskId)) continue;

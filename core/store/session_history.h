@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "store/database.h"
+#include "store/record_store.h"
+#include "store/session_store.h"
 
 namespace tessel::store {
 

@@ -44,7 +44,7 @@ TaskRow taskRowOf(const task::SearchTask& task) {
 }
 
 std::optional<BestRow> bestReplayable(const Database& db, int64_t taskId, const te::ComputeDAG& dag, int64_t* skipped) {
-  return db.bestUsable(
+  return db.records().bestUsable(
       taskId, [&](const RecordRow& r) { return schedule::replayableSteps(dag, r.steps).has_value(); }, skipped);
 }
 

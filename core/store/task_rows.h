@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "store/database.h"
+#include "store/record_store.h"
 #include "task/search_task.h"
 
 namespace tessel::store {

@@ -8,6 +8,7 @@
 
 #include "frontend/model_loader.h"
 #include "fusion/task_extraction.h"
+#include "store/record_store.h"
 #include "store/task_rows.h"
 #include "support/compressed_lines.h"
 #include "target/target.h"
@@ -48,7 +49,7 @@ std::vector<DatasetRecord> datasetFromDatabase(const store::Database& db, const 
     if (tasks.empty()) throw std::runtime_error("the database has no model named '" + model + "'");
     for (const auto& [task, weight] : tasks)
       if (!target || task.target == target->str())  // the database keeps canonical strings
-        for (const store::RecordRow& r : db.records(task.id))
+        for (const store::RecordRow& r : db.records().ofTask(task.id))
           out.push_back({model, task.key, weight, store::targetOf(task), r.steps, r.ok() ? r.medianCost() : INFINITY});
   }
   return out;

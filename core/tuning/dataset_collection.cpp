@@ -7,6 +7,8 @@
 #include "cost/cost_model_registry.h"
 #include "frontend/model_loader.h"
 #include "fusion/task_extraction.h"
+#include "store/record_store.h"
+#include "store/session_store.h"
 #include "tuning/tuning_recorder.h"
 
 namespace tessel::tuning {
@@ -54,7 +56,7 @@ DatasetSummary collectDataset(const DatasetConfig& config, const std::string& db
       tasks.push_back(fusion::toSearchTask(g, t.target));
       const int64_t taskId = db->ensureTask(store::taskRowOf(tasks.back()));
       db->setModelTask(modelId, taskId, double(g.weight));
-      missing = missing || int(db->records(taskId).size()) < config.programsPerTask;
+      missing = missing || int(db->records().ofTask(taskId).size()) < config.programsPerTask;
     }
     summary.tasks += tasks.size();
     if (!missing) continue;  // complete: no session to open
@@ -63,7 +65,7 @@ DatasetSummary collectDataset(const DatasetConfig& config, const std::string& db
     cfg["programs_per_task"] = config.programsPerTask;
     cfg["random_share"] = config.randomShare;
     const int64_t session =
-        db->beginSession("model", 0, modelId, cfg.dump(), int64_t(config.programsPerTask) * int64_t(tasks.size()));
+        db->sessions().start("model", 0, modelId, cfg.dump(), int64_t(config.programsPerTask) * int64_t(tasks.size()));
     // One guiding model for the model's tasks, as a tuning has.
     auto guideModel = std::shared_ptr<cost::CostModel>(cost::makeCostModel(t.costModel, t.seed));
     try {
@@ -101,14 +103,14 @@ DatasetSummary collectDataset(const DatasetConfig& config, const std::string& db
         }
       }
     } catch (const std::exception& e) {
-      db->failSession(session, e.what());
+      db->sessions().fail(session, e.what());
       throw;
     }
-    db->endSession(session, summary.stopped ? "stopped" : "finished");
+    db->sessions().close(session, summary.stopped ? "stopped" : "finished");
   }
   for (const std::string& name : config.models)
     for (const auto& [task, weight] : db->modelTasks(name))
-      summary.records += int64_t(db->records(task.id).size());
+      summary.records += int64_t(db->records().ofTask(task.id).size());
   return summary;
 }
 

@@ -9,6 +9,8 @@
 #include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
 #include "search/search_registry.h"
+#include "store/cost_model_store.h"
+#include "store/session_store.h"
 #include "target/target.h"
 #include "tuning/tuning_recorder.h"
 
@@ -69,13 +71,13 @@ void ModelTuning::openSession(const std::string& path, int64_t resume) {
   const std::string& name = model_->name;
   std::optional<store::SessionRow> session;
   if (resume > 0) {
-    session = db->session(resume);
+    session = db->sessions().byId(resume);
     if (!session || session->kind != "model" || session->subject != name)
       throw std::invalid_argument("session " + std::to_string(resume) + " is not a session of " + name +
                                   ": it cannot be resumed with this model");
   }
   const int64_t modelId = db->ensureModel(name, name);
-  if (resume == kLastSession) session = db->lastSession(0, modelId);
+  if (resume == kLastSession) session = db->sessions().last(0, modelId);
   // A session's records are of its target's tasks: it goes on for that target only.
   if (session) {
     const nlohmann::json stored = nlohmann::json::parse(session->config, nullptr, false);
@@ -92,10 +94,10 @@ void ModelTuning::openSession(const std::string& path, int64_t resume) {
   if (session) {
     sessionId_ = session->id;
     resumed_ = true;
-    earlierTrials_ = db->session(session->id)->records;
-    db->reopenSession(sessionId_, config_.trials);
+    earlierTrials_ = db->sessions().byId(session->id)->records;
+    db->sessions().reopen(sessionId_, config_.trials);
   } else {
-    sessionId_ = db->beginSession("model", 0, modelId, config_.toJson(tasks_.size()).dump(), config_.trials);
+    sessionId_ = db->sessions().start("model", 0, modelId, config_.toJson(tasks_.size()).dump(), config_.trials);
   }
   db_ = std::move(db);
 }
@@ -166,7 +168,7 @@ search::ModelTuneResult ModelTuning::run(const TuningEvents& events) {
   try {
     warm_->prepare(tasks_, db_.get(), sharedModel_.get());
   } catch (const std::exception& e) {
-    if (db_) db_->failSession(sessionId_, e.what());
+    if (db_) db_->sessions().fail(sessionId_, e.what());
     throw;
   }
   if (events.onWarmStart) events.onWarmStart(warm_->summary());
@@ -178,12 +180,12 @@ search::ModelTuneResult ModelTuning::run(const TuningEvents& events) {
   try {
     result = search::tuneModel(tasks_, o);
   } catch (const std::exception& e) {
-    if (db_) db_->failSession(sessionId_, e.what());
+    if (db_) db_->sessions().fail(sessionId_, e.what());
     throw;
   }
   if (db_) {
     saveCostModels();
-    db_->endSession(sessionId_, result.stopped ? "stopped" : "finished");
+    db_->sessions().close(sessionId_, result.stopped ? "stopped" : "finished");
   }
   return result;
 }
@@ -192,7 +194,8 @@ void ModelTuning::saveCostModels() {
   // The shared model belongs to the session, not to one task.
   if (!sharedModel_) return;
   const std::string blob = sharedModel_->save();
-  if (!blob.empty()) db_->saveCostModel(0, sessionId_, sharedModel_->name(), int64_t(sharedModel_->trainedOn()), blob);
+  if (!blob.empty())
+    db_->costModels().save(0, sessionId_, sharedModel_->name(), int64_t(sharedModel_->trainedOn()), blob);
 }
 
 }  // namespace tessel::tuning

@@ -3,6 +3,8 @@
 #include <stdexcept>
 
 #include "schedule/steps.h"
+#include "store/cost_model_store.h"
+#include "store/session_store.h"
 
 namespace tessel::tuning {
 
@@ -46,13 +48,13 @@ TuningRecorder::TuningRecorder(store::Database& db, const task::SearchTask& task
   taskId_ = db_.ensureTask(store::taskRowOf(task));
   if (resume) {
     // The last session, interrupted or finished: it goes on to `trials`.
-    if (auto s = db_.lastSession(taskId_, 0)) {
+    if (auto s = db_.sessions().last(taskId_, 0)) {
       sessionId_ = s->id;
       resumed_ = true;
-      db_.reopenSession(sessionId_, trials);
+      db_.sessions().reopen(sessionId_, trials);
     }
   }
-  if (!resumed_) sessionId_ = db_.beginSession("task", taskId_, 0, config, trials);
+  if (!resumed_) sessionId_ = db_.sessions().start("task", taskId_, 0, config, trials);
   loadStored(task.dag);
 }
 
@@ -64,7 +66,7 @@ TuningRecorder::TuningRecorder(store::Database& db, const task::SearchTask& task
 }
 
 void TuningRecorder::loadStored(const te::ComputeDAG& dag) {
-  for (const RecordRow& r : db_.records(taskId_)) {
+  for (const RecordRow& r : db_.records().ofTask(taskId_)) {
     if (!schedule::replayableSteps(dag, r.steps)) {
       ++damaged_;
       continue;
@@ -82,24 +84,24 @@ void TuningRecorder::attach(search::TuneOptions& o) {
     rows.reserve(batch.size());
     for (const search::TuneRecord& t : batch)
       rows.push_back(toRecordRow(t, taskId_, sessionId_));
-    db_.addRecords(rows);
+    db_.records().add(rows);
     if (chained) chained(batch);
   };
 }
 
 void TuningRecorder::finish(const search::TuneResult& result) {
   if (!result.costModelBlob.empty())
-    db_.saveCostModel(taskId_, sessionId_, result.costModelName, int64_t(result.costModelTrainedOn),
-                      result.costModelBlob);
-  db_.endSession(sessionId_, "finished");
+    db_.costModels().save(taskId_, sessionId_, result.costModelName, int64_t(result.costModelTrainedOn),
+                          result.costModelBlob);
+  db_.sessions().close(sessionId_, "finished");
 }
 
 void TuningRecorder::stop() {
-  db_.endSession(sessionId_, "stopped");
+  db_.sessions().close(sessionId_, "stopped");
 }
 
 void TuningRecorder::fail(const std::string& why) noexcept {
-  db_.failSession(sessionId_, why);
+  db_.sessions().fail(sessionId_, why);
 }
 
 }  // namespace tessel::tuning

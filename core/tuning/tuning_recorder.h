@@ -8,6 +8,7 @@
 
 #include "search/tuner.h"
 #include "store/database.h"
+#include "store/record_store.h"
 #include "store/task_rows.h"
 
 namespace tessel::tuning {

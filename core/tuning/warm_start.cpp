@@ -12,6 +12,7 @@
 #include "knowledge/database_library.h"
 #include "knowledge/schedule_transfer.h"
 #include "schedule/hardware_params.h"
+#include "store/record_store.h"
 #include "store/task_rows.h"
 #include "target/host_cpu.h"
 #include "target/target.h"
@@ -211,7 +212,7 @@ void WarmStart::trainOnHistory(const std::vector<search::ModelTask>& tasks, cons
     if (!task || !row) continue;
     std::vector<cost::Program> programs;
     std::vector<double> costs;
-    for (const store::RecordRow& r : db.records(row->id))
+    for (const store::RecordRow& r : db.records().ofTask(row->id))
       if (auto steps = schedule::replayableSteps(task->dag, r.steps)) {
         programs.push_back(std::move(*steps));
         costs.push_back(r.ok() ? r.medianCost() : INFINITY);

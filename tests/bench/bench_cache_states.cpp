@@ -16,6 +16,7 @@
 #include "measure/program_measurer.h"
 #include "schedule/steps.h"
 #include "store/database.h"
+#include "store/record_store.h"
 
 using namespace tessel;
 
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
   for (const fusion::GraphTask& gt : m.tasks) {
     const auto row = db->taskByKey(gt.key, "cpu");
     if (!row) continue;
-    const std::vector<store::BestRow> best = db->best(row->id);
+    const std::vector<store::BestRow> best = db->records().best(row->id);
     if (best.empty()) continue;
     const task::SearchTask task = fusion::toSearchTask(gt, tessel::target::Target::host());
     const std::vector<std::vector<schedule::Step>> program = {schedule::deserializeSteps(best.front().record.steps)};

@@ -18,6 +18,7 @@
 #include "measure/program_measurer.h"
 #include "schedule/steps.h"
 #include "store/database.h"
+#include "store/record_store.h"
 
 using namespace tessel;
 
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
     const task::SearchTask task = fusion::toSearchTask(gt, tessel::target::Target::host());
     const auto row = db->taskByKey(gt.key, "cpu");
     if (!row) continue;
-    std::vector<store::RecordRow> records = db->records(row->id);
+    std::vector<store::RecordRow> records = db->records().ofTask(row->id);
     records.erase(std::remove_if(records.begin(), records.end(), [](const store::RecordRow& r) { return !r.ok(); }),
                   records.end());
     std::sort(records.begin(), records.end(),

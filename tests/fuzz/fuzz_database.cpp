@@ -12,6 +12,8 @@
 #include <string>
 
 #include "store/database.h"
+#include "store/record_store.h"
+#include "store/session_store.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string folder = [] {
@@ -28,12 +30,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     auto db = tessel::store::Database::open(path, tessel::store::OpenMode::ReadOnly);
     db->stats();
-    db->sessions();
-    db->best();
+    db->sessions().all();
+    db->records().best();
     int read = 0;  // bounded work per input
     for (const tessel::store::TaskRow& t : db->tasks())
-      if (++read <= 16) db->records(t.id);
-    for (const tessel::store::SessionRow& s : db->sessions())
+      if (++read <= 16) db->records().ofTask(t.id);
+    for (const tessel::store::SessionRow& s : db->sessions().all())
       if (s.kind == "model" && ++read <= 32) db->modelTasks(s.subject);
   } catch (const std::exception&) {
   }

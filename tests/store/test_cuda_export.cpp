@@ -20,6 +20,8 @@
 #include "export/kernel_export.h"
 #include "lower/loop_nest.h"
 #include "store/database.h"
+#include "store/record_store.h"
+#include "store/session_store.h"
 #include "store/task_rows.h"
 #include "support/subprocess.h"
 #include "task/search_task.h"
@@ -64,7 +66,7 @@ class TestCudaExport : public QObject {
         {task::makeOperatorTask("matmul", {64, 48, 40}, kCuda), programWith("matmul", "64,48,40", 1)},
         {task::makeOperatorTask("softmax", {4, 200}, kCuda), programWith("softmax", "4,200", 2)},
     };
-    const int64_t session = db->beginSession("task", 0, 0, "{}", 2);
+    const int64_t session = db->sessions().start("task", 0, 0, "{}", 2);
     for (const auto& [t, program] : tasks) {
       QVERIFY(!program.empty());
       store::RecordRow r;
@@ -73,7 +75,7 @@ class TestCudaExport : public QObject {
       r.steps = schedule::serializeSteps(program);
       r.decisions = "{\"sketch\":0,\"choices\":{}}";
       r.costs = {2e-5, 2.1e-5};
-      db->addRecords({r});
+      db->records().add({r});
     }
     const std::string out = dir.filePath("kernels").toStdString();
     exporter::KernelExportOptions options;
@@ -154,11 +156,11 @@ class TestCudaExport : public QObject {
     const task::SearchTask t = task::makeOperatorTask("matmul", {64, 48, 40}, kCuda);
     store::RecordRow r;
     r.taskId = db->ensureTask(store::taskRowOf(t));
-    r.sessionId = db->beginSession("task", 0, 0, "{}", 1);
+    r.sessionId = db->sessions().start("task", 0, 0, "{}", 1);
     r.steps = schedule::serializeSteps(programWith("matmul", "64,48,40", 1));
     r.decisions = "{\"sketch\":0,\"choices\":{}}";
     r.costs = {1e-5};
-    db->addRecords({r});
+    db->records().add({r});
     const std::string code = exporter::bestKernelSource(*db, db->tasks().at(0));
     QVERIFY2(code.find("__global__") != std::string::npos, code.c_str());
     QVERIFY2(code.find("cuda -arch=sm_90") != std::string::npos, code.c_str());

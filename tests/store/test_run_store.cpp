@@ -12,13 +12,13 @@
 
 #include "store/database.h"
 #include "store/run_store.h"
+#include "store/session_store.h"
 #include "tessel_test.h"
 
 using namespace tessel;
 using store::Database;
 using store::OpenMode;
 using store::RunRow;
-using store::RunStore;
 
 namespace {
 
@@ -33,7 +33,7 @@ RunRow sampleRun(int64_t session, double tesselMs) {
 }
 
 int64_t modelSession(Database& db) {
-  return db.beginSession("model", 0, db.ensureModel("tiny_cnn", "zoo"), R"({"fusion":"dp"})", 10);
+  return db.sessions().start("model", 0, db.ensureModel("tiny_cnn", "zoo"), R"({"fusion":"dp"})", 10);
 }
 
 int64_t count(const QString& path, const char* sql) {
@@ -62,8 +62,8 @@ class TestRunStore : public QObject {
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
       session = modelSession(*db);
-      RunStore runs(*db);
-      QVERIFY(runs.runs().empty());
+      store::RunStore runs = db->runs();
+      QVERIFY(runs.all().empty());
       QVERIFY(!runs.latestOfSession(session));
       first = runs.add(sampleRun(session, 1.5));
       loose = runs.add(sampleRun(0, 9.0));  // a run of no session
@@ -71,8 +71,8 @@ class TestRunStore : public QObject {
       QVERIFY(first > 0 && loose > first && second > loose);
     }
     auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
-    RunStore runs(*db);
-    const std::vector<RunRow> all = runs.runs();
+    store::RunStore runs = db->runs();
+    const std::vector<RunRow> all = runs.all();
     QCOMPARE(all.size(), size_t(3));
     QCOMPARE(all[0].id, first);
     QCOMPARE(all[0].sessionId, session);
@@ -100,17 +100,17 @@ class TestRunStore : public QObject {
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
       const int64_t session = modelSession(*db);
-      RunStore runs(*db);
+      store::RunStore runs = db->runs();
       for (const char* result : {"", "not json", "[1, 2]", "{\"tessel_ms\": "}) {
         RunRow r = sampleRun(session, 1);
         r.result = result;
         QVERIFY_THROWS_EXCEPTION(store::StoreError, runs.add(r));
       }
       QVERIFY_THROWS_EXCEPTION(store::StoreError, runs.add(sampleRun(session + 7, 1)));
-      QVERIFY(runs.runs().empty());
+      QVERIFY(runs.all().empty());
     }
     auto reader = Database::open(path.toStdString(), OpenMode::ReadOnly);
-    QVERIFY_THROWS_EXCEPTION(store::StoreError, RunStore(*reader).add(sampleRun(1, 1)));
+    QVERIFY_THROWS_EXCEPTION(store::StoreError, reader->runs().add(sampleRun(1, 1)));
     QCOMPARE(count(path, "SELECT count(*) FROM runs"), int64_t(0));
   }
 
@@ -123,7 +123,7 @@ class TestRunStore : public QObject {
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
       session = modelSession(*db);
-      db->endSession(session, "finished");
+      db->sessions().close(session, "finished");
     }
     sqlite3* raw = nullptr;
     QCOMPARE(sqlite3_open(path.toUtf8().constData(), &raw), SQLITE_OK);
@@ -132,17 +132,17 @@ class TestRunStore : public QObject {
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
       QCOMPARE(db->stats().schemaVersion, 2);
-      QVERIFY(RunStore(*db).runs().empty());
-      QVERIFY(!RunStore(*db).latestOfSession(session));
-      QCOMPARE(db->sessions().size(), size_t(1));
+      QVERIFY(db->runs().all().empty());
+      QVERIFY(!db->runs().latestOfSession(session));
+      QCOMPARE(db->sessions().all().size(), size_t(1));
     }
     QCOMPARE(count(path, "SELECT count(*) FROM sqlite_master WHERE name = 'runs'"), int64_t(0));
     auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
     QCOMPARE(db->stats().schemaVersion, store::kSchemaVersion);
     QCOMPARE(store::kSchemaVersion, 3);
-    QCOMPARE(db->session(session)->status, std::string("finished"));
-    const int64_t run = RunStore(*db).add(sampleRun(session, 2));
-    QCOMPARE(RunStore(*db).latestOfSession(session)->id, run);
+    QCOMPARE(db->sessions().byId(session)->status, std::string("finished"));
+    const int64_t run = db->runs().add(sampleRun(session, 2));
+    QCOMPARE(db->runs().latestOfSession(session)->id, run);
   }
 
   // A database written by a Tessel of schema 1, kept in the repository
@@ -157,14 +157,14 @@ class TestRunStore : public QObject {
     QCOMPARE(records, int64_t(18));
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
-      QVERIFY(RunStore(*db).runs().empty());
+      QVERIFY(db->runs().all().empty());
     }
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
       QCOMPARE(db->stats().schemaVersion, store::kSchemaVersion);
       QCOMPARE(db->stats().records, records);
-      QCOMPARE(db->sessions().size(), size_t(3));
-      RunStore(*db).add(sampleRun(0, 3));
+      QCOMPARE(db->sessions().all().size(), size_t(3));
+      db->runs().add(sampleRun(0, 3));
     }
     QCOMPARE(count(path, "SELECT count(*) FROM runs"), int64_t(1));
     QCOMPARE(count(path, "SELECT count(*) FROM records"), records);

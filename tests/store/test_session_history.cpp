@@ -6,7 +6,9 @@
 #include <cmath>
 
 #include "store/database.h"
+#include "store/record_store.h"
 #include "store/session_history.h"
+#include "store/session_store.h"
 #include "tessel_test.h"
 
 using namespace tessel;
@@ -60,16 +62,16 @@ class TestSessionHistory : public QObject {
     const int64_t model = db->ensureModel("m", "m");
     db->setModelTask(model, a, 2);
     db->setModelTask(model, b, 1);
-    const int64_t s = db->beginSession("model", 0, model, R"({"command":"tune","fusion":"rule"})", 6);
+    const int64_t s = db->sessions().start("model", 0, model, R"({"command":"tune","fusion":"rule"})", 6);
     const double nan = std::nan("");
     // Batches as a task scheduler stores them: a, b, a, b.
-    db->addRecords({record(a, s, 3e-3, 0.1), record(a, s, nan, 0.2), record(a, s, 2e-3, 0.3)});
-    db->addRecords({record(b, s, 5e-3, 0.4)});
-    db->addRecords({record(a, s, 1e-3, 0.9)});
-    db->addRecords({record(b, s, nan, nan)});
+    db->records().add({record(a, s, 3e-3, 0.1), record(a, s, nan, 0.2), record(a, s, 2e-3, 0.3)});
+    db->records().add({record(b, s, 5e-3, 0.4)});
+    db->records().add({record(a, s, 1e-3, 0.9)});
+    db->records().add({record(b, s, nan, nan)});
     // Another session's records are not this one's.
-    const int64_t other = db->beginSession("model", 0, model, "{}", 1);
-    db->addRecords({record(a, other, 1e-6, 1)});
+    const int64_t other = db->sessions().start("model", 0, model, "{}", 1);
+    db->records().add({record(a, other, 1e-6, 1)});
 
     const store::SessionHistory h = store::loadSessionHistory(*db, s);
     QCOMPARE(h.session.id, s);
@@ -120,9 +122,9 @@ class TestSessionHistory : public QObject {
     QTemporaryDir dir;
     auto db = Database::open(dir.filePath("h.db").toStdString(), store::OpenMode::ReadWrite);
     const int64_t t = db->ensureTask(taskNamed("t"));
-    const int64_t s = db->beginSession("task", t, 0, "{}", 3);
-    db->addRecords({record(t, s, 4e-3, 1), record(t, s, 6e-3, 1)});
-    db->addRecords({record(t, s, 3e-3, 1)});
+    const int64_t s = db->sessions().start("task", t, 0, "{}", 3);
+    db->records().add({record(t, s, 4e-3, 1), record(t, s, 6e-3, 1)});
+    db->records().add({record(t, s, 3e-3, 1)});
     const store::SessionHistory h = store::loadSessionHistory(*db, s);
     QCOMPARE(h.session.subject, std::string("t"));
     QCOMPARE(h.tasks.size(), size_t(1));
@@ -145,9 +147,9 @@ class TestSessionHistory : public QObject {
     const int64_t model = db->ensureModel("m", "m");
     db->setModelTask(model, a, 1);
     db->setModelTask(model, b, 1);
-    const int64_t s = db->beginSession("model", 0, model, R"({"tasks":3})", 4);
-    db->addRecords({record(a, s, 1e-3, 1)});
-    db->addRecords({record(b, s, 2e-3, 1)});
+    const int64_t s = db->sessions().start("model", 0, model, R"({"tasks":3})", 4);
+    db->records().add({record(a, s, 1e-3, 1)});
+    db->records().add({record(b, s, 2e-3, 1)});
     const store::SessionHistory h = store::loadSessionHistory(*db, s);
     QCOMPARE(h.modelTasks, size_t(3));
     QCOMPARE(h.rounds.size(), size_t(2));
@@ -160,7 +162,7 @@ class TestSessionHistory : public QObject {
     QTemporaryDir dir;
     auto db = Database::open(dir.filePath("h.db").toStdString(), store::OpenMode::ReadWrite);
     const int64_t t = db->ensureTask(taskNamed("t"));
-    const int64_t s = db->beginSession("task", t, 0, "not json", 3);
+    const int64_t s = db->sessions().start("task", t, 0, "not json", 3);
     const store::SessionHistory h = store::loadSessionHistory(*db, s);
     QVERIFY(h.tasks.empty() && h.rounds.empty() && h.objectiveCurve().empty());
     QVERIFY(std::isnan(h.session.bestCost));

@@ -21,7 +21,10 @@
 #include "export/kernel_export.h"
 #include "schedule/steps.h"
 #include "search/tuner.h"
+#include "store/cost_model_store.h"
 #include "store/database.h"
+#include "store/record_store.h"
+#include "store/session_store.h"
 #include "store/task_rows.h"
 #include "tessel_test.h"
 #include "tuning/tuning_recorder.h"
@@ -135,16 +138,16 @@ class TestStore : public QObject {
       auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
       task = db->ensureTask(sampleTask());
       QCOMPARE(db->ensureTask(sampleTask()), task);  // by key: one row
-      session = db->beginSession("task", task, 0, R"({"trials": 10})", 10);
+      session = db->sessions().start("task", task, 0, R"({"trials": 10})", 10);
       std::vector<store::RecordRow> rows;
       for (int i = 0; i < 10; ++i)
         rows.push_back(sampleRecord(task, session, i, i % 3 != 2));
-      db->addRecords(rows);
-      db->saveCostModel(task, session, "xgb", 10, std::string("\x00\x01model", 7));
-      db->endSession(session, "finished");
+      db->records().add(rows);
+      db->costModels().save(task, session, "xgb", 10, std::string("\x00\x01model", 7));
+      db->sessions().close(session, "finished");
     }
     auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
-    std::vector<store::RecordRow> back = db->records(task);
+    std::vector<store::RecordRow> back = db->records().ofTask(task);
     QCOMPARE(back.size(), size_t(10));
     for (int i = 0; i < 10; ++i) {
       store::RecordRow want = sampleRecord(task, session, i, i % 3 != 2);
@@ -167,11 +170,11 @@ class TestStore : public QObject {
     QCOMPARE(s.tasks, int64_t(1));
     QCOMPARE(s.costModels, int64_t(1));
     QCOMPARE(s.schemaVersion, store::kSchemaVersion);
-    std::vector<store::BestRow> best = db->best();
+    std::vector<store::BestRow> best = db->records().best();
     QCOMPARE(best.size(), size_t(1));
     QCOMPARE(best[0].record.steps, sampleRecord(task, session, 0, true).steps);  // the cheapest
     QCOMPARE(best[0].task.key, sampleTask().key);
-    std::vector<store::SessionRow> sessions = db->sessions();
+    std::vector<store::SessionRow> sessions = db->sessions().all();
     QCOMPARE(sessions.size(), size_t(1));
     QCOMPARE(sessions[0].status, std::string("finished"));
     QCOMPARE(sessions[0].records, int64_t(10));
@@ -198,11 +201,11 @@ class TestStore : public QObject {
     {
       auto db = Database::open(good.toStdString(), OpenMode::ReadWrite);
       int64_t task = db->ensureTask(sampleTask());
-      int64_t session = db->beginSession("task", task, 0, "{}", 400);
+      int64_t session = db->sessions().start("task", task, 0, "{}", 400);
       std::vector<store::RecordRow> rows;
       for (int i = 0; i < 400; ++i)
         rows.push_back(sampleRecord(task, session, i, true));
-      db->addRecords(rows);
+      db->records().add(rows);
       db->connection().exec("PRAGMA wal_checkpoint(TRUNCATE)");
     }
     const QByteArray goodBytes = readAll(good);
@@ -280,16 +283,16 @@ class TestStore : public QObject {
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
       task = db->ensureTask(sampleTask());
-      session = db->beginSession("task", task, 0, "{}", 5);
+      session = db->sessions().start("task", task, 0, "{}", 5);
       std::vector<store::RecordRow> rows;
       for (int i = 0; i < 5; ++i)
         rows.push_back(sampleRecord(task, session, i, true));
-      db->addRecords(rows);
+      db->records().add(rows);
       for (double bad : {0.0, -1e-3, std::numeric_limits<double>::infinity(), std::nan("")}) {
         std::vector<store::RecordRow> more = {sampleRecord(task, session, 7, true)};
         more.push_back(sampleRecord(task, session, 8, true));
         more[1].costs[1] = bad;
-        QVERIFY_THROWS_EXCEPTION(StoreError, db->addRecords(more));
+        QVERIFY_THROWS_EXCEPTION(StoreError, db->records().add(more));
       }
       QCOMPARE(db->stats().records, int64_t(5));  // nothing of a refused batch
     }
@@ -304,15 +307,15 @@ class TestStore : public QObject {
              SQLITE_OK);
     sqlite3_close(raw);
     auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
-    const std::vector<store::BestRow> best = db->best();
+    const std::vector<store::BestRow> best = db->records().best();
     QCOMPARE(best.size(), size_t(1));
     QCOMPARE(best[0].record.id, int64_t(4));  // the cheapest usable one
     QCOMPARE(best[0].record.medianCost(), 4e-3);
-    const store::SessionRow s = db->sessions().at(0);
+    const store::SessionRow s = db->sessions().all().at(0);
     QCOMPARE(s.validRecords, int64_t(2));
     QCOMPARE(s.bestCost, 4e-3);
     QCOMPARE(db->stats().validRecords, int64_t(2));
-    const std::vector<store::RecordRow> back = db->records(task);
+    const std::vector<store::RecordRow> back = db->records().ofTask(task);
     QVERIFY(!back[0].ok() && !back[2].ok());             // no usable time left
     QCOMPARE(back[1].costs, std::vector<double>{1e-3});  // the usable one kept
   }
@@ -325,13 +328,13 @@ class TestStore : public QObject {
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
       const int64_t task = db->ensureTask(sampleTask());
-      db->endSession(db->beginSession("task", task, 0, "{}", 4), "finished");
-      db->failSession(db->beginSession("task", task, 0, "{}", 4), "the compiler is gone");
+      db->sessions().close(db->sessions().start("task", task, 0, "{}", 4), "finished");
+      db->sessions().fail(db->sessions().start("task", task, 0, "{}", 4), "the compiler is gone");
     }
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
-      QCOMPARE(db->sessions().at(1).status, std::string("failed"));
-      QCOMPARE(db->sessions().at(1).message, std::string("the compiler is gone"));
+      QCOMPARE(db->sessions().all().at(1).status, std::string("failed"));
+      QCOMPARE(db->sessions().all().at(1).message, std::string("the compiler is gone"));
     }
     sqlite3* raw = nullptr;
     QCOMPARE(sqlite3_open(path.toUtf8().constData(), &raw), SQLITE_OK);
@@ -342,13 +345,13 @@ class TestStore : public QObject {
     {
       auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
       QCOMPARE(db->stats().schemaVersion, 1);
-      QCOMPARE(db->sessions().size(), size_t(2));
-      QCOMPARE(db->sessions().at(1).message, std::string());
+      QCOMPARE(db->sessions().all().size(), size_t(2));
+      QCOMPARE(db->sessions().all().at(1).message, std::string());
     }
     auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
     QCOMPARE(db->stats().schemaVersion, store::kSchemaVersion);
-    db->failSession(2, "again");
-    QCOMPARE(db->session(2)->message, std::string("again"));
+    db->sessions().fail(2, "again");
+    QCOMPARE(db->sessions().byId(2)->message, std::string("again"));
   }
 
   // A task whose stored shape is not a list of dimensions is named.
@@ -414,13 +417,13 @@ class TestStore : public QObject {
     QTemporaryDir dir;
     auto db = Database::open(dir.filePath("d.db").toStdString(), OpenMode::ReadWrite);
     const int64_t task = db->ensureTask(sampleTask());
-    const int64_t session = db->beginSession("task", task, 0, "{}", 3);
+    const int64_t session = db->sessions().start("task", task, 0, "{}", 3);
     std::vector<store::RecordRow> rows = {sampleRecord(task, session, 0, true), sampleRecord(task, session, 1, true),
                                           sampleRecord(task, session, 2, true)};
     rows[0].steps = "[]";  // the naive program: parses
     rows[1].steps = "[[\"XX\", 1]]";
     rows[2].steps = "not json {";
-    db->addRecords(rows);
+    db->records().add(rows);
     const store::Stats s = db->stats();
     QCOMPARE(s.records, int64_t(3));
     QCOMPARE(s.damagedRecords, int64_t(2));
@@ -439,20 +442,20 @@ class TestStore : public QObject {
     {
       auto db = Database::open(path, OpenMode::ReadWrite);
       taskId = db->taskByKey(task.key)->id;
-      const std::vector<store::RecordRow> rows = db->records(taskId);
+      const std::vector<store::RecordRow> rows = db->records().ofTask(taskId);
       stored = rows.size();
       store::RecordRow bad = rows.front();
       bad.steps = R"([["SP",99,0,[4]]])";
       bad.errorCode = 0;
       bad.costs = {1e-12, 1e-12, 1e-12};
-      db->addRecords({bad});
-      damagedId = db->records(taskId).back().id;
+      db->records().add({bad});
+      damagedId = db->records().ofTask(taskId).back().id;
     }
     schedule::deserializeSteps(R"([["SP",99,0,[4]]])");  // it parses: only replaying finds it
     QVERIFY(!schedule::replayableSteps(task.dag, R"([["SP",99,0,[4]]])"));
 
     auto db = Database::open(path, OpenMode::ReadOnly);
-    QCOMPARE(db->best(taskId).at(0).record.id, damagedId);  // the cheapest, as stored
+    QCOMPARE(db->records().best(taskId).at(0).record.id, damagedId);  // the cheapest, as stored
     int64_t skipped = 0;
     const std::optional<store::BestRow> best = store::bestReplayable(*db, taskId, task.dag, &skipped);
     QVERIFY(best);
@@ -484,7 +487,7 @@ class TestStore : public QObject {
     QVERIFY2(second.contains("being written by another"), qPrintable(second));
 
     int64_t task = writer->ensureTask(sampleTask());
-    int64_t session = writer->beginSession("task", task, 0, "{}", 4000);
+    int64_t session = writer->sessions().start("task", task, 0, "{}", 4000);
     std::atomic<bool> done{false};
     std::atomic<int> reads{0}, regressions{0};
     std::string readerError;
@@ -507,7 +510,7 @@ class TestStore : public QObject {
       std::vector<store::RecordRow> rows;
       for (int i = 0; i < 50; ++i)
         rows.push_back(sampleRecord(task, session, b * 50 + i, true));
-      writer->addRecords(rows);
+      writer->records().add(rows);
     }
     done = true;
     reader.join();
@@ -550,7 +553,7 @@ class TestStore : public QObject {
     QCOMPARE(s.records, int64_t(40));
     QCOMPARE(s.distinctPrograms, int64_t(40));
     QCOMPARE(s.sessions, int64_t(1));
-    QCOMPARE(db->sessions()[0].status, std::string("finished"));
+    QCOMPARE(db->sessions().all()[0].status, std::string("finished"));
   }
 
   void evolutionaryResumeWarmStartsFromStoredDecisions() {
@@ -568,7 +571,7 @@ class TestStore : public QObject {
       search::tuneTask(task, o);
       rec.stop();
     }
-    std::vector<store::RecordRow> stored = db->records(1);
+    std::vector<store::RecordRow> stored = db->records().ofTask(1);
     QCOMPARE(stored.size(), size_t(16));
     int withDecisions = 0, predicted = 0;
     for (const auto& r : stored) {
@@ -608,14 +611,14 @@ class TestStore : public QObject {
     task::SearchTask failing = task::makeOperatorTask("matmul", {16, 8, 8}, tessel::target::Target::host());
     task::SearchTask fused = task::makeOperatorTask("relu", {64}, tessel::target::Target::host());
     fused.op = "fused_relu_subgraph";  // a model's subgraph: op and shape cannot rebuild it
-    const int64_t s = db->beginSession("task", 0, 0, "{}", 3);
+    const int64_t s = db->sessions().start("task", 0, 0, "{}", 3);
     std::vector<store::RecordRow> records;
     for (const task::SearchTask* t : {&good, &failing, &fused}) {
       store::RecordRow r = sampleRecord(db->ensureTask(store::taskRowOf(*t)), s, 0, t != &failing);
       r.steps = "[]";
       records.push_back(r);
     }
-    db->addRecords(records);
+    db->records().add(records);
     std::vector<store::TaskRow> rows = db->tasks();
     QCOMPARE(rows.size(), size_t(3));
 
@@ -708,11 +711,11 @@ int main() {
       auto db = Database::open(path, OpenMode::ReadWrite);
       // The best record: output features in blocks of 16 inside the reduction,
       // which reads W[N][K] block by block (packed as [N/16][K][16]).
-      store::RecordRow r = db->records(db->tasks().at(0).id).at(0);
+      store::RecordRow r = db->records().ofTask(db->tasks().at(0).id).at(0);
       r.id = 0;
       r.steps = schedule::serializeSteps({schedule::SplitStep{3, 1, {16}}, schedule::ReorderStep{3, {1, 0, 3, 2}}});
       r.costs = {1e-9};
-      db->addRecords({r});
+      db->records().add({r});
     }
     auto db = Database::open(path, OpenMode::ReadOnly);
     const QString out = dir.filePath("kernels");

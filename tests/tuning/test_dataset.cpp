@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "cost/cost_model_registry.h"
+#include "store/session_store.h"
 #include "tessel_test.h"
 #include "tuning/dataset.h"
 #include "tuning/dataset_collection.h"
@@ -56,7 +57,7 @@ class TestDataset : public QObject {
 
     // Nothing is missing: a second run measures nothing; a larger one only the difference.
     QCOMPARE(tuning::collectDataset(smallCollection(5), db).measured, 0);
-    QCOMPARE(store::Database::open(db, store::OpenMode::ReadOnly)->sessions().size(), size_t(1));  // none opened
+    QCOMPARE(store::Database::open(db, store::OpenMode::ReadOnly)->sessions().all().size(), size_t(1));  // none opened
     const tuning::DatasetSummary more = tuning::collectDataset(smallCollection(7), db);
     QVERIFY(more.measured > 0 && more.measured <= 10);
     QCOMPARE(more.records, first.records + more.measured);

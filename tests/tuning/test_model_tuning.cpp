@@ -9,7 +9,9 @@
 #include <stdexcept>
 
 #include "cost/cost_model_registry.h"
+#include "store/cost_model_store.h"
 #include "store/database.h"
+#include "store/session_store.h"
 #include "tessel_test.h"
 #include "tuning/model_tuning.h"
 
@@ -32,7 +34,7 @@ tuning::TuningConfig smallConfig(int trials) {
 
 store::SessionRow sessionOf(const std::string& db, int64_t id) {
   auto d = store::Database::open(db, store::OpenMode::ReadOnly);
-  std::optional<store::SessionRow> s = d->session(id);
+  std::optional<store::SessionRow> s = d->sessions().byId(id);
   if (!s) throw std::runtime_error("no session " + std::to_string(id));
   return *s;
 }
@@ -199,7 +201,7 @@ class TestModelTuning : public QObject {
     t.run();
     // One model served every task: it is saved once, for the session, and
     // learned from all its programs.
-    const auto saved = store::Database::open(db, store::OpenMode::ReadOnly)->costModels(t.sessionId());
+    const auto saved = store::Database::open(db, store::OpenMode::ReadOnly)->costModels().ofSession(t.sessionId());
     QCOMPARE(saved.size(), size_t(1));
     QCOMPARE(saved[0].taskId, int64_t(0));
     QCOMPARE(saved[0].name, std::string("xgb"));

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "store/database.h"
+#include "store/record_store.h"
+#include "store/session_store.h"
 #include "support/cancellation.h"
 #include "tessel_test.h"
 #include "tuning/operator_tuning.h"
@@ -51,11 +53,11 @@ class TestOperatorTuning : public QObject {
       QVERIFY(r.tune.validTrials > 0);
     }
     auto d = store::Database::open(db, store::OpenMode::ReadOnly);
-    QCOMPARE(d->sessionRecords(session).size(), size_t(8));
-    const nlohmann::json config = nlohmann::json::parse(d->session(session)->config);
+    QCOMPARE(d->records().ofSession(session).size(), size_t(8));
+    const nlohmann::json config = nlohmann::json::parse(d->sessions().byId(session)->config);
     QCOMPARE(config["command"].get<std::string>(), std::string("tune-op"));
     QCOMPARE(config["trials"].get<int>(), 8);
-    QCOMPARE(d->session(session)->status, std::string("finished"));
+    QCOMPARE(d->sessions().byId(session)->status, std::string("finished"));
     d.reset();
 
     tuning::OperatorTuningConfig more = matmulConfig(db, 12);
@@ -64,7 +66,7 @@ class TestOperatorTuning : public QObject {
     QVERIFY(again.recorder()->resumed());
     QCOMPARE(again.recorder()->sessionId(), session);
     again.run();
-    QCOMPARE(store::Database::open(db, store::OpenMode::ReadOnly)->sessionRecords(session).size(), size_t(12));
+    QCOMPARE(store::Database::open(db, store::OpenMode::ReadOnly)->records().ofSession(session).size(), size_t(12));
   }
 
   void aCancelStopsTheSession() {
@@ -78,7 +80,7 @@ class TestOperatorTuning : public QObject {
     const tuning::OperatorTuningResult r = t.run();
     QVERIFY(r.stopped);
     QVERIFY(r.tune.trials < 64);
-    QCOMPARE(store::Database::open(db, store::OpenMode::ReadOnly)->session(t.recorder()->sessionId())->status,
+    QCOMPARE(store::Database::open(db, store::OpenMode::ReadOnly)->sessions().byId(t.recorder()->sessionId())->status,
              std::string("stopped"));
   }
 

@@ -17,6 +17,7 @@
 #include "cost/cost_model_registry.h"
 #include "knowledge/knowledge_base.h"
 #include "store/database.h"
+#include "store/record_store.h"
 #include "target/target.h"
 #include "tessel_test.h"
 #include "tuning/knowledge_build.h"
@@ -60,7 +61,7 @@ Tuned tune(const tuning::TuningConfig& c, const std::string& db) {
 std::map<std::string, std::vector<std::string>> stepsOf(const std::string& db, int64_t session) {
   auto d = store::Database::open(db, store::OpenMode::ReadOnly);
   std::map<std::string, std::vector<std::string>> out;
-  for (const store::RecordRow& r : d->sessionRecords(session))
+  for (const store::RecordRow& r : d->records().ofSession(session))
     out[d->taskById(r.taskId)->key].push_back(r.steps);
   return out;
 }
@@ -194,7 +195,7 @@ class TestWarmStart : public QObject {
     QVERIFY(t.warm.transferred >= 4);
     // Every transferred program built, ran and matched the naive program.
     auto d = store::Database::open(second, store::OpenMode::ReadOnly);
-    const auto records = d->sessionRecords(t.session);
+    const auto records = d->records().ofSession(t.session);
     QCOMPARE(records.size(), size_t(4));
     for (const store::RecordRow& r : records) {
       QVERIFY2(r.ok(), r.errorMessage.c_str());

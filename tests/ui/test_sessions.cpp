@@ -38,6 +38,7 @@
 #include "search/space_summary.h"
 #include "search/tuner.h"
 #include "store/database.h"
+#include "store/session_store.h"
 #include "tessel_test.h"
 #include "tuning/tuning_recorder.h"
 #include "ui/code_view.h"
@@ -360,7 +361,8 @@ class TestSessions : public QObject {
              scalar(db_, QString("SELECT count(*) FROM records WHERE session_id = %1").arg(modelSession_)).toInt());
     // The estimate of the session as stored (earlier tests may have resumed it).
     const double stored = tessel::store::Database::open(db_.toStdString(), tessel::store::OpenMode::ReadOnly)
-                              ->session(modelSession_)
+                              ->sessions()
+                              .byId(modelSession_)
                               ->estimateSeconds;
     QVERIFY2(window.statusBar()->currentMessage().contains(QString::number(stored * 1e3, 'f', 3)),
              qPrintable(window.statusBar()->currentMessage()));
