@@ -17,7 +17,6 @@
 #include "export/kernel_export.h"
 #include "export/staged_folder.h"
 #include "store/database.h"
-#include "target/target.h"
 
 namespace tessel::ui {
 namespace {
@@ -32,6 +31,7 @@ struct Job {
   int scope = 0;
   bool compile = true, replace = false;
   ExportDialog::TaskDefinitions tasks;  // of the open model
+  std::string target;                   // what they were tuned for (the database's string)
   int selected = -1;
 };
 
@@ -42,8 +42,7 @@ Outcome runExport(const Job& job) {
     std::vector<store::TaskRow> rows;
     std::vector<std::string> notes;
     auto addKey = [&](const std::string& key) {
-      // The studio tunes for this machine's CPU (MainWindow's target).
-      if (auto t = db->taskByKey(key, target::Target::host().str()))
+      if (auto t = db->taskByKey(key, job.target))
         rows.push_back(*t);
       else
         notes.push_back(key + ": not tuned yet (not in the database)");
@@ -161,9 +160,11 @@ ExportDialog::ExportDialog(const QString& database, QWidget* parent) : QDialog(p
   setModelTasks({}, {}, -1);
 }
 
-void ExportDialog::setModelTasks(const QString& model, const TaskDefinitions& tasks, int selected) {
+void ExportDialog::setModelTasks(const QString& model, const TaskDefinitions& tasks, int selected,
+                                 const target::Target& target) {
   model_ = model;
   tasks_ = tasks;
+  target_ = target;
   selected_ = selected;
   scope_->setItemText(0, model.isEmpty() ? tr("The open model's tasks (no model is open)")
                                          : tr("The tasks of %1 (%2)").arg(model).arg(tasks.size()));
@@ -222,6 +223,7 @@ void ExportDialog::startExport() {
   job.compile = compile_->isChecked();
   job.replace = replace_->isChecked();
   job.tasks = tasks_;
+  job.target = target_.str();
   job.selected = selected_;
   if (job.out.empty()) {
     report_->setPlainText(tr("Export failed: choose a folder to export into"));

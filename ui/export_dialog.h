@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "target/target.h"
 #include "te/compute_dag.h"
 
 class QCheckBox;
@@ -33,9 +34,11 @@ class ExportDialog : public QDialog {
 
   explicit ExportDialog(const QString& database, QWidget* parent = nullptr);
 
-  // The open model's tasks and the selected one (-1: none): they enable the
-  // model and task scopes, and fused subgraphs can be rebuilt from them.
-  void setModelTasks(const QString& model, const TaskDefinitions& tasks, int selected);
+  // The open model's tasks and the selected one (-1: none), tuned for
+  // `target`: they enable the model and task scopes, and fused subgraphs can
+  // be rebuilt from them.
+  void setModelTasks(const QString& model, const TaskDefinitions& tasks, int selected,
+                     const target::Target& target = target::Target::host());
 
   void setScope(Scope scope);
   void setFormat(const QString& format);  // kernels | csv | jsonl
@@ -63,6 +66,7 @@ class ExportDialog : public QDialog {
   QString database_;
   QString model_;
   TaskDefinitions tasks_;
+  target::Target target_ = target::Target::host();
   int selected_ = -1;
   bool running_ = false;
   QComboBox* scope_;

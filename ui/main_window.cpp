@@ -387,7 +387,7 @@ ExportDialog* MainWindow::showExport() {
   for (const task::SearchTask& t : loader_->tasks())
     tasks.emplace_back(t.key, t.dag);
   const bool prepared = loader_->prepared() != nullptr;
-  dialog->setModelTasks(prepared ? modelPath() : QString(), tasks, selected_);
+  dialog->setModelTasks(prepared ? modelPath() : QString(), tasks, selected_, target_);
   if (!prepared && selected_ >= 0) dialog->setScope(ExportDialog::SelectedTaskScope);  // a task session
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   connect(dialog, &ExportDialog::exported, this, [this](bool ok, const QString& message) {
