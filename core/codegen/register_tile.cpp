@@ -153,21 +153,26 @@ std::optional<Tile> recognise(const StmtNode* loop) {
   return t;
 }
 
-// The tile's points other than the innermost loop: each a substitution of
-// those loops' variables by constants.
-std::vector<std::map<std::string, Expr>> outerPoints(const Tile& t) {
+// The substitutions of the variables of `loops` (tile loops other than the
+// innermost) by each combination of their values, the first loop outermost.
+std::vector<std::map<std::string, Expr>> pointsOf(const std::vector<const StmtNode*>& loops) {
   std::vector<std::map<std::string, Expr>> points = {{}};
-  for (size_t l = 0; l + 1 < t.tile.size(); ++l) {
+  for (const StmtNode* loop : loops) {
     std::vector<std::map<std::string, Expr>> next;
     for (const auto& p : points)
-      for (int64_t v = 0; v < t.tile[l]->extent; ++v) {
+      for (int64_t v = 0; v < loop->extent; ++v) {
         auto q = p;
-        q[t.tile[l]->loopVar] = te::intImm(v);
+        q[loop->loopVar] = te::intImm(v);
         next.push_back(std::move(q));
       }
     points = std::move(next);
   }
   return points;
+}
+
+// The tile's points other than the innermost loop.
+std::vector<std::map<std::string, Expr>> outerPoints(const Tile& t) {
+  return pointsOf({t.tile.begin(), t.tile.end() - 1});
 }
 
 }  // namespace
@@ -203,13 +208,13 @@ namespace {
 struct Layout {
   Tile t;
   int lanes = 0;
-  int64_t perRow = 0;  // vectors per point
-  std::vector<std::map<std::string, Expr>> points;
+  int64_t perRow = 0;                         // vectors per point
+  int64_t pointCount = 0;                     // points of the tile's outer loops (their extents' product)
   std::map<std::string, std::string> shared;  // operand -> its register's name
   int64_t unsharedLoads = 0;                  // vector loads per step of operands used once
-  int64_t accumulators() const { return int64_t(points.size()) * perRow; }
+  int64_t accumulators() const { return pointCount * perRow; }
   int64_t broadcasts() const {
-    return int64_t(points.size()) * std::ranges::count_if(t.operands, [](const Operand& o) { return !o.vector; });
+    return pointCount * std::ranges::count_if(t.operands, [](const Operand& o) { return !o.vector; });
   }
   // The operand `e` at point p, vector j.
   std::string at(const Expr& e, const std::map<std::string, Expr>& p, int64_t j) const {
@@ -218,6 +223,31 @@ struct Layout {
     return te::toString(te::substitute(e, q));
   }
 };
+
+// How many of the tile's vector operands are the same vector, by the text of
+// each operand at each point and vector. The text depends only on the outer
+// tile loops the operand reads, so each combination of theirs is written once
+// and counted as many times as the other loops repeat it: the features call
+// this for every loop of every sampled program, and a tile that does not fit
+// the registers may have thousands of points.
+std::map<std::string, int64_t> vectorOperandUses(const Layout& l) {
+  std::map<std::string, int64_t> uses;
+  const std::vector<const StmtNode*> outer(l.t.tile.begin(), l.t.tile.end() - 1);
+  for (const Operand& o : l.t.operands) {
+    if (!o.vector) continue;
+    std::vector<const StmtNode*> read;
+    int64_t repeats = 1;
+    for (const StmtNode* loop : outer)
+      if (te::usesVar(o.expr, loop->loopVar))
+        read.push_back(loop);
+      else
+        repeats *= loop->extent;
+    for (const auto& p : pointsOf(read))
+      for (int64_t j = 0; j < l.perRow; ++j)
+        uses[l.at(o.expr, p, j)] += repeats;
+  }
+  return uses;
+}
 
 std::optional<Layout> layOut(const StmtNode* loop, const VectorIsa& isa) {
   if (!loop || loop->kind != StmtNode::For) return std::nullopt;
@@ -231,13 +261,10 @@ std::optional<Layout> layOut(const StmtNode* loop, const VectorIsa& isa) {
     l.lanes /= 2;
   if (innerExtent % l.lanes != 0) return std::nullopt;
   l.perRow = innerExtent / l.lanes;
-  l.points = outerPoints(l.t);
-  std::map<std::string, int> uses;
-  for (const auto& p : l.points)
-    for (int64_t j = 0; j < l.perRow; ++j)
-      for (const Operand& o : l.t.operands)
-        if (o.vector) ++uses[l.at(o.expr, p, j)];
-  for (const auto& [text, n] : uses)
+  l.pointCount = 1;
+  for (size_t i = 0; i + 1 < l.t.tile.size(); ++i)
+    l.pointCount *= l.t.tile[i]->extent;
+  for (const auto& [text, n] : vectorOperandUses(l))
     if (n > 1)
       l.shared.emplace(text, named("w", int64_t(l.shared.size())));
     else
@@ -271,7 +298,7 @@ std::optional<std::string> emitRegisterTile(const Stmt& loop, int depth, const V
   const Tile& t = layout->t;
   const int lanes = layout->lanes;
   const int64_t perRow = layout->perRow, accumulators = layout->accumulators();
-  const auto& points = layout->points;
+  const auto points = outerPoints(t);  // few: the tile fits the registers
   const auto& shared = layout->shared;
   const std::string W = std::to_string(lanes);
   auto at = [&](const Expr& e, const std::map<std::string, Expr>& p, int64_t j) { return layout->at(e, p, j); };
