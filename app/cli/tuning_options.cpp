@@ -2,7 +2,7 @@
 
 #include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
-#include "measure/cuda_driver.h"
+#include "measure/target_check.h"
 #include "search/search_registry.h"
 #include "target/target.h"
 
@@ -56,21 +56,16 @@ target::Target targetOption(const Args& args, bool gpuAllowed, bool measuredHere
                        "'native' would mean this machine's GPU");
     return t;
   }
-  if (!t.isCpu()) {
-    if (!gpuAllowed)
-      throw UsageError("--target " + t.str() + ": this command runs on the CPU only (a cuda target is for tune, " +
-                       "tune-op and dataset collect)");
-    // Its kernels are measured on this machine's GPU: checked before anything is written.
-    if (const std::string why = measure::cuda::unavailableReason(); !why.empty())
-      throw std::runtime_error("--target " + t.str() + ": " + why);
-    // Records name the GPU's arch, not "this machine's".
-    if (t.arch == "native") t = target::Target::cuda(measure::cuda::gpus().at(0).arch());
-    return t;
+  if (!t.isCpu() && !gpuAllowed)
+    throw UsageError("--target " + t.str() + ": this command runs on the CPU only (a cuda target is for tune, " +
+                     "tune-op and dataset collect)");
+  // Its kernels are measured on this machine: checked before anything is written.
+  if (const std::string why = measure::unmeasurableReason(t); !why.empty()) {
+    if (t.isCuda()) throw std::runtime_error("--target " + t.str() + ": " + why);
+    throw UsageError("--target " + t.str() + ": " + why + ", so its kernels could not be measured here");
   }
-  if (!t.runsOnHost())
-    throw UsageError("--target " + t.str() + ": this machine's CPU cannot run " + t.arch +
-                     " code, so its kernels could not be measured here");
-  return t;
+  // Records name the GPU's arch, not "this machine's".
+  return measure::resolvedHere(t);
 }
 
 std::string targetHelp() {

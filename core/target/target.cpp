@@ -122,6 +122,13 @@ Target Target::host() {
   return t;
 }
 
+Target Target::cpu(const std::string& arch) {
+  Target t;
+  setArch(t, arch);
+  deriveLimits(t);
+  return t;
+}
+
 Target Target::cuda(const std::string& arch) {
   Target t;
   t.kind = Kind::Cuda;

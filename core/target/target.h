@@ -32,6 +32,9 @@ struct Target {
 
   // This machine's CPU: the target "cpu".
   static Target host();
+  // A CPU of `arch` (one of cpuArchs(); "native" is host()), every core;
+  // throws std::invalid_argument for another arch, as parseTarget does.
+  static Target cpu(const std::string& arch = "native");
   // A CUDA GPU of `arch` ("native": this machine's first GPU's, or sm_XX);
   // throws std::invalid_argument for another arch, as parseTarget does.
   static Target cuda(const std::string& arch = "native");

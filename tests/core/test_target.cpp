@@ -16,6 +16,8 @@
 #include "codegen/cpu_features.h"
 #include "lower/layout_rewrite.h"
 #include "lower/loop_nest.h"
+#include "measure/cuda_driver.h"
+#include "measure/target_check.h"
 #include "schedule/hardware_params.h"
 #include "schedule/sketch.h"
 #include "search/space_summary.h"
@@ -285,13 +287,38 @@ class TestTarget : public QObject {
     QCOMPARE(t.registersPerThread, 255);
     QCOMPARE(t.warpSize, 32);
     QCOMPARE(t.compilerFlags(), (std::vector<std::string>{"-O3", "-arch=sm_90"}));
-    QVERIFY(!t.runsOnHost());  // no CUDA backend yet
+    QVERIFY(!t.runsOnHost());  // its kernels run on the GPU, not on this CPU
     const schedule::HardwareParams hw = schedule::hardwareParams(t);
     QCOMPARE(hw.target, t);  // the limits are the target's, held once
     QCOMPARE(Target::cuda("sm_90"), t);
     QCOMPARE(Target::cuda().str(), std::string("cuda"));
     QVERIFY(Target::cuda().isCuda() && !Target::host().isCuda());
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, Target::cuda("x86-64-v2"));
+    QCOMPARE(Target::cpu("x86-64-v2"), parseTarget("cpu -arch=x86-64-v2"));
+    QCOMPARE(Target::cpu(), Target::host());
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, Target::cpu("sm_90"));
+  }
+
+  // The targets a user is offered (the studio's box): this machine's CPU
+  // first, each x86-64 level, then its GPU; a level this CPU cannot run and
+  // a GPU without a driver say why, and a measurable target names its arch.
+  void targetChoicesSayWhatThisMachineMeasures() {
+    const auto choices = measure::targetChoices();
+    QCOMPARE(choices.size(), target::cpuArchs().size() + 1);
+    QCOMPARE(choices.front().target, Target::host());
+    QVERIFY(choices.front().unavailable.empty());
+    QVERIFY(choices.back().target.isCuda());
+    QCOMPARE(choices.back().unavailable, measure::cuda::unavailableReason());
+    for (const measure::TargetChoice& c : choices) {
+      QCOMPARE(c.unavailable, measure::unmeasurableReason(c.target));
+      if (c.target.isCpu()) {
+        QCOMPARE(c.unavailable.empty(), c.target.runsOnHost());
+        QCOMPARE(measure::resolvedHere(c.target), c.target);
+        if (!c.unavailable.empty()) QVERIFY(c.unavailable.find(c.target.arch) != std::string::npos);
+      } else if (c.unavailable.empty()) {
+        QVERIFY(measure::resolvedHere(c.target).arch.starts_with("sm_"));
+      }
+    }
   }
 
   // What this machine can run: every level up to its own, none above.
