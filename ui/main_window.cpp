@@ -44,9 +44,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   createViews();
   const StudioViews views{log_, statusBar(), tasks_, graph_, plots_, space_, code_, progress_, rateLabel_};
   auto tuningRunning = [this] { return tuning_->isTuning(); };  // the model and its session stay meanwhile
-  loader_ = new ModelLoader(target_, views, tuningRunning, this);
-  tuning_ = new TuningController(loader_, target_, views, this);
   options_ = new TuningOptionsBar(this);
+  loader_ = new ModelLoader(options_->target(), views, tuningRunning, this);
+  tuning_ = new TuningController(loader_, views, this);
   tuning_->setTrialBudget(options_->trials());
   createActions();
   createToolBar();
@@ -108,7 +108,18 @@ void MainWindow::connectTuning() {
   connect(options_, &TuningOptionsBar::fusionChanged, this, [this] {
     if (!modelPath().isEmpty() && !tuning_->isRunning()) setModelPath(modelPath());  // re-fuse
   });
+  // Another target: the model is prepared again (its image layouts follow
+  // the target) and its stored sessions for that target are shown.
+  connect(options_, &TuningOptionsBar::targetChanged, this, [this] {
+    loader_->setTarget(options_->target());
+    log_->appendMessage(tr("Target: %1").arg(QString::fromStdString(loader_->target().str())));
+    if (!modelPath().isEmpty() && !tuning_->isRunning()) setModelPath(modelPath());
+    updateActions();
+  });
   connect(options_, &TuningOptionsBar::costModelFileRequested, this, &MainWindow::setCostModelFile);
+  // The dialog's time budget is the tuning's (as --tune-minutes is).
+  connect(options_, &TuningOptionsBar::detailsChanged, this,
+          [this] { tuning_->setTimeBudget(options_->details().minutes); });
 }
 
 void MainWindow::connectViews() {
@@ -387,7 +398,7 @@ ExportDialog* MainWindow::showExport() {
   for (const task::SearchTask& t : loader_->tasks())
     tasks.emplace_back(t.key, t.dag);
   const bool prepared = loader_->prepared() != nullptr;
-  dialog->setModelTasks(prepared ? modelPath() : QString(), tasks, selected_, target_);
+  dialog->setModelTasks(prepared ? modelPath() : QString(), tasks, selected_, loader_->target());
   if (!prepared && selected_ >= 0) dialog->setScope(ExportDialog::SelectedTaskScope);  // a task session
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   connect(dialog, &ExportDialog::exported, this, [this](bool ok, const QString& message) {
@@ -410,6 +421,7 @@ void MainWindow::updateActions() {
   pauseAction_->setEnabled(running);
   pauseAction_->setText(tuning_->isPaused() ? tr("&Resume") : tr("&Pause"));
   stopAction_->setEnabled(running);
+  options_->setTargetChangeable(!running);
   updateRunActions();
 }
 

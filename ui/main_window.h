@@ -126,9 +126,15 @@ class MainWindow : public QMainWindow {
     options_->setTrials(trials);
   }
   int trialBudget() const { return tuning_->trialBudget(); }
+  // The toolbar's choices for the next tuning (target, fusion, cost model, the Options dialog's).
+  TuningOptionsBar* tuningOptions() const { return options_; }
   // A wall-clock budget of the next tunings beside the trials (minutes; 0:
   // none), as `tessel tune --minutes`: no round starts once it is spent.
-  void setTimeBudget(double minutes) { tuning_->setTimeBudget(minutes); }
+  void setTimeBudget(double minutes) {
+    TuningDetails d = options_->details();
+    d.minutes = minutes;
+    options_->setDetails(d);  // the dialog shows it; detailsChanged sets the tuning's
+  }
   double timeBudget() const { return tuning_->timeBudget(); }
   // Models opened before, newest first (QSettings "recentModels", at most 8).
   QStringList recentModels() const { return loader_->recentModels(); }
@@ -211,8 +217,6 @@ class MainWindow : public QMainWindow {
   RunController* run_ = nullptr;
   task::SearchTask selectedTask_;
   int selected_ = -1;
-  // The target the studio tunes for (the CUDA path is CLI-only for now).
-  const target::Target target_ = target::Target::host();
   ModelLoader* loader_ = nullptr;
   TuningController* tuning_ = nullptr;
   TuningOptionsBar* options_ = nullptr;

@@ -71,10 +71,12 @@ void MainWindow::updateRunActions() {
   const bool tuningNow = tuning_->isTuning();
   const bool running = run_->isRunning();
   const bool prepared = loader_->prepared() != nullptr;
-  runAction_->setEnabled(prepared && !tuningNow && !running);
+  const bool cpu = loader_->target().isCpu();  // tessel run executes on the CPU
+  runAction_->setEnabled(prepared && !tuningNow && !running && cpu);
   stopRunAction_->setEnabled(running);
   runAction_->setToolTip(
       tuningNow   ? tr("Not while tuning: the run would disturb the tuning's measurements, and be disturbed by them")
+      : !cpu      ? tr("Runs execute on the CPU: choose a cpu target to run the model against LibTorch")
       : !prepared ? tr("Open a model to run it against LibTorch")
       : running   ? tr("A run is in progress (Stop run ends it)")
                   : tr("Run %1 with the database's best kernels against LibTorch (Ctrl+R)").arg(modelPath()));
@@ -82,12 +84,12 @@ void MainWindow::updateRunActions() {
 
 void MainWindow::startRun() {
   const std::shared_ptr<const frontend::PreparedModel> prepared = loader_->prepared();
-  if (!prepared || tuning_->isTuning() || run_->isRunning()) return;
+  if (!prepared || tuning_->isTuning() || run_->isRunning() || !loader_->target().isCpu()) return;
   RunRequest request;
   request.model = modelPath();
   request.database = effectiveDatabase();
   request.fusion = QString::fromStdString(prepared->fusion);
-  request.target = QString::fromStdString(target_.str());
+  request.target = QString::fromStdString(loader_->target().str());
   request.repeats = runPanel_->repeats();
   request.session = shownSession();
   // TorchScript does not record its input shapes: give the ones it was opened with.

@@ -51,6 +51,11 @@ class ModelLoader : public QObject {
   // session of it, if any. Refused (errorOccurred) while a tuning runs.
   void open(const QString& model, const QString& fusion);
   QString modelPath() const { return model_; }
+  // The target models are prepared for (their image layouts follow it) and
+  // stored sessions are matched with. Another one applies from the next
+  // open(): the window opens the model again, as after another fusion.
+  const target::Target& target() const { return target_; }
+  void setTarget(const target::Target& target) { target_ = target; }
   // The prepared model (null until modelReady, and for an operator's session).
   std::shared_ptr<const frontend::PreparedModel> prepared() const { return prepared_; }
   // The tasks shown: the open model's, or a reopened operator session's one.
@@ -126,7 +131,7 @@ class ModelLoader : public QObject {
   void applyHistory(const store::SessionHistory& history);
   void rememberModel(const QString& model);
 
-  const target::Target target_;
+  target::Target target_;
   const StudioViews views_;
   const std::function<bool()> tuningRunning_;
   QString model_;

@@ -20,9 +20,8 @@
 
 namespace tessel::ui {
 
-TuningController::TuningController(ModelLoader* loader, const target::Target& target, const StudioViews& views,
-                                   QObject* parent)
-    : QObject(parent), loader_(loader), target_(target), views_(views), session_(new TuningSession(this)) {
+TuningController::TuningController(ModelLoader* loader, const StudioViews& views, QObject* parent)
+    : QObject(parent), loader_(loader), views_(views), session_(new TuningSession(this)) {
   views_.tasks->follow(session_);  // first: a round's shares are read from the panel it updates
   connect(session_, &TuningSession::logMessage, views_.log, &LogPanel::appendMessage);
   // What the tuning starts from: in the log and, for a while, the status bar.
@@ -104,8 +103,16 @@ bool TuningController::makeRequest(const TuningChoices& choices, TuningRequest& 
   c.costModel = choices.costModel.toStdString();
   c.cold = !choices.warmStart;
   c.costModelFile = choices.costModelFile.toStdString();
-  c.target = target_;
+  c.target = loader_->target();
   c.minutes = timeBudgetMinutes_;
+  const TuningDetails& d = choices.details;
+  c.search = d.search.toStdString();
+  c.seed = uint64_t(d.seed);
+  c.batch = d.batch;
+  c.population = d.population;
+  c.cacheState = d.cacheState;
+  c.transfer = d.transfer;
+  c.timeoutSeconds = d.timeoutSeconds;
   const QString measure = choices.measure.trimmed();
   if (!measure.isEmpty() && measure != QLatin1String("local")) {
     fleet::FleetOptions f;

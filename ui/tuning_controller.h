@@ -13,8 +13,8 @@
 #include <QString>
 #include <QVector>
 
-#include "target/target.h"
 #include "ui/studio_views.h"
+#include "ui/tuning_dialog.h"
 
 namespace tessel::store {
 struct SessionHistory;
@@ -33,6 +33,7 @@ struct TuningChoices {
   QString costModelFile;  // a trained model to start from ("": a fresh one)
   bool warmStart = true;  // false: --cold
   QString measure;        // "local" (or ""), or a fleet's Redis URL
+  TuningDetails details;  // the Options dialog's (its time budget is the controller's)
 };
 
 class TuningController : public QObject {
@@ -45,9 +46,8 @@ class TuningController : public QObject {
     double seconds = 0;  // 0: none
   };
 
-  // Tunes what `loader` has open for `target`; replays the sessions it reads.
-  TuningController(ModelLoader* loader, const target::Target& target, const StudioViews& views,
-                   QObject* parent = nullptr);
+  // Tunes what `loader` has open, for its target; replays the sessions it reads.
+  TuningController(ModelLoader* loader, const StudioViews& views, QObject* parent = nullptr);
 
   TuningSession* session() const { return session_; }
   // The tuning thread runs (until its end is delivered).
@@ -103,7 +103,6 @@ class TuningController : public QObject {
   void showHistory(const store::SessionHistory& history, const QVector<int>& taskOf);
 
   ModelLoader* const loader_;
-  const target::Target target_;
   const StudioViews views_;
   TuningSession* session_;
   QVector<BestProgram> best_;  // per task of the loader's

@@ -7,21 +7,21 @@
 #include <QLineEdit>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QToolBar>
 #include <QToolButton>
+#include <algorithm>
 
 #include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
 #include "ui/studio_settings.h"
+#include "ui/tuning_dialog.h"
 
 namespace tessel::ui {
 
 TuningOptionsBar::TuningOptionsBar(QWidget* window) : QObject(window) {
   QSettings settings = studioSettings();
-  targetBox_ = new QComboBox(window);
-  targetBox_->setObjectName(QStringLiteral("targetBox"));
-  targetBox_->addItem(QStringLiteral("cpu"));
-  targetBox_->setToolTip(tr("Target (CUDA tuning is on the command line: tessel tune --target cuda)"));
+  createTargetBox(window);
   fusionBox_ = new QComboBox(window);
   fusionBox_->setObjectName(QStringLiteral("fusionBox"));
   fusionBox_->addItems({QStringLiteral("dp"), QStringLiteral("rule"), QStringLiteral("none")});
@@ -38,6 +38,64 @@ TuningOptionsBar::TuningOptionsBar(QWidget* window) : QObject(window) {
   budgetBox_->setToolTip(tr("Trial budget of the whole model"));
   budgetBox_->setValue(settings.value("tuning/trials", 256).toInt());
   connect(budgetBox_, &QSpinBox::valueChanged, this, &TuningOptionsBar::trialsChanged);
+  details_ = savedTuningDetails();
+  detailsButton_ = new QToolButton(window);
+  detailsButton_->setObjectName(QStringLiteral("tuningOptionsButton"));
+  detailsButton_->setText(tr("Options..."));
+  detailsButton_->setToolTip(tr("Search, seed, programs per round, population, cache state, time budget, timeout"));
+  connect(detailsButton_, &QToolButton::clicked, this, &TuningOptionsBar::openDetailsDialog);
+}
+
+void TuningOptionsBar::openDetailsDialog() {
+  auto* dialog = new TuningDialog(details_, detailsButton_->window());
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &QDialog::accepted, this, [this, dialog] { setDetails(dialog->details()); });
+  dialog->open();
+}
+
+void TuningOptionsBar::setDetails(const TuningDetails& details) {
+  details_ = details;
+  emit detailsChanged();
+}
+
+void TuningOptionsBar::createTargetBox(QWidget* window) {
+  targetBox_ = new QComboBox(window);
+  targetBox_->setObjectName(QStringLiteral("targetBox"));
+  targetBox_->setToolTip(tr("What to tune for: this machine's CPU, an x86-64 level, or its NVIDIA GPU (cuda)"));
+  targets_ = measure::targetChoices();
+  const QString last = studioSettings().value("tuning/target", "cpu").toString();
+  int chosen = 0;
+  auto* items = qobject_cast<QStandardItemModel*>(targetBox_->model());
+  for (size_t i = 0; i < targets_.size(); ++i) {
+    const target::Target& t = targets_[i].target;
+    const QString text = QString::fromStdString(t.str());
+    QString tip = t.isCuda() ? tr("This machine's NVIDIA GPU, its kernels compiled with NVRTC for its arch")
+                  : t == target::Target::host()
+                      ? tr("This machine's CPU (-march=native, %1, every core)")
+                            .arg(QString::fromStdString(t.vectorIsaName()).toUpper())
+                      : tr("Code any %1 CPU runs (%2), measured on this machine")
+                            .arg(QString::fromStdString(t.arch), QString::fromStdString(t.vectorIsaName()).toUpper());
+    targetBox_->addItem(text);
+    const int row = targetBox_->count() - 1;
+    if (!targets_[i].unavailable.empty()) {
+      tip = tr("Not on this machine: %1").arg(QString::fromStdString(targets_[i].unavailable));
+      items->item(row)->setEnabled(false);
+    } else if (text == last) {
+      chosen = row;
+    }
+    targetBox_->setItemData(row, tip, Qt::ToolTipRole);
+  }
+  targetBox_->setCurrentIndex(chosen);
+  connect(targetBox_, &QComboBox::currentIndexChanged, this, &TuningOptionsBar::targetChanged);
+}
+
+target::Target TuningOptionsBar::target() const {
+  const measure::TargetChoice& c = targets_.at(size_t(std::max(targetBox_->currentIndex(), 0)));
+  return c.unavailable.empty() ? measure::resolvedHere(c.target) : c.target;
+}
+
+void TuningOptionsBar::setTargetChangeable(bool changeable) {
+  targetBox_->setEnabled(changeable);
 }
 
 void TuningOptionsBar::createCostModelBoxes(QWidget* window) {
@@ -111,6 +169,7 @@ void TuningOptionsBar::addTo(QToolBar* toolBar) const {
   toolBar->addWidget(warmStartBox_);
   toolBar->addWidget(measureBox_);
   toolBar->addWidget(budgetBox_);
+  toolBar->addWidget(detailsButton_);
 }
 
 TuningChoices TuningOptionsBar::choices() const {
@@ -121,12 +180,15 @@ TuningChoices TuningOptionsBar::choices() const {
   c.costModelFile = costModelFile_;
   c.warmStart = warmStartBox_->isChecked();
   c.measure = measure();
+  c.details = details_;
   return c;
 }
 
 void TuningOptionsBar::save(int trials) const {
   QSettings settings = studioSettings();
   if (trials > 0) settings.setValue("tuning/trials", trials);
+  settings.setValue("tuning/target", targetBox_->currentText());
+  saveTuningDetails(details_);
   settings.setValue("tuning/fusion", fusionBox_->currentText());
   settings.setValue("tuning/costModel", costModelBox_->currentText());
   settings.setValue("tuning/warm", warmStartBox_->isChecked());

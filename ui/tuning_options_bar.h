@@ -1,5 +1,5 @@
 // The toolbar's choices for the next tuning, as `tessel tune` takes them on
-// its command line: the target, the fusion, the cost model (or a trained
+// its command line: the target (those this machine can measure), the fusion, the cost model (or a trained
 // model file to start from), a warm or a cold start, where programs are
 // measured (here, or by a fleet's agents through Redis) and the trial
 // budget. The boxes are the window's widgets, placed on its toolbar by
@@ -9,7 +9,9 @@
 
 #include <QObject>
 #include <QString>
+#include <vector>
 
+#include "measure/target_check.h"
 #include "ui/tuning_controller.h"
 
 class QCheckBox;
@@ -33,6 +35,20 @@ class TuningOptionsBar : public QObject {
   // 0 (a time budget's trials are the command line's, not the user's box).
   void save(int trials) const;
 
+  // The target box's: this machine's CPU, an x86-64 level it runs, or its
+  // GPU (CUDA) where it has one with a driver; a target this machine cannot
+  // measure is listed, disabled, with why. A CUDA target names the GPU's arch.
+  target::Target target() const;
+  // While a tuning runs its target stays as it is.
+  void setTargetChangeable(bool changeable);
+
+  // The Options dialog's choices (search, seed, batch, ...): opened by the
+  // toolbar's Options... button, applied when it is accepted.
+  const TuningDetails& details() const { return details_; }
+  void setDetails(const TuningDetails& details);
+  // Opens the Options dialog (non-modal: detailsChanged follows its OK).
+  void openDetailsDialog();
+
   QString fusion() const;
   // Shows `fusion` without fusionChanged (a reopened session's model opens with it).
   void showFusion(const QString& fusion);
@@ -51,6 +67,10 @@ class TuningOptionsBar : public QObject {
 
  signals:
   void fusionChanged();
+  // Another target was chosen (target() has it).
+  void targetChanged();
+  // The Options dialog was accepted (details() has its choices).
+  void detailsChanged();
   // Where to measure, once an entry is done (not per keystroke).
   void measureChosen(const QString& measure);
   void trialsChanged(int trials);
@@ -58,16 +78,20 @@ class TuningOptionsBar : public QObject {
   void costModelFileRequested(const QString& path);
 
  private:
+  void createTargetBox(QWidget* window);
   void createCostModelBoxes(QWidget* window);
   void createMeasureBox(QWidget* window);
 
   QComboBox* targetBox_ = nullptr;
+  std::vector<measure::TargetChoice> targets_;  // the target box's entries
   QComboBox* fusionBox_ = nullptr;
   QComboBox* costModelBox_ = nullptr;
   QToolButton* costModelFileButton_ = nullptr;
   QCheckBox* warmStartBox_ = nullptr;
   QComboBox* measureBox_ = nullptr;
   QSpinBox* budgetBox_ = nullptr;
+  QToolButton* detailsButton_ = nullptr;
+  TuningDetails details_;
   QString costModelFile_;
 };
 

@@ -17,17 +17,24 @@
 #include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardItemModel>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QToolBar>
+#include <QToolButton>
 #include <QtTest>
+#include <nlohmann/json.hpp>
 
 #include "cost/cost_model_file.h"
 #include "cost/cost_model_registry.h"
 #include "cost/learned/learned_models.h"
 #include "frontend/model_loader.h"
 #include "knowledge/knowledge_base.h"
+#include "measure/target_check.h"
+#include "store/database.h"
+#include "store/session_store.h"
 #include "target/target.h"
 #include "tessel_test.h"
 #include "tuning/knowledge_build.h"
@@ -42,6 +49,7 @@
 #include "ui/run_panel.h"
 #include "ui/search_space_view.h"
 #include "ui/tasks_panel.h"
+#include "ui/tuning_dialog.h"
 #include "ui/tuning_session.h"
 #include "ui_thread_gaps.h"
 
@@ -507,6 +515,75 @@ class TestMainWindow : public QObject {
       QVERIFY(ready.wait(60000));
     }
     qputenv("TESSEL_KNOWLEDGE_DIR", before);
+  }
+
+  // The target box lists this machine's CPU, each x86-64 level and its GPU;
+  // what this machine cannot measure is disabled, with why. The Options
+  // dialog's choices and the chosen target are the session's config, as
+  // `tessel tune` stores them, and the next window starts from them.
+  void tuningOptionsAndTargetReachTheSession() {
+    QTemporaryDir dir;
+    MainWindow window;
+    auto* targets = window.findChild<QComboBox*>("targetBox");
+    QVERIFY(targets);
+    QCOMPARE(targets->itemText(0), QString("cpu"));
+    auto* items = qobject_cast<QStandardItemModel*>(targets->model());
+    for (const tessel::measure::TargetChoice& c : tessel::measure::targetChoices()) {
+      const int row = targets->findText(QString::fromStdString(c.target.str()));
+      QVERIFY2(row >= 0, c.target.str().c_str());
+      QCOMPARE(items->item(row)->isEnabled(), c.unavailable.empty());
+      if (!c.unavailable.empty())
+        QVERIFY(targets->itemData(row, Qt::ToolTipRole).toString().contains(QString::fromStdString(c.unavailable)));
+    }
+    QVERIFY(targets->findText("cuda") >= 0);
+    QVERIFY(items->item(targets->findText("cpu -arch=x86-64"))->isEnabled());  // every x86-64 CPU runs it
+
+    QSignalSpy ready(&window, &MainWindow::modelReady);
+    window.setModelPath("tiny_cnn");
+    QVERIFY(ready.wait(60000));
+    targets->setCurrentIndex(targets->findText("cpu -arch=x86-64-v2"));  // prepares the model again
+    QVERIFY(ready.wait(60000));
+    window.setDatabasePath(dir.filePath("options.db"));
+    window.setTrialBudget(16);
+    window.findChild<QCheckBox*>("warmStartBox")->setChecked(false);
+    window.findChild<QComboBox*>("costModelBox")->setCurrentText("random");
+
+    window.findChild<QToolButton*>("tuningOptionsButton")->click();
+    auto* dialog = window.findChild<tessel::ui::TuningDialog*>("tuningDialog");
+    QVERIFY(dialog && dialog->isVisible());
+    dialog->findChild<QComboBox*>("searchBox")->setCurrentText("random");
+    dialog->findChild<QSpinBox*>("seedBox")->setValue(7);
+    dialog->findChild<QSpinBox*>("batchBox")->setValue(4);
+    dialog->findChild<QSpinBox*>("populationBox")->setValue(64);
+    dialog->findChild<QComboBox*>("cacheStateBox")->setCurrentText("off");
+    dialog->findChild<QSpinBox*>("timeoutBox")->setValue(5);
+    dialog->accept();
+    QCOMPARE(window.tuningOptions()->details().batch, 4);
+
+    QSignalSpy done(&window, &MainWindow::tuningFinished);
+    window.findChild<QAction*>("actionStart")->trigger();
+    QVERIFY(!targets->isEnabled());  // the tuning's target stays as it is
+    QVERIFY(done.wait(240000));
+    QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
+    QVERIFY(targets->isEnabled());
+    const auto db =
+        tessel::store::Database::open(dir.filePath("options.db").toStdString(), tessel::store::OpenMode::ReadOnly);
+    const auto sessions = std::as_const(*db).sessions().all();
+    QCOMPARE(sessions.size(), size_t(1));
+    const auto config = nlohmann::json::parse(sessions[0].config);
+    QCOMPARE(config["target"].get<std::string>(), std::string("cpu -arch=x86-64-v2"));
+    QCOMPARE(config["search"].get<std::string>(), std::string("random"));
+    QCOMPARE(config["seed"].get<int>(), 7);
+    QCOMPARE(config["batch"].get<int>(), 4);
+    QCOMPARE(config["population"].get<int>(), 64);
+    QCOMPARE(config["cache_flush"].get<std::string>(), std::string("off"));
+    QCOMPARE(config["timeout_s"].get<double>(), 5.0);
+    QCOMPARE(config["warm"].get<bool>(), false);
+
+    // Saved as the tuning started (this window is persistent): the next one starts from them.
+    MainWindow next;
+    QCOMPARE(next.findChild<QComboBox*>("targetBox")->currentText(), QString("cpu -arch=x86-64-v2"));
+    QCOMPARE(next.tuningOptions()->details(), window.tuningOptions()->details());
   }
 
   void rejectsBadArguments() {
