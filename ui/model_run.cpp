@@ -9,6 +9,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <cmath>
+#include <utility>
 
 namespace tessel::ui {
 
@@ -69,6 +70,11 @@ std::optional<RunResult> parseRunJson(const QByteArray& stdoutText, QString* err
     r.maxAbsRef = number(o, "max_abs_ref", 0);
     r.disturbed = o.value("disturbed").toBool();
     r.disturbance = o.value("disturbance").toString();
+    const QJsonObject contention = o.value("contention").toObject();
+    for (auto [side, out] : {std::pair{"tessel", &r.tesselContention}, std::pair{"libtorch", &r.libtorchContention}}) {
+      const QJsonObject c = contention.value(QLatin1String(side)).toObject();
+      *out = {number(c, "others_share", 0), number(c, "steal_share", 0)};
+    }
     r.tasksTuned = o.value("tasks_tuned").toInt();
     r.tasksNaive = o.value("tasks_naive").toInt();
     r.repeats = o.value("repeats").toInt();

@@ -54,6 +54,12 @@ struct RunResult {
   double maxAbsErr = 0, maxAbsRef = 0;  // largest difference from LibTorch, largest output
   bool disturbed = false;
   QString disturbance;  // why it is flagged ("" when not)
+  // While each side was timed: the share of the CPUs other processes used,
+  // and the share a hypervisor stole (0..1; support/cpu_contention.h).
+  struct Contention {
+    double othersShare = 0, stealShare = 0;
+  };
+  Contention tesselContention, libtorchContention;
   int tasksTuned = 0, tasksNaive = 0, repeats = 0, threads = 0;
   QString model, fusion;
   QVector<PartitionTiming> partitions;  // in run order

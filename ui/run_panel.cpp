@@ -65,6 +65,7 @@ RunPanel::RunPanel(QWidget* parent)
       correct_(nullptr),
       tasks_(nullptr),
       estimate_(nullptr),
+      contention_(nullptr),
       figures_(new QWidget(this)),
       rows_(new QStandardItemModel(0, ColumnCount, this)),
       proxy_(new QSortFilterProxyModel(this)),
@@ -138,6 +139,10 @@ RunPanel::RunPanel(QWidget* parent)
   correct_ = row(0, 1, tr("Result"), "runCorrect");
   tasks_ = row(1, 1, tr("Tasks"), "runTasks");
   estimate_ = row(2, 1, tr("Estimate"), "runEstimate");
+  contention_ = row(3, 0, tr("CPU taken"), "runContention");
+  contention_->setToolTip(
+      tr("While each side was timed: the share of the CPUs other processes used, and (steal) the share the "
+         "hypervisor gave to other machines"));
   QFont big = tessel_->font();
   big.setPointSizeF(big.pointSizeF() * 1.25);
   big.setBold(true);
@@ -290,6 +295,13 @@ void RunPanel::fillFigures(const RunResult& r) {
       std::isfinite(r.estimateMs)
           ? tr("%1 ms (run / estimate %2)").arg(ms(r.estimateMs)).arg(r.tesselMs / r.estimateMs, 0, 'f', 2)
           : tr("none (a task runs its naive program)"));
+  auto taken = [](const RunResult::Contention& c) {
+    QString t = tr("%1 %").arg(100 * c.othersShare, 0, 'f', 0);
+    if (c.stealShare > 0) t += tr(" (steal %1 %)").arg(100 * c.stealShare, 0, 'f', 0);
+    return t;
+  };
+  contention_->setText(tr("by others: %1 during Tessel's runs, %2 during LibTorch's")
+                           .arg(taken(r.tesselContention), taken(r.libtorchContention)));
   disturbed_->setText(
       tr("Disturbed: another process had the cores: do not read this ratio as a speed-up. %1. Run it again on a "
          "quiet machine.")

@@ -64,6 +64,7 @@ class RunPanel : public QWidget {
   QString errorText() const;
   QLabel* disturbedBanner() const { return disturbed_; }
   QLabel* correctLabel() const { return correct_; }
+  QLabel* contentionLabel() const { return contention_; }
   QStandardItemModel* partitionsModel() const { return rows_; }
   QTableView* partitionsView() const { return table_; }
   QCustomPlot* chart() const { return chart_; }
@@ -94,6 +95,7 @@ class RunPanel : public QWidget {
   QLabel* correct_;
   QLabel* tasks_;
   QLabel* estimate_;
+  QLabel* contention_;
   QWidget* figures_;
   QStandardItemModel* rows_;
   QSortFilterProxyModel* proxy_;

@@ -433,6 +433,8 @@ class TestRunPanel : public QObject {
     line["disturbance"] =
         "Tessel's runs spread from 12.000 to 30.000 ms (median 1.04x the fastest); while LibTorch ran, other "
         "processes used 47 % of the CPUs";
+    line["contention"] = QJsonObject{{"tessel", QJsonObject{{"others_share", 0.02}, {"steal_share", 0}}},
+                                     {"libtorch", QJsonObject{{"others_share", 0.47}, {"steal_share", 0.05}}}};
     line["partitions"] = QJsonArray{QJsonObject{{"step", "tessel_graph_k0"},
                                                 {"group", 0},
                                                 {"task", "conv2d_add_relu_1_64_56_56_abcdef"},
@@ -447,6 +449,11 @@ class TestRunPanel : public QObject {
     window.runPanel()->showResult(*result, QDateTime::currentDateTimeUtc(), 3, 4);
     QVERIFY(window.runPanel()->disturbedBanner()->isVisibleTo(window.runPanel()));
     QVERIFY(window.runPanel()->correctLabel()->text().startsWith("WRONG"));
+    QCOMPARE(result->libtorchContention.othersShare, 0.47);
+    QCOMPARE(result->libtorchContention.stealShare, 0.05);
+    QCOMPARE(result->tesselContention.othersShare, 0.02);
+    QCOMPARE(window.runPanel()->contentionLabel()->text(),
+             QString("by others: 2 % during Tessel's runs, 47 % (steal 5 %) during LibTorch's"));
     auto* run = window.findChild<QDockWidget*>("runDock");
     QSize others;
     for (QDockWidget* d : window.tabifiedDockWidgets(run))
