@@ -13,6 +13,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
+#include <map>
 
 #include "export/kernel_export.h"
 #include "export/staged_folder.h"
@@ -31,9 +32,22 @@ struct Job {
   int scope = 0;
   bool compile = true, replace = false;
   ExportDialog::TaskDefinitions tasks;  // of the open model
-  std::string target;                   // what they were tuned for (the database's string)
+  std::string target;                   // what they were tuned for (the database's string; "": every target)
   int selected = -1;
 };
+
+// The targets of the database's tasks, with how many tasks each.
+std::vector<std::pair<QString, int>> databaseTargets(const std::string& database) {
+  std::map<QString, int> count;
+  try {
+    auto db = store::Database::open(database, store::OpenMode::ReadOnly);
+    for (const store::TaskRow& t : db->tasks())
+      ++count[QString::fromStdString(t.target)];
+  } catch (const std::exception&) {
+    // An unreadable database says why when the export reads it.
+  }
+  return {count.begin(), count.end()};
+}
 
 Outcome runExport(const Job& job) {
   Outcome o;
@@ -55,6 +69,7 @@ Outcome runExport(const Job& job) {
       addKey(job.tasks[size_t(job.selected)].first);
     } else {
       rows = db->tasks();
+      if (!job.target.empty()) std::erase_if(rows, [&](const store::TaskRow& t) { return t.target != job.target; });
     }
 
     exporter::StagedFolder staged(job.out, job.replace,
@@ -120,6 +135,8 @@ ExportDialog::ExportDialog(const QString& database, QWidget* parent) : QDialog(p
   format_->addItem(tr("Kernels: sources, library, header, manifest, CMakeLists.txt"), QStringLiteral("kernels"));
   format_->addItem(tr("Records as CSV"), QStringLiteral("csv"));
   format_->addItem(tr("Records as JSON lines"), QStringLiteral("jsonl"));
+  targetBox_ = new QComboBox(this);
+  targetBox_->setObjectName(QStringLiteral("exportTarget"));
   out_ = new QLineEdit(QDir::home().filePath(QStringLiteral("tessel-export")), this);
   out_->setObjectName(QStringLiteral("exportDirectory"));
   auto* browse = new QPushButton(tr("&Browse..."), this);
@@ -135,6 +152,7 @@ ExportDialog::ExportDialog(const QString& database, QWidget* parent) : QDialog(p
   auto* form = new QFormLayout;
   form->addRow(tr("What:"), scope_);
   form->addRow(tr("Format:"), format_);
+  form->addRow(tr("Tuned for:"), targetBox_);
   form->addRow(tr("Into folder:"), outRow);
   form->addRow(QString(), compile_);
   form->addRow(QString(), replace_);
@@ -157,7 +175,42 @@ ExportDialog::ExportDialog(const QString& database, QWidget* parent) : QDialog(p
 
   connect(scope_, &QComboBox::currentIndexChanged, this, &ExportDialog::updateControls);
   connect(format_, &QComboBox::currentIndexChanged, this, &ExportDialog::updateControls);
+  connect(targetBox_, &QComboBox::currentIndexChanged, this, &ExportDialog::updateControls);
   setModelTasks({}, {}, -1);
+  // The database's targets, read off the UI thread.
+  auto* watcher = new QFutureWatcher<std::vector<std::pair<QString, int>>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+    watcher->deleteLater();
+    listTargets(watcher->result());
+  });
+  watcher->setFuture(QtConcurrent::run(databaseTargets, database.toStdString()));
+}
+
+void ExportDialog::listTargets(const std::vector<std::pair<QString, int>>& targets) {
+  QString chosen = chosenTarget();
+  if (chosen.isEmpty() && targets.size() <= 1) chosen = QString::fromStdString(target_.str());
+  targetBox_->blockSignals(true);
+  targetBox_->clear();
+  for (const auto& [target, tasks] : targets)
+    targetBox_->addItem(tr("%1 (%n task(s))", nullptr, tasks).arg(target), target);
+  // Several: records may be of every one (a library holds one target's kernels).
+  if (targets.size() > 1) targetBox_->addItem(tr("Every target (records only)"), QString());
+  if (targetBox_->findData(chosen) < 0) targetBox_->addItem(tr("%1 (no task yet)").arg(chosen), chosen);
+  targetBox_->setCurrentIndex(targetBox_->findData(chosen));
+  targetBox_->blockSignals(false);
+  targetBox_->setEnabled(targetBox_->count() > 1);
+  updateControls();
+  emit targetsRead();
+}
+
+void ExportDialog::setTarget(const QString& target) {
+  if (targetBox_->findData(target) < 0) targetBox_->addItem(tr("%1 (no task yet)").arg(target), target);
+  targetBox_->setCurrentIndex(targetBox_->findData(target));
+  updateControls();
+}
+
+QString ExportDialog::chosenTarget() const {
+  return targetBox_->count() ? targetBox_->currentData().toString() : QString::fromStdString(target_.str());
 }
 
 void ExportDialog::setModelTasks(const QString& model, const TaskDefinitions& tasks, int selected,
@@ -166,6 +219,7 @@ void ExportDialog::setModelTasks(const QString& model, const TaskDefinitions& ta
   tasks_ = tasks;
   target_ = target;
   selected_ = selected;
+  setTarget(QString::fromStdString(target.str()));  // the open model's, unless the user chooses another
   scope_->setItemText(0, model.isEmpty() ? tr("The open model's tasks (no model is open)")
                                          : tr("The tasks of %1 (%2)").arg(model).arg(tasks.size()));
   scope_->setItemText(1, selected >= 0 && selected < int(tasks.size())
@@ -204,8 +258,12 @@ void ExportDialog::updateControls() {
   const int scope = scope_->currentData().toInt();
   const bool scopeOk = scope == DatabaseScope || (scope == ModelScope && !tasks_.empty()) ||
                        (scope == SelectedTaskScope && selected_ >= 0 && selected_ < int(tasks_.size()));
-  compile_->setEnabled(format_->currentData().toString() == QLatin1String("kernels"));
-  export_->setEnabled(!running_ && scopeOk);
+  const bool kernels = format_->currentData().toString() == QLatin1String("kernels");
+  compile_->setEnabled(kernels);
+  // One library holds one target's kernels.
+  const bool targetOk = !kernels || !chosenTarget().isEmpty();
+  export_->setEnabled(!running_ && scopeOk && targetOk);
+  export_->setToolTip(targetOk ? QString() : tr("A library holds one target's kernels: choose a target"));
 }
 
 void ExportDialog::browse() {
@@ -223,7 +281,7 @@ void ExportDialog::startExport() {
   job.compile = compile_->isChecked();
   job.replace = replace_->isChecked();
   job.tasks = tasks_;
-  job.target = target_.str();
+  job.target = chosenTarget().toStdString();
   job.selected = selected_;
   if (job.out.empty()) {
     report_->setPlainText(tr("Export failed: choose a folder to export into"));

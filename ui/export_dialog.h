@@ -3,7 +3,9 @@
 // CMakeLists.txt) or every record as CSV or JSON lines, of the open model,
 // the selected task or every task in the database. Tasks that cannot be
 // exported yet (no valid program, or the fused subgraph of a model that is
-// not open) are left out and listed. The export runs on a worker thread,
+// not open) are left out and listed. A database that holds tasks of several
+// targets offers the choice of one (one library holds one target's kernels;
+// records may be of every target). The export runs on a worker thread,
 // into a folder beside the chosen one that is renamed into place: a folder
 // that holds files is replaced whole only when the user ticks "Replace".
 #pragma once
@@ -41,6 +43,10 @@ class ExportDialog : public QDialog {
                      const target::Target& target = target::Target::host());
 
   void setScope(Scope scope);
+  // The target whose tasks are exported ("": every target's, for records).
+  // The database's targets are read on a worker thread: targetsRead follows.
+  void setTarget(const QString& target);
+  QString chosenTarget() const;
   void setFormat(const QString& format);  // kernels | csv | jsonl
   void setOutputDirectory(const QString& dir);
   void setCompile(bool compile);
@@ -53,15 +59,20 @@ class ExportDialog : public QDialog {
 
   QComboBox* scopeBox() const { return scope_; }
   QComboBox* formatBox() const { return format_; }
+  QComboBox* targetBox() const { return targetBox_; }
   QLineEdit* outputEdit() const { return out_; }
   QPushButton* exportButton() const { return export_; }
 
  signals:
   void exported(bool ok, const QString& message);
+  // The database's targets are listed in the target box.
+  void targetsRead();
 
  private:
   void browse();
   void updateControls();
+  // Lists the database's targets (target string -> tasks) in the target box.
+  void listTargets(const std::vector<std::pair<QString, int>>& targets);
 
   QString database_;
   QString model_;
@@ -71,6 +82,7 @@ class ExportDialog : public QDialog {
   bool running_ = false;
   QComboBox* scope_;
   QComboBox* format_;
+  QComboBox* targetBox_;
   QLineEdit* out_;
   QCheckBox* compile_;
   QCheckBox* replace_;

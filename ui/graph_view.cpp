@@ -113,14 +113,16 @@ GraphView::GraphView(QWidget* parent)
   heatBox_->setObjectName("heatModeBox");
   heatBox_->addItem(tr("Heat: estimate"));
   heatBox_->addItem(tr("Heat: measured run"));
+  heatBox_->addItem(tr("Heat: sessions compared"));
   heatBox_->setItemData(0, tr("Each partition's task's share of the estimated end-to-end latency"), Qt::ToolTipRole);
   heatBox_->setItemData(1, tr("Each partition's share of the measured run (Run: tessel run --profile)"),
                         Qt::ToolTipRole);
+  heatBox_->setItemData(2, tr("Each partition's task's share of what two compared sessions differ by (Compare)"),
+                        Qt::ToolTipRole);
   heatBox_->setToolTip(tr("What the partitions' colour shows"));
   top->addWidget(heatBox_);
-  connect(heatBox_, &QComboBox::activated, this,
-          [this](int index) { setHeatMode(index == 1 ? HeatMode::Measured : HeatMode::Estimate); });
-  setMeasuredShares({});
+  connect(heatBox_, &QComboBox::activated, this, [this](int index) { setHeatMode(HeatMode(index)); });
+  updateHeatBox();
   top->addStretch(1);
   auto button = [&](const QString& text, const QString& tip, auto slot) {
     auto* b = new QToolButton(this);
@@ -199,6 +201,7 @@ void GraphView::clear() {
   matchIndex_ = -1;
   lastQuery_.clear();
   setMeasuredShares({});  // another model's partitions
+  setComparison({}, {});
   if (panel_) panel_->clear();
   showStatus({});
 }
@@ -348,11 +351,31 @@ double GraphView::measuredShare(int group) const {
   return group >= 0 && group < measuredShares_.size() ? measuredShares_[group] : kNaN;
 }
 
+void GraphView::updateHeatBox() {
+  auto* items = qobject_cast<QStandardItemModel*>(heatBox_->model());
+  if (!items) return;
+  items->item(int(HeatMode::Measured))->setEnabled(!measuredShares_.isEmpty());
+  items->item(int(HeatMode::Comparison))->setEnabled(!comparisonShares_.isEmpty());
+}
+
 void GraphView::setMeasuredShares(const QVector<double>& groupShares) {
   measuredShares_ = groupShares;
-  auto* items = qobject_cast<QStandardItemModel*>(heatBox_->model());
-  if (items) items->item(1)->setEnabled(!groupShares.isEmpty());
+  updateHeatBox();
   if (groupShares.isEmpty() && heatMode_ == HeatMode::Measured)
+    setHeatMode(HeatMode::Estimate);
+  else if (ready_)
+    applyClusterColours();
+}
+
+double GraphView::comparisonShare(int task) const {
+  return task >= 0 && task < comparisonShares_.size() ? comparisonShares_[task] : kNaN;
+}
+
+void GraphView::setComparison(const QVector<double>& taskShares, const QStringList& taskNotes) {
+  comparisonShares_ = taskShares;
+  comparisonNotes_ = taskNotes;
+  updateHeatBox();
+  if (taskShares.isEmpty() && heatMode_ == HeatMode::Comparison)
     setHeatMode(HeatMode::Estimate);
   else if (ready_)
     applyClusterColours();
@@ -360,47 +383,93 @@ void GraphView::setMeasuredShares(const QVector<double>& groupShares) {
 
 void GraphView::setHeatMode(HeatMode mode) {
   heatMode_ = mode;
-  heatBox_->setCurrentIndex(mode == HeatMode::Measured ? 1 : 0);
+  heatBox_->setCurrentIndex(int(mode));
   if (ready_) applyClusterColours();
 }
 
 double GraphView::heatShare(int group) const {
-  return heatMode_ == HeatMode::Measured ? measuredShare(group) : taskShare(taskOfGroup_[size_t(group)]);
+  const int task = taskOfGroup_[size_t(group)];
+  switch (heatMode_) {
+    case HeatMode::Measured:
+      return measuredShare(group);
+    case HeatMode::Comparison:
+      return comparisonShare(task);
+    case HeatMode::Estimate:
+      break;
+  }
+  return taskShare(task);
+}
+
+QString GraphView::heatTip(int group, double share) const {
+  const int task = taskOfGroup_[size_t(group)];
+  const QString name = QString::fromStdString(model_->tasks[size_t(task)].name);
+  const bool known = std::isfinite(share);
+  const QString percent = QString::number(share * 100, 'f', 1);
+  switch (heatMode_) {
+    case HeatMode::Measured:
+      return known ? tr("%1 (task %2, partition %3)\n%4 % of the measured run")
+                         .arg(name)
+                         .arg(task)
+                         .arg(group)
+                         .arg(percent)
+                   : tr("%1 (task %2)\nnot in the measured run").arg(name).arg(task);
+    case HeatMode::Comparison: {
+      const QString note = task < comparisonNotes_.size() ? comparisonNotes_[task] : QString();
+      return known ? tr("%1 (task %2)\n%3 % of what the sessions differ by\n%4").arg(name).arg(task).arg(percent, note)
+                   : tr("%1 (task %2)\nnot measured in both sessions").arg(name).arg(task);
+    }
+    case HeatMode::Estimate:
+      break;
+  }
+  return known ? tr("%1 (task %2)\n%3 % of the end-to-end latency").arg(name).arg(task).arg(percent)
+               : tr("%1 (task %2)\nlatency not measured yet").arg(name).arg(task);
+}
+
+void GraphView::describeLegend(double maxShare) {
+  const QString top = QString::number(maxShare * 100, 'f', 1);
+  switch (heatMode_) {
+    case HeatMode::Measured:
+      legendTitle_->setText(tr("Run share  0 %"));
+      legend_->setToolTip(tr("Partition colour: its share of the measured run (tessel run --profile), 0 % (white) "
+                             "to %1 % (red, the largest)")
+                              .arg(top));
+      return;
+    case HeatMode::Comparison:
+      legendTitle_->setText(tr("Difference share  0 %"));
+      legend_->setToolTip(tr("Partition colour: the task's share of what the two compared sessions differ by "
+                             "(weight x |B - A|), 0 % (white) to %1 % (red, the largest)")
+                              .arg(top));
+      return;
+    case HeatMode::Estimate:
+      break;
+  }
+  legendTitle_->setText(tr("Latency share  0 %"));
+  legend_->setToolTip(tr("Partition colour: the task's share of the measured end-to-end latency, 0 % (white) to "
+                         "%1 % (red, the largest)")
+                          .arg(top));
 }
 
 void GraphView::applyClusterColours() {
   double maxShare = 0;
   for (const auto& cluster : clusterItems_)
     if (const double s = heatShare(cluster.first); std::isfinite(s)) maxShare = std::max(maxShare, s);
-  const bool measured = heatMode_ == HeatMode::Measured;
   bool anyShare = false;
   for (auto [group, base] : clusterItems_) {
     auto* item = static_cast<ClusterItem*>(base);
-    const int task = taskOfGroup_[size_t(group)];
     const double share = heatShare(group);
-    const QString name = QString::fromStdString(model_->tasks[size_t(task)].name);
     QColor fill;
     if (std::isfinite(share)) {
       anyShare = true;
       fill = ramp(maxShare > 0 ? share / maxShare : 0);
-      item->setToolTip(
-          measured
-              ? tr("%1 (task %2, partition %3)\n%4 % of the measured run")
-                    .arg(name)
-                    .arg(task)
-                    .arg(group)
-                    .arg(share * 100, 0, 'f', 1)
-              : tr("%1 (task %2)\n%3 % of the end-to-end latency").arg(name).arg(task).arg(share * 100, 0, 'f', 1));
     } else {
       fill = QColor(QString::fromStdString(defaultClusterColour(size_t(group))));
-      item->setToolTip(measured ? tr("%1 (task %2)\nnot in the measured run").arg(name).arg(task)
-                                : tr("%1 (task %2)\nlatency not measured yet").arg(name).arg(task));
     }
+    item->setToolTip(heatTip(group, share));
     fill.setAlpha(kClusterAlpha);
     item->setBrush(fill);
   }
   legend_->setVisible(anyShare);
-  legendTitle_->setText(measured ? tr("Run share  0 %") : tr("Latency share  0 %"));
+  describeLegend(maxShare);
   if (anyShare) {
     // A small white-to-red bar between 0 % and the largest share.
     QPixmap bar(60, 10);
@@ -414,12 +483,6 @@ void GraphView::applyClusterColours() {
     p.end();
     legendBar_->setPixmap(bar);
     legendMax_->setText(tr("%1 %").arg(maxShare * 100, 0, 'f', 1));
-    legend_->setToolTip(measured ? tr("Partition colour: its share of the measured run (tessel run --profile), 0 % "
-                                      "(white) to %1 % (red, the largest)")
-                                       .arg(maxShare * 100, 0, 'f', 1)
-                                 : tr("Partition colour: the task's share of the measured end-to-end latency, 0 % "
-                                      "(white) to %1 % (red, the largest)")
-                                       .arg(maxShare * 100, 0, 'f', 1));
   }
 }
 

@@ -66,14 +66,21 @@ class GraphView : public QWidget {
   double taskShare(int task) const;  // NaN if unknown
 
   // What the partitions' heat shows: their task's share of the estimated
-  // end-to-end latency (the tuning's), or their share of a measured run.
-  enum class HeatMode { Estimate, Measured };
+  // end-to-end latency (the tuning's), their share of a measured run, or
+  // their task's share of what two compared sessions differ by.
+  enum class HeatMode { Estimate, Measured, Comparison };
   // The share of each partition in a measured run (index = group in
   // model->plan.groups, value in [0, 1]; empty: no run). Shown in Measured
   // mode, which the view's colour box offers once there is a run; a new
   // model clears it and goes back to Estimate.
   void setMeasuredShares(const QVector<double>& groupShares);
   double measuredShare(int group) const;  // NaN if unknown
+  // Two sessions compared (index = task in model->tasks): each task's share
+  // of the summed |weight x (B - A)| in [0, 1] (NaN: not compared), and a
+  // line for its tooltip ("B 0.52x A, -4.1 ms to the model"). Shown in
+  // Comparison mode, offered while there is one; empty clears it.
+  void setComparison(const QVector<double>& taskShares, const QStringList& taskNotes);
+  double comparisonShare(int task) const;  // NaN if unknown
   void setHeatMode(HeatMode mode);
   HeatMode heatMode() const { return heatMode_; }
   QComboBox* heatModeBox() const { return heatBox_; }
@@ -112,6 +119,12 @@ class GraphView : public QWidget {
   int taskOfNode(int node) const;
   // The share a cluster is coloured by in the current mode (NaN: none).
   double heatShare(int group) const;
+  // A cluster's tooltip in the current mode: its task, and its share.
+  QString heatTip(int group, double share) const;
+  // The legend's title and tooltip in the current mode, up to `maxShare`.
+  void describeLegend(double maxShare);
+  // Enables the heat box's entries that have something to show.
+  void updateHeatBox();
 
   QGraphicsScene* scene_;
   QGraphicsView* view_;
@@ -131,10 +144,12 @@ class GraphView : public QWidget {
   std::vector<QGraphicsItem*> nodeItems_;       // by node
   std::map<int, QGraphicsItem*> clusterItems_;  // by group
   int edgeCount_ = 0;
-  std::vector<int> taskOfGroup_;    // -1: none
-  std::vector<int> groupOfNode_;    // -1: none
-  QVector<double> shares_;          // by task: of the estimate
-  QVector<double> measuredShares_;  // by group: of a measured run
+  std::vector<int> taskOfGroup_;      // -1: none
+  std::vector<int> groupOfNode_;      // -1: none
+  QVector<double> shares_;            // by task: of the estimate
+  QVector<double> measuredShares_;    // by group: of a measured run
+  QVector<double> comparisonShares_;  // by task: of two sessions' difference
+  QStringList comparisonNotes_;       // by task
   HeatMode heatMode_ = HeatMode::Estimate;
   QComboBox* heatBox_;
   QString lastQuery_;

@@ -17,12 +17,15 @@
 #include <QToolButton>
 #include <cmath>
 
+#include "frontend/model_loader.h"
 #include "graph/zoo.h"
 #include "ui/app_icon.h"
 #include "ui/code_view.h"
+#include "ui/compare_dialog.h"
 #include "ui/export_dialog.h"
 #include "ui/fleet_panel.h"
 #include "ui/graph_view.h"
+#include "ui/input_shapes_dialog.h"
 #include "ui/log_panel.h"
 #include "ui/node_properties_panel.h"
 #include "ui/plots_panel.h"
@@ -154,6 +157,10 @@ void MainWindow::createActions() {
   openModelAction_ = createAction(s->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open model..."), "actionOpenModel",
                                   QKeySequence::Open, tr("Open a model: a zoo name, an ONNX or a TorchScript file"));
   connect(openModelAction_, &QAction::triggered, this, &MainWindow::openModel);
+  inputShapesAction_ = createAction({}, tr("Input &shapes..."), "actionInputShapes", {},
+                                    tr("Give the shapes of the model's inputs (a TorchScript file's, an ONNX "
+                                       "file's symbolic dimensions) and open it with them"));
+  connect(inputShapesAction_, &QAction::triggered, this, [this] { askInputShapes(modelPath()); });
   openDatabaseAction_ =
       createAction(s->standardIcon(QStyle::SP_DriveHDIcon), tr("Open &database..."), "actionOpenDatabase",
                    QKeySequence(Qt::CTRL | Qt::Key_D), tr("Use a tuning database (SQLite) and browse its sessions"));
@@ -162,6 +169,9 @@ void MainWindow::createActions() {
                                  "actionSessions", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S),
                                  tr("Browse, compare and reopen the sessions of the database"));
   connect(sessionsAction_, &QAction::triggered, this, &MainWindow::showSessions);
+  compareAction_ = createAction({}, tr("&Compare sessions..."), "actionCompare", {},
+                                tr("Two sessions side by side (of this database or two): curves and tasks"));
+  connect(compareAction_, &QAction::triggered, this, [this] { showCompare(); });
 
   // The built-in zoo, from the File menu and the toolbar.
   zooMenu_ = new QMenu(tr("Open from &zoo"), this);
@@ -187,7 +197,7 @@ void MainWindow::createActions() {
       createAction(s->standardIcon(QStyle::SP_DialogSaveButton), tr("&Export..."), "actionExport",
                    QKeySequence(Qt::CTRL | Qt::Key_E), tr("Export the tuned kernels or the records of the database"));
   connect(exportAction_, &QAction::triggered, this, &MainWindow::showExport);
-  for (QAction* a : {startAction_, pauseAction_, stopAction_, exportAction_})
+  for (QAction* a : {inputShapesAction_, compareAction_, startAction_, pauseAction_, stopAction_, exportAction_})
     a->setEnabled(false);
 
   resetLayoutAction_ = createAction({}, tr("&Reset layout"), "actionResetLayout", {}, {});
@@ -262,11 +272,12 @@ void MainWindow::createMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(openModelAction_);
   file->addMenu(zooMenu_);
+  file->addAction(inputShapesAction_);
   recentMenu_ = file->addMenu(tr("Open &recent"));
   recentMenu_->setObjectName(QStringLiteral("recentMenu"));
   updateRecentMenu();
   file->addSeparator();
-  file->addActions({openDatabaseAction_, sessionsAction_, exportAction_});
+  file->addActions({openDatabaseAction_, sessionsAction_, compareAction_, exportAction_});
   file->addSeparator();
   file->addAction(quitAction_);
 
@@ -307,6 +318,13 @@ void MainWindow::onModelOpening() {
 }
 
 void MainWindow::onModelReady() {
+  // What the import chose where the file was silent (a symbolic batch taken as 1): said, with the way out.
+  const std::vector<std::string>& assumed = loader_->prepared()->graph.assumptions;
+  for (const std::string& a : assumed)
+    log_->appendMessage(tr("Assumed: %1").arg(QString::fromStdString(a)));
+  if (!assumed.empty())
+    statusBar()->showMessage(
+        tr("%1 symbolic dimension(s) taken as 1: File > Input shapes... sizes them").arg(assumed.size()));
   QHash<QString, QString> taskNames;  // the Run's table names tasks as the tasks panel does
   for (int i = 0; i < tasks_->model()->rowCount(); ++i) {
     const TaskInfo t = tasks_->model()->task(i);
@@ -383,6 +401,10 @@ SessionsDialog* MainWindow::showSessions() {
   auto* dialog = new SessionsDialog(effectiveDatabase(), this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   connect(dialog, &SessionsDialog::reopenRequested, this, &MainWindow::reopenSession);
+  connect(dialog, &SessionsDialog::compareRequested, this, [this, dialog](qint64 a, qint64 b) {
+    dialog->accept();  // it is window-modal: the comparison is modeless, beside the window
+    showCompare(a, b);
+  });
   connect(dialog, &SessionsDialog::loadFailed, this, [this, dialog](const QString& message) {
     dialog->close();
     showError(tr("Cannot open the database"), message);
@@ -390,6 +412,34 @@ SessionsDialog* MainWindow::showSessions() {
   dialog->open();  // window-modal, returns at once; the sessions follow
   dialog->load();
   return dialog;
+}
+
+CompareDialog* MainWindow::showCompare(qint64 a, qint64 b) {
+  auto* dialog = new CompareDialog(this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &CompareDialog::compared, this, [this, dialog] { showComparisonInGraph(dialog->comparison()); });
+  dialog->setDatabase(CompareDialog::A, effectiveDatabase(), a ? a : shownSession());
+  dialog->setDatabase(CompareDialog::B, effectiveDatabase(), b);
+  dialog->show();
+  return dialog;
+}
+
+void MainWindow::showComparisonInGraph(const store::SessionComparison& comparison) {
+  QVector<double> shares;
+  QStringList notes;
+  bool any = false;
+  for (const task::SearchTask& t : loader_->tasks()) {
+    shares << comparison.differenceShare(t.key);
+    any = any || std::isfinite(shares.back());
+    QString note;
+    for (const store::TaskComparison& c : comparison.tasks)
+      if (c.task.key == t.key && std::isfinite(c.ratio()))
+        note = tr("B %1x A, %2 ms to the model").arg(c.ratio(), 0, 'f', 3).arg(c.weightedDifference() * 1e3, 0, 'f', 4);
+    notes << note;
+  }
+  // Sessions of another model: nothing of the graph to colour.
+  graph_->setComparison(any ? shares : QVector<double>{}, notes);
+  if (any) graph_->setHeatMode(GraphView::HeatMode::Comparison);
 }
 
 ExportDialog* MainWindow::showExport() {
@@ -416,8 +466,10 @@ void MainWindow::updateActions() {
   for (QAction* a : {openModelAction_, openDatabaseAction_})
     a->setEnabled(!running);
   zooMenu_->setEnabled(!running);
+  inputShapesAction_->setEnabled(!running && frontend::takesInputShapes(modelPath().toStdString()));
   recentMenu_->setEnabled(!running && !recentModels().isEmpty());
   exportAction_->setEnabled(QFileInfo::exists(effectiveDatabase()));
+  compareAction_->setEnabled(exportAction_->isEnabled());
   pauseAction_->setEnabled(running);
   pauseAction_->setText(tuning_->isPaused() ? tr("&Resume") : tr("&Pause"));
   stopAction_->setEnabled(running);
@@ -448,6 +500,37 @@ void MainWindow::updateTitle() {
   // Without --db the CLI's default is used: say which file that is.
   databaseLabel_->setText(database.isEmpty() ? tr("Database: %1 (default)").arg(effectiveDatabase())
                                              : tr("Database: %1").arg(database));
+}
+
+void MainWindow::setModelPath(const QString& model) {
+  // The model open keeps its shapes (another fusion or target); another takes the ones remembered for it.
+  const QString shapes = model == modelPath() ? loader_->inputShapes() : loader_->rememberedInputShapes(model);
+  if (shapes.isEmpty() && frontend::needsInputShapes(model.toStdString()))
+    askInputShapes(model);
+  else
+    setModelPath(model, shapes);
+}
+
+void MainWindow::setModelPath(const QString& model, const QString& inputShapes) {
+  loader_->open(model, options_->fusion(), inputShapes);
+}
+
+void MainWindow::askInputShapes(const QString& model) {
+  if (tuning_->isRunning() || !frontend::takesInputShapes(model.toStdString())) return;
+  // Start from the shapes it was opened with, else from the ones remembered, else from the file's own.
+  const auto prepared = loader_->prepared();
+  const bool isOpen = prepared && model == modelPath();
+  QString shapes = model == modelPath() ? loader_->inputShapes() : QString();
+  if (shapes.isEmpty()) shapes = loader_->rememberedInputShapes(model);
+  if (shapes.isEmpty() && isOpen) shapes = QString::fromStdString(prepared->inputShapes);
+  QStringList notes;
+  if (isOpen)
+    for (const std::string& a : prepared->graph.assumptions)
+      notes << QString::fromStdString(a);
+  auto* dialog = new InputShapesDialog(model, shapes, notes, this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &QDialog::accepted, this, [this, dialog, model] { setModelPath(model, dialog->shapes()); });
+  dialog->open();
 }
 
 void MainWindow::openModel() {

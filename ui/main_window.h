@@ -33,10 +33,14 @@ class QToolBar;
 namespace tessel::frontend {
 struct PreparedModel;
 }
+namespace tessel::store {
+struct SessionComparison;
+}
 
 namespace tessel::ui {
 
 class CodeView;
+class CompareDialog;
 class ExportDialog;
 class FleetPanel;
 class SessionsDialog;
@@ -68,8 +72,17 @@ class MainWindow : public QMainWindow {
 
   // The model (zoo name or file): prepared (loaded, folded, fused, cut into
   // tasks) on a worker thread, then shown in the graph, tasks and plots;
-  // modelReady or modelFailed (with an error dialog) follows.
-  void setModelPath(const QString& model) { loader_->open(model, options_->fusion()); }
+  // modelReady or modelFailed (with an error dialog) follows. The model open
+  // keeps its input shapes (opened again for another fusion or target), a
+  // file takes the ones it opened with last time; a .pt with none asks for
+  // them first (the input shapes dialog, File > Input shapes...).
+  void setModelPath(const QString& model);
+  // The same with `inputShapes` as --input-shapes takes them ("": none).
+  void setModelPath(const QString& model, const QString& inputShapes);
+  QString inputShapes() const { return loader_->inputShapes(); }
+  // Asks for `model`'s input shapes (the dialog opens and returns at once);
+  // accepted, the model opens with them.
+  void askInputShapes(const QString& model);
   // The database tuning writes to and sessions are read from. An existing
   // file that is not a readable Tessel database is refused with an error
   // dialog naming the problem (false), and left as it was.
@@ -109,6 +122,11 @@ class MainWindow : public QMainWindow {
   SessionsDialog* showSessions();
   // The export dialog over the database, for the open model and task.
   ExportDialog* showExport();
+  // Two sessions side by side (modeless): `a` (0: the session shown, else
+  // the newest) and `b` (0: the newest other one) of the database, either
+  // side free to read another database. Each comparison colours the open
+  // model's graph by what the sessions differ by (heat: sessions compared).
+  CompareDialog* showCompare(qint64 a = 0, qint64 b = 0);
   // Reads a session on a worker thread and shows it: its model (opened
   // with the session's fusion), tasks, curves, scatter and best programs.
   // sessionReopened or an error dialog follows. Start then resumes it.
@@ -204,6 +222,8 @@ class MainWindow : public QMainWindow {
   void createRunActions();
   void createRunDock(QDockWidget* tabbedWith);
   void updateRunActions();
+  // Colours the graph by what two compared sessions differ by, task by task.
+  void showComparisonInGraph(const store::SessionComparison& comparison);
   // The latest run stored with the session shown (none: the panel cleared).
   void showStoredRun();
 
@@ -226,8 +246,10 @@ class MainWindow : public QMainWindow {
   QByteArray defaultState_;
 
   QAction* openModelAction_ = nullptr;
+  QAction* inputShapesAction_ = nullptr;
   QAction* openDatabaseAction_ = nullptr;
   QAction* sessionsAction_ = nullptr;
+  QAction* compareAction_ = nullptr;
   QAction* startAction_ = nullptr;
   QAction* pauseAction_ = nullptr;
   QAction* stopAction_ = nullptr;

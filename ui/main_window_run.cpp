@@ -16,22 +16,6 @@
 
 namespace tessel::ui {
 
-namespace {
-
-// "1,3,224,224;1,16": the model's input shapes as --input-shapes takes them.
-QString inputShapesOf(const graph::Graph& g) {
-  QStringList inputs;
-  for (const graph::ValueInfo& in : g.inputs) {
-    QStringList dims;
-    for (int64_t d : in.shape)
-      dims << QString::number(d);
-    inputs << dims.join(',');
-  }
-  return inputs.join(';');
-}
-
-}  // namespace
-
 void MainWindow::createRunActions() {
   QStyle* s = style();
   runAction_ = createAction(s->standardIcon(QStyle::SP_MediaSeekForward), tr("&Run"), "actionRun",
@@ -92,9 +76,9 @@ void MainWindow::startRun() {
   request.target = QString::fromStdString(loader_->target().str());
   request.repeats = runPanel_->repeats();
   request.session = shownSession();
-  // TorchScript does not record its input shapes: give the ones it was opened with.
-  if (request.model.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive))
-    request.inputShapes = inputShapesOf(prepared->graph);
+  // The shapes it was prepared with (a .pt needs them, a .onnx's symbolic dimensions follow them).
+  if (frontend::takesInputShapes(request.model.toStdString()))
+    request.inputShapes = QString::fromStdString(prepared->inputShapes);
   if (persistent_) studioSettings().setValue(kRunRepeatsKey, request.repeats);
   run_->start(request);
 }

@@ -26,13 +26,15 @@ ModelLoader::ModelLoader(const target::Target& target, const StudioViews& views,
                          QObject* parent)
     : QObject(parent), target_(target), views_(views), tuningRunning_(std::move(tuningRunning)) {}
 
-void ModelLoader::open(const QString& model, const QString& fusion) {
+void ModelLoader::open(const QString& model, const QString& fusion, const QString& inputShapes) {
   if (tuningRunning_()) {
     emit errorOccurred(tr("Cannot open %1").arg(model), tr("a tuning is running: stop it first"));
     return;
   }
   model_ = model;
-  views_.log->appendMessage(tr("Model: %1").arg(model));
+  inputShapes_ = inputShapes;
+  views_.log->appendMessage(inputShapes.isEmpty() ? tr("Model: %1").arg(model)
+                                                  : tr("Model: %1, input shapes %2").arg(model, inputShapes));
   // Another model (or fusion): a reopened session no longer applies, unless
   // this is its model being opened for it.
   if (!pendingHistory_ || QString::fromStdString(pendingHistory_->session.subject) != model) pendingHistory_.reset();
@@ -49,10 +51,11 @@ void ModelLoader::open(const QString& model, const QString& fusion) {
   // Loading, folding and fusion take a while on big models: off the UI thread.
   const int generation = ++preparing_;
   using Prepared = std::pair<std::shared_ptr<const frontend::PreparedModel>, QString>;
-  auto future = QtConcurrent::run([path = model.toStdString(), fusion = fusion.toStdString(), target = target_] {
+  auto future = QtConcurrent::run([path = model.toStdString(), shapes = inputShapes.toStdString(),
+                                   fusion = fusion.toStdString(), target = target_] {
     Prepared out;
     try {
-      out.first = std::make_shared<const frontend::PreparedModel>(frontend::prepareModel(path, "", fusion, target));
+      out.first = std::make_shared<const frontend::PreparedModel>(frontend::prepareModel(path, shapes, fusion, target));
     } catch (const std::exception& e) {
       out.second = QString::fromStdString(e.what());
     }
@@ -77,6 +80,7 @@ void ModelLoader::onModelPrepared(std::shared_ptr<const frontend::PreparedModel>
     return;
   }
   prepared_ = model;
+  if (!inputShapes_.isEmpty()) rememberInputShapes(model_, inputShapes_);  // they opened it
   QVector<TaskInfo> infos;
   QStringList names;
   for (const fusion::GraphTask& t : model->tasks) {
@@ -134,17 +138,18 @@ QString ModelLoader::checkDatabase(const QString& database) {
 void ModelLoader::showStoredTuning() {
   if (!prepared_ || !QFileInfo::exists(effectiveDatabase())) return;
   const std::string path = effectiveDatabase().toStdString();
-  const std::string model = prepared_->name, fusion = prepared_->fusion;
+  const std::string model = prepared_->name, fusion = prepared_->fusion, shapes = inputShapes_.toStdString();
   const int generation = preparing_;
-  // The model's last session tuned with the fusion shown, read off the UI thread.
-  auto future = QtConcurrent::run([path, model, fusion, target = target_.str()]() -> HistoryPtr {
+  // The model's last session tuned with the fusion and input shapes shown, read off the UI thread.
+  auto future = QtConcurrent::run([path, model, fusion, shapes, target = target_.str()]() -> HistoryPtr {
     try {
       auto db = store::Database::open(path, store::OpenMode::ReadOnly);
       int64_t last = 0;
       for (const store::SessionRow& s : db->sessions().all()) {
         const nlohmann::json config = nlohmann::json::parse(s.config, nullptr, false);
         if (s.kind == "model" && s.subject == model && s.records > 0 && config.is_object() &&
-            config.value("fusion", "") == fusion && config.value("target", "") == target)
+            config.value("fusion", "") == fusion && config.value("target", "") == target &&
+            config.value("input_shapes", "") == shapes)
           last = s.id;
       }
       if (!last) return nullptr;
@@ -203,13 +208,14 @@ void ModelLoader::onSessionRead(qint64 session, HistoryPtr history, const QStrin
   // The session's model, fused as it was tuned, then its history.
   const QString model = QString::fromStdString(row.subject);
   const QString fusion = QString::fromStdString(history->fusion.empty() ? "dp" : history->fusion);
-  if (prepared_ && model_ == model && QString::fromStdString(prepared_->fusion) == fusion) {
+  const QString shapes = QString::fromStdString(history->inputShapes);
+  if (prepared_ && model_ == model && QString::fromStdString(prepared_->fusion) == fusion && inputShapes_ == shapes) {
     applyHistory(*history);
     return;
   }
   pendingHistory_ = history;
   emit fusionChosen(fusion);
-  open(model, fusion);
+  open(model, fusion, shapes);
 }
 
 // A session of one operator (tessel tune-op): its task alone, no graph.
@@ -296,6 +302,18 @@ void ModelLoader::endTuning(bool ok, int trials) {
 
 QStringList ModelLoader::recentModels() const {
   return studioSettings().value(kRecentModelsKey).toStringList();
+}
+
+QString ModelLoader::rememberedInputShapes(const QString& model) const {
+  return studioSettings().value(kInputShapesKey).toMap().value(QFileInfo(model).absoluteFilePath()).toString();
+}
+
+void ModelLoader::rememberInputShapes(const QString& model, const QString& shapes) {
+  if (!persistent_) return;
+  QSettings settings = studioSettings();
+  QVariantMap known = settings.value(kInputShapesKey).toMap();
+  known.insert(QFileInfo(model).absoluteFilePath(), shapes);
+  settings.setValue(kInputShapesKey, known);
 }
 
 void ModelLoader::rememberModel(const QString& model) {

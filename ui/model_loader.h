@@ -38,6 +38,8 @@ class ModelLoader : public QObject {
  public:
   // QSettings key of the models opened before, newest first (at most 8).
   static constexpr const char* kRecentModelsKey = "recentModels";
+  // QSettings key of the input shapes files opened well with (path -> shapes).
+  static constexpr const char* kInputShapesKey = "modelInputShapes";
 
   // `tuningRunning` says whether a tuning runs: while one does, the model
   // and its session stay as they are (open and reopen are refused, a stored
@@ -46,11 +48,19 @@ class ModelLoader : public QObject {
               QObject* parent = nullptr);
 
   // Opens `model` (zoo name or file) fused with `fusion` ("dp", "rule",
-  // "none"): prepared on a worker thread, then shown; modelReady or
-  // modelFailed (with errorOccurred) follows, then the database's last
-  // session of it, if any. Refused (errorOccurred) while a tuning runs.
-  void open(const QString& model, const QString& fusion);
+  // "none"), its inputs shaped by `inputShapes` (as --input-shapes: a .pt
+  // needs them, a .onnx's symbolic dimensions follow them; "": none):
+  // prepared on a worker thread, then shown; modelReady or modelFailed
+  // (with errorOccurred) follows, then the database's last session of it
+  // tuned with those shapes, if any. Refused (errorOccurred) while a tuning
+  // runs.
+  void open(const QString& model, const QString& fusion, const QString& inputShapes);
   QString modelPath() const { return model_; }
+  // The input shapes the model was opened with ("": none given).
+  QString inputShapes() const { return inputShapes_; }
+  // The shapes a file opened well with last time (QSettings, by absolute
+  // path; "" if none).
+  QString rememberedInputShapes(const QString& model) const;
   // The target models are prepared for (their image layouts follow it) and
   // stored sessions are matched with. Another one applies from the next
   // open(): the window opens the model again, as after another fusion.
@@ -130,11 +140,13 @@ class ModelLoader : public QObject {
   void failReopen(qint64 session, const QString& message);
   void applyHistory(const store::SessionHistory& history);
   void rememberModel(const QString& model);
+  void rememberInputShapes(const QString& model, const QString& shapes);
 
   target::Target target_;
   const StudioViews views_;
   const std::function<bool()> tuningRunning_;
   QString model_;
+  QString inputShapes_;
   QString database_;
   std::shared_ptr<const frontend::PreparedModel> prepared_;
   std::vector<task::SearchTask> tasks_;

@@ -89,6 +89,14 @@ SessionsDialog::SessionsDialog(const QString& database, QWidget* parent) : QDial
   reopen_->setObjectName(QStringLiteral("reopenButton"));
   reopen_->setEnabled(false);
   reopen_->setToolTip(tr("Show the session's tasks, curves and best programs in the main window"));
+  compare_ = buttons->addButton(tr("&Compare..."), QDialogButtonBox::ActionRole);
+  compare_->setObjectName(QStringLiteral("compareButton"));
+  compare_->setEnabled(false);
+  compare_->setToolTip(tr("Two selected sessions side by side: curves against trials and wall time, task by task"));
+  connect(compare_, &QPushButton::clicked, this, [this] {
+    const QList<qint64> ids = selectedSessions();
+    if (ids.size() == 2) emit compareRequested(ids[0], ids[1]);
+  });
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
   connect(reopen_, &QPushButton::clicked, this, &SessionsDialog::reopenSelected);
   connect(table_, &QTableView::doubleClicked, this, &SessionsDialog::reopenSelected);
@@ -104,6 +112,7 @@ SessionsDialog::SessionsDialog(const QString& database, QWidget* parent) : QDial
 
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
     reopen_->setEnabled(selectedSessions().size() == 1);
+    compare_->setEnabled(selectedSessions().size() == 2);
     compareSelected();
   });
 }

@@ -3,8 +3,9 @@
 // it, a plot that compares the selected sessions by their objective curves
 // (the estimated end-to-end latency of a model session, the best latency of
 // a task session, against trials). Reopen (or a double click) hands a
-// session to the main window. The sessions and their curves are read on a
-// worker thread with a database connection of its own.
+// session to the main window; Compare... hands it two (ui/compare_dialog.h).
+// The sessions and their curves are read on a worker thread with a database
+// connection of its own.
 #pragma once
 
 #include <QDialog>
@@ -49,9 +50,12 @@ class SessionsDialog : public QDialog {
   QStandardItemModel* sessionsModel() const { return model_; }
   QCustomPlot* comparePlot() const { return plot_; }
   QPushButton* reopenButton() const { return reopen_; }
+  QPushButton* compareButton() const { return compare_; }
 
  signals:
   void reopenRequested(qint64 session);
+  // Compare... with two sessions selected (in the table's order).
+  void compareRequested(qint64 a, qint64 b);
   void loaded();
   void loadFailed(const QString& message);
   void comparisonReady();  // the plot shows the current selection
@@ -68,6 +72,7 @@ class SessionsDialog : public QDialog {
   QCustomPlot* plot_;
   QLabel* note_;
   QPushButton* reopen_;
+  QPushButton* compare_;
   quint64 generation_ = 0;  // bumps on every comparison; stale results are dropped
 };
 

@@ -98,6 +98,7 @@ bool TuningController::start(const TuningChoices& choices, QString* refused) {
 bool TuningController::makeRequest(const TuningChoices& choices, TuningRequest& request, QString* refused) const {
   tuning::TuningConfig& c = request.config;
   c.model = loader_->modelPath().toStdString();
+  c.inputShapes = loader_->inputShapes().toStdString();
   c.trials = trialBudget_;
   c.fusion = choices.fusion.toStdString();
   c.costModel = choices.costModel.toStdString();

@@ -17,9 +17,11 @@
 #include <optional>
 
 #include "cost/learned/learned_models.h"
+#include "frontend/model_loader.h"
 #include "support/version.h"
 #include "ui/app_icon.h"
 #include "ui/graph_view.h"
+#include "ui/input_shapes_dialog.h"
 #include "ui/main_window.h"
 #include "ui/run_controller.h"
 #include "ui/tuning_session.h"
@@ -71,6 +73,7 @@ QString writeScreenshot(QWidget& window, const QString& path) {
 // The options of the command line, in the order --help lists them.
 struct Options {
   QCommandLineOption db;
+  QCommandLineOption inputShapes;
   QCommandLineOption screenshot;
   QCommandLineOption tune;
   QCommandLineOption session;
@@ -80,8 +83,9 @@ struct Options {
 
 // What the command line asks for, checked.
 struct Arguments {
-  QString model;  // empty: none
-  QString db;     // empty: the default database (--db cannot be empty)
+  QString model;        // empty: none
+  QString inputShapes;  // --input-shapes ("": not given)
+  QString db;           // empty: the default database (--db cannot be empty)
   bool screenshot = false;
   QString screenshotPath;
   qint64 session = 0;  // --reopen; 0: none
@@ -113,6 +117,11 @@ Options addOptions(QCommandLineParser& parser) {
   Options options{
       QCommandLineOption(QStringLiteral("db"), QStringLiteral("Tuning database (SQLite) to open."),
                          QStringLiteral("FILE")),
+      QCommandLineOption(QStringLiteral("input-shapes"),
+                         QStringLiteral("The shapes of MODEL's inputs, as tessel tune --input-shapes takes them "
+                                        "(1,3,224,224;1,16): needed for a TorchScript .pt (asked for otherwise), "
+                                        "they size an ONNX file's symbolic dimensions."),
+                         QStringLiteral("SHAPES")),
       QCommandLineOption(QStringLiteral("screenshot"),
                          QStringLiteral("Render the main window to FILE.png and exit (no display needed)."),
                          QStringLiteral("FILE.png")),
@@ -141,6 +150,7 @@ Options addOptions(QCommandLineParser& parser) {
   };
   parser.addOption(options.db);
   parser.addOption(options.grabAfter);
+  parser.addOption(options.inputShapes);
   parser.addOption(options.session);
   parser.addOption(options.screenshot);
   parser.addOption(options.tune);
@@ -201,6 +211,18 @@ std::optional<Arguments> readArguments(const QCommandLineParser& parser, const O
   args.screenshotPath = parser.value(options.screenshot);
   if (args.screenshot && args.screenshotPath.isEmpty()) {
     printError(QStringLiteral("--screenshot needs a file name"));
+    return std::nullopt;
+  }
+
+  if (parser.isSet(options.inputShapes)) {
+    args.inputShapes = parser.value(options.inputShapes);
+    if (!tessel::frontend::takesInputShapes(args.model.toStdString()) ||
+        !tessel::ui::InputShapesDialog::wellFormed(args.inputShapes)) {
+      printError(QStringLiteral("--input-shapes needs a .onnx or .pt MODEL and shapes such as 1,3,224,224;1,16"));
+      return std::nullopt;
+    }
+  } else if (args.screenshot && tessel::frontend::needsInputShapes(args.model.toStdString())) {
+    printError(QStringLiteral("--screenshot of a TorchScript MODEL needs --input-shapes (nobody is there to ask)"));
     return std::nullopt;
   }
 
@@ -316,7 +338,10 @@ void grabOnceReady(tessel::ui::MainWindow& window, const Arguments& args) {
 }
 
 void openModelOrSession(tessel::ui::MainWindow& window, const Arguments& args) {
-  if (!args.model.isEmpty()) window.setModelPath(args.model);
+  if (!args.inputShapes.isEmpty())
+    window.setModelPath(args.model, args.inputShapes);
+  else if (!args.model.isEmpty())
+    window.setModelPath(args.model);
   if (args.session > 0) window.reopenSession(args.session);
 }
 

@@ -105,6 +105,30 @@ graph::Graph loadModel(const std::string& model, const std::string& inputShapes)
   throw graph::GraphError("unknown model '" + model + "': give a zoo name (" + known + "), a .onnx or a .pt file");
 }
 
+bool takesInputShapes(const std::string& model) {
+  if (graph::isZooModel(model)) return false;
+  const std::string ext = std::filesystem::path(model).extension().string();
+  return ext == ".onnx" || needsInputShapes(model);
+}
+
+bool needsInputShapes(const std::string& model) {
+  if (graph::isZooModel(model)) return false;
+  const std::string ext = std::filesystem::path(model).extension().string();
+  return ext == ".pt" || ext == ".pth";
+}
+
+std::string inputShapesText(const graph::Graph& g) {
+  std::string out;
+  for (const graph::ValueInfo& in : g.inputs) {
+    if (!out.empty()) out += ';';
+    for (size_t i = 0; i < in.shape.size(); ++i) {
+      if (i) out += ',';
+      out += std::to_string(in.shape[i]);
+    }
+  }
+  return out;
+}
+
 PreparedModel prepareModel(const std::string& model, const std::string& inputShapes, const std::string& fusion,
                            const target::Target& target) {
   return prepareModel(loadModel(model, inputShapes), model, fusion, target);
@@ -117,6 +141,7 @@ PreparedModel prepareModel(graph::Graph loaded, const std::string& name, const s
   m.fusion = fusion;
   m.graph = std::move(loaded);
   m.params = m.graph.parameterCount();
+  m.inputShapes = inputShapesText(m.graph);
   m.flops = m.graph.flops();
   m.nodes = m.graph.nodes.size();
   bindIntegerInputs(m.graph, integerInputs);

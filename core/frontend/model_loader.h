@@ -18,6 +18,14 @@ namespace tessel::frontend {
 // model's forward() arguments, which TorchScript does not record.
 graph::Graph loadModel(const std::string& model, const std::string& inputShapes = "");
 
+// Whether MODEL is a file whose input shapes --input-shapes may give (a .onnx
+// sizing its symbolic dimensions, a .pt), and whether it must (a .pt: its
+// forward() arguments carry no shapes).
+bool takesInputShapes(const std::string& model);
+bool needsInputShapes(const std::string& model);
+// "1,3,224,224;1,16": a graph's input shapes as --input-shapes takes them.
+std::string inputShapesText(const graph::Graph& g);
+
 // Integer graph inputs (BERT's token ids) become constants: kernels index
 // tables with them, and a tuned task is specialised to its shapes, not to its
 // token values. `values` gives an input's values (a user's, by input name);
@@ -28,8 +36,9 @@ void bindIntegerInputs(graph::Graph& g, const IntegerInputs& values = {});
 
 struct PreparedModel {
   std::string name;
-  graph::Graph graph;  // integer inputs bound, constants and batch norms folded
-  int64_t params = 0;  // of the model as loaded
+  graph::Graph graph;       // integer inputs bound, constants and batch norms folded
+  int64_t params = 0;       // of the model as loaded
+  std::string inputShapes;  // of the model as loaded, integer inputs too ("1,3,224,224;1,16")
   double flops = 0;
   size_t nodes = 0;
   std::string fusion;

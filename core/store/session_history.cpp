@@ -52,6 +52,7 @@ SessionHistory loadSessionHistory(const Database& db, int64_t sessionId) {
   const nlohmann::json config = nlohmann::json::parse(s->config, nullptr, false);
   if (config.is_object()) {
     h.fusion = config.value("fusion", "");
+    h.inputShapes = config.value("input_shapes", "");
     h.target = config.value("target", h.target);
     h.modelTasks = config.value("tasks", size_t(0));
   }

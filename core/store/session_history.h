@@ -47,7 +47,8 @@ struct SessionProgram {
 
 struct SessionHistory {
   SessionRow session;
-  std::string fusion;  // of a model session's configuration ("" if not recorded)
+  std::string fusion;       // of a model session's configuration ("" if not recorded)
+  std::string inputShapes;  // the model's, as --input-shapes gave them ("": none)
   std::string target = "cpu";
   size_t modelTasks = 0;           // tasks of the model as tuned (config "tasks"; 0 if not recorded)
   std::vector<SessionTask> tasks;  // in order of their first record

@@ -1,12 +1,14 @@
 // A session's history rebuilt from a real database: rounds, the end-to-end
 // estimate, the programs of the scatter, each task's best, the objective
-// curve that sessions are compared by, and stored timestamps.
+// curve that sessions are compared by, two sessions compared task by task,
+// and stored timestamps.
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
 
 #include "store/database.h"
 #include "store/record_store.h"
+#include "store/session_comparison.h"
 #include "store/session_history.h"
 #include "store/session_store.h"
 #include "tessel_test.h"
@@ -172,6 +174,48 @@ class TestSessionHistory : public QObject {
     } catch (const store::StoreError& e) {
       QVERIFY2(std::string(e.what()).find("no session 999") != std::string::npos, e.what());
     }
+  }
+
+  // Two sessions of one model, task by task: the task where B costs the
+  // model most comes first, a task one session never measured last.
+  void sessionsCompareTaskByTask() {
+    QTemporaryDir dir;
+    auto db = Database::open(dir.filePath("h.db").toStdString(), store::OpenMode::ReadWrite);
+    const int64_t a = db->ensureTask(taskNamed("a")), b = db->ensureTask(taskNamed("b"));
+    const int64_t c = db->ensureTask(taskNamed("c"));
+    const int64_t model = db->ensureModel("m", "m");
+    db->setModelTask(model, a, 4);
+    db->setModelTask(model, b, 1);
+    db->setModelTask(model, c, 1);
+    const int64_t first = db->sessions().start("model", 0, model, "{}", 3);
+    db->records().add({record(a, first, 2e-3, 1)});
+    db->records().add({record(b, first, 4e-3, 1)});
+    db->records().add({record(c, first, 1e-3, 1)});
+    const int64_t second = db->sessions().start("model", 0, model, "{}", 3);
+    db->records().add({record(a, second, 1e-3, 1), record(a, second, 3e-3, 1)});
+    db->records().add({record(b, second, 6e-3, 1)});
+
+    const store::SessionComparison cmp =
+        store::compareSessions(store::loadSessionHistory(*db, first), store::loadSessionHistory(*db, second));
+    QCOMPARE(cmp.tasks.size(), size_t(3));
+    // a: 4 x (1 - 2) ms = -4 ms; b: 1 x (6 - 4) ms = +2 ms; c: only in the first.
+    QCOMPARE(cmp.tasks[0].task.key, std::string("a"));
+    QVERIFY(same(cmp.tasks[0].weightedDifference(), -4e-3));
+    QVERIFY(same(cmp.tasks[0].ratio(), 0.5));
+    QCOMPARE(cmp.tasks[0].trialsA, 1);
+    QCOMPARE(cmp.tasks[0].trialsB, 2);
+    QCOMPARE(cmp.tasks[1].task.key, std::string("b"));
+    QVERIFY(same(cmp.tasks[1].ratio(), 1.5));
+    QCOMPARE(cmp.tasks[2].task.key, std::string("c"));
+    QVERIFY(std::isnan(cmp.tasks[2].secondsB) && std::isnan(cmp.tasks[2].ratio()));
+    QCOMPARE(cmp.tasks[2].trialsB, 0);
+    // The heat: each task's share of what the differences cost.
+    QVERIFY(same(cmp.differenceShare("a"), 4.0 / 6));
+    QVERIFY(same(cmp.differenceShare("b"), 2.0 / 6));
+    QVERIFY(std::isnan(cmp.differenceShare("c")));
+    // The objectives: each estimate over the tasks it measured (no task count recorded).
+    QVERIFY(same(cmp.objectiveA, 4 * 2e-3 + 4e-3 + 1e-3));
+    QVERIFY(same(cmp.objectiveB, 4 * 1e-3 + 6e-3));
   }
 
   void storedTimestampsAreRead() {

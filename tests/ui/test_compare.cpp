@@ -1,0 +1,169 @@
+// Two sessions compared in the studio: a real tuning of tiny_cnn by the
+// studio (A), and B, the same records stored again as another session with
+// one task twice as slow (written with the store into the same SQLite file).
+// The comparison names that task first, marks it, and colours its
+// partitions in the graph; the same session read from a copy of the file
+// compares equal; the sessions dialog's Compare... opens it.
+#include <qcustomplot.h>
+
+#include <QAction>
+#include <QComboBox>
+#include <QFile>
+#include <QLabel>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+
+#include "store/database.h"
+#include "store/record_store.h"
+#include "store/session_history.h"
+#include "store/session_store.h"
+#include "tessel_test.h"
+#include "ui/compare_dialog.h"
+#include "ui/graph_view.h"
+#include "ui/main_window.h"
+#include "ui/sessions_dialog.h"
+
+using tessel::ui::CompareDialog;
+using tessel::ui::GraphView;
+using tessel::ui::MainWindow;
+
+class TestCompare : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir tmp_;
+  QString db_;
+  qint64 a_ = 0, b_ = 0;
+  std::string slowerKey_;  // the task B measured twice as slow
+
+  // A window with tiny_cnn open on the test database, its stored session shown.
+  bool openTinyCnn(MainWindow& window) {
+    window.setPersistent(false);
+    if (!window.setDatabasePath(db_)) return false;
+    QSignalSpy shown(&window, &MainWindow::sessionReopened);
+    window.setModelPath("tiny_cnn");
+    return shown.wait(60000);
+  }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(tmp_.isValid());
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, tmp_.filePath("settings"));
+    QSettings settings(MainWindow::kSettingsOrganization, MainWindow::kSettingsApplication);
+    settings.setValue(MainWindow::kRunAfterTuningKey, false);
+    settings.setValue("tuning/batch", 8);  // a round for each of the five tasks
+    qputenv("TESSEL_DB", tmp_.filePath("default.db").toUtf8());
+    db_ = tmp_.filePath("compare.db");
+    {
+      MainWindow window;
+      window.setPersistent(false);
+      QSignalSpy ready(&window, &MainWindow::modelReady);
+      window.setModelPath("tiny_cnn");
+      QVERIFY(ready.wait(60000));
+      QVERIFY(window.setDatabasePath(db_));
+      window.setTrialBudget(40);
+      QSignalSpy done(&window, &MainWindow::tuningFinished);
+      window.startTuning();
+      QVERIFY(done.wait(300000));
+      QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
+      a_ = window.resumableSession();
+      QVERIFY(a_ > 0);
+    }
+    // B: A's records again, one task's times doubled.
+    auto db = tessel::store::Database::open(db_.toStdString(), tessel::store::OpenMode::ReadWrite);
+    const tessel::store::SessionHistory a = tessel::store::loadSessionHistory(*db, a_);
+    QCOMPARE(a.tasks.size(), size_t(5));
+    const int64_t slower = a.tasks[0].task.id;
+    slowerKey_ = a.tasks[0].task.key;
+    b_ = db->sessions().start("model", 0, a.session.modelId, a.session.config, a.session.trialsTarget);
+    std::vector<tessel::store::RecordRow> records = db->records().ofSession(a_);
+    for (tessel::store::RecordRow& r : records) {
+      r.sessionId = b_;
+      if (r.taskId == slower)
+        for (double& c : r.costs)
+          c *= 2;
+    }
+    db->records().add(records);
+    QVERIFY(QFile::copy(db_, tmp_.filePath("copy.db")));
+  }
+
+  void comparesTaskByTaskAndColoursTheGraph() {
+    MainWindow window;
+    QVERIFY(openTinyCnn(window));
+    CompareDialog* dialog = window.showCompare(a_, b_);
+    QSignalSpy compared(dialog, &CompareDialog::compared);
+    QVERIFY(compared.wait(60000));
+    QCOMPARE(dialog->session(CompareDialog::A), a_);
+    QCOMPARE(dialog->session(CompareDialog::B), b_);
+    const tessel::store::SessionComparison& c = dialog->comparison();
+    QCOMPARE(c.tasks.size(), size_t(5));
+    QCOMPARE(c.tasks[0].task.key, slowerKey_);  // the one task that differs comes first
+    QVERIFY(std::abs(c.tasks[0].ratio() - 2) < 1e-9);
+    for (size_t i = 1; i < c.tasks.size(); ++i)
+      QVERIFY(std::abs(c.tasks[i].ratio() - 1) < 1e-9);
+    QVERIFY(std::abs(c.objectiveB - c.objectiveA - c.tasks[0].weightedDifference()) < 1e-12);
+    QCOMPARE(dialog->table()->rowCount(), 5);
+    QCOMPARE(dialog->table()->item(0, CompareDialog::Ratio)->text(), QString("2.000"));
+    QCOMPARE(dialog->markedRows(), 1);
+    QVERIFY2(dialog->summary()->text().contains(QString("(%1x A)").arg(c.objectiveB / c.objectiveA, 0, 'f', 3)),
+             qPrintable(dialog->summary()->text()));
+
+    // The graph: heat by the difference, all of it on the slower task.
+    GraphView* graph = window.graphView();
+    QCOMPARE(graph->heatMode(), GraphView::HeatMode::Comparison);
+    const auto& tasks = window.preparedModel()->tasks;
+    for (int t = 0; t < int(tasks.size()); ++t)
+      QCOMPARE(graph->comparisonShare(t), tasks[size_t(t)].key == slowerKey_ ? 1.0 : 0.0);
+
+    // Curves: one per session, against trials, then wall time.
+    QCOMPARE(dialog->plot()->graphCount(), 2);
+    QVERIFY(dialog->plot()->graph(0)->dataCount() > 0 && dialog->plot()->graph(1)->dataCount() > 0);
+    QCOMPARE(dialog->plot()->xAxis->label(), QString("trials"));
+    dialog->setAxis(CompareDialog::WallTime);
+    QCOMPARE(dialog->plot()->xAxis->label(), QString("wall time (s)"));
+    QVERIFY(dialog->plot()->graph(0)->dataCount() > 0);
+
+    // B from another database: session A read from a copy of the file compares equal.
+    dialog->setDatabase(CompareDialog::B, tmp_.filePath("copy.db"), a_);
+    QVERIFY(compared.wait(60000));
+    QCOMPARE(dialog->session(CompareDialog::B), a_);
+    for (const tessel::store::TaskComparison& t : dialog->comparison().tasks)
+      QCOMPARE(t.ratio(), 1.0);
+    QCOMPARE(dialog->markedRows(), 0);
+    QVERIFY(dialog->summary()->text().contains("(1.000x A)"));
+
+    // A database that cannot be read: the dialog says so.
+    QSignalSpy failed(dialog, &CompareDialog::failed);
+    dialog->setDatabase(CompareDialog::B, tmp_.filePath("missing/none.db"));
+    QVERIFY(failed.wait(30000));
+    QVERIFY2(dialog->summary()->text().contains("none.db"), qPrintable(dialog->summary()->text()));
+  }
+
+  // The sessions dialog: two selected, Compare... opens the comparison of them.
+  void sessionsDialogComparesTwoSelected() {
+    MainWindow window;
+    QVERIFY(openTinyCnn(window));
+    tessel::ui::SessionsDialog* sessions = window.showSessions();
+    QSignalSpy loaded(sessions, &tessel::ui::SessionsDialog::loaded);
+    QVERIFY(loaded.wait(60000));
+    QVERIFY(!sessions->compareButton()->isEnabled());
+    sessions->selectSessions({a_, b_});
+    QVERIFY(sessions->compareButton()->isEnabled());
+    sessions->compareButton()->click();
+    CompareDialog* dialog = window.findChild<CompareDialog*>("compareDialog");
+    QVERIFY(dialog);
+    QSignalSpy compared(dialog, &CompareDialog::compared);
+    QVERIFY(compared.wait(60000));
+    QCOMPARE(QSet<qint64>({dialog->session(CompareDialog::A), dialog->session(CompareDialog::B)}),
+             QSet<qint64>({a_, b_}));
+    QCOMPARE(dialog->comparison().tasks.size(), size_t(5));
+  }
+};
+
+QTEST_MAIN(TestCompare)
+#include "test_compare.moc"
