@@ -192,7 +192,8 @@ void ExportDialog::listTargets(const std::vector<std::pair<QString, int>>& targe
   targetBox_->blockSignals(true);
   targetBox_->clear();
   for (const auto& [target, tasks] : targets)
-    targetBox_->addItem(tr("%1 (%n task(s))", nullptr, tasks).arg(target), target);
+    targetBox_->addItem(tasks == 1 ? tr("%1 (1 task)").arg(target) : tr("%1 (%2 tasks)").arg(target).arg(tasks),
+                        target);
   // Several: records may be of every one (a library holds one target's kernels).
   if (targets.size() > 1) targetBox_->addItem(tr("Every target (records only)"), QString());
   if (targetBox_->findData(chosen) < 0) targetBox_->addItem(tr("%1 (no task yet)").arg(chosen), chosen);

@@ -8,12 +8,16 @@
 #include <QLabel>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QTabBar>
+#include <QTabWidget>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <utility>
 
+#include "ui/model_quality_plot.h"
 #include "ui/rank_correlation.h"
 
 namespace tessel::ui {
@@ -106,7 +110,12 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   estimateGraph_->setPen(QPen(QColor(31, 119, 180), 1.5));
 
   // Ranks within each task, as fractions: 0 its worst program, 1 its best.
-  scatterPlot_ = makePlot(splitter_, tr("predicted rank in task"), tr("measured rank in task"));
+  // The cost model's column: its scatter, and its rho round by round, as
+  // two tabs (stacked, they would make the dock twice as tall).
+  costTabs_ = new QTabWidget(splitter_);
+  costTabs_->setObjectName(QStringLiteral("costModelTabs"));
+  costTabs_->setDocumentMode(true);
+  scatterPlot_ = makePlot(costTabs_, tr("predicted rank in task"), tr("measured rank in task"));
   scatterTitle_ = addTitle(scatterPlot_, QString());
   diagonalGraph_ = scatterPlot_->addGraph();
   diagonalGraph_->setName(tr("y = x (perfect)"));
@@ -120,14 +129,28 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   // and look no better at this size.
   scatterGraph_->setAntialiased(false);
   scatterGraph_->setAntialiasedScatters(false);
+  untrainedGraph_ = scatterPlot_->addGraph();
+  untrainedGraph_->setName(tr("untrained model's scores"));
+  untrainedGraph_->setLineStyle(QCPGraph::lsNone);
+  untrainedGraph_->setPen(QPen(QColor(150, 150, 150, 150)));
+  untrainedGraph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
+  untrainedGraph_->setAntialiased(false);
+  untrainedGraph_->setAntialiasedScatters(false);
   for (QCPAxis* axis : {scatterPlot_->xAxis, scatterPlot_->yAxis})
     axis->setRange(0, 1.05);
   scatterPlot_->legend->setVisible(true);
   scatterPlot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
   scatterPlot_->setToolTip(
       tr("Each program's rank within its task, as a fraction (0 the task's worst, 1 its best): "
-         "by the cost model's score (x) and by its measured time (y)"));
+         "by the cost model's score (x) and by its measured time (y). Grey: scored by a model that had "
+         "learned nothing yet, ranked among themselves and left out of ρ"));
 
+  roundsPlot_ = new ModelQualityPlot(costTabs_);
+  // The tab bar's height comes off the plots': the dock keeps its minimum height.
+  scatterPlot_->setMinimumHeight(90);
+  roundsPlot_->setMinimumHeight(90);
+  costTabs_->addTab(scatterPlot_, tr("Predicted vs measured"));
+  costTabs_->addTab(roundsPlot_, tr("ρ per round"));
   splitter_->setSizes({1000, 1000, 1000});
 
   timer_.setSingleShot(true);
@@ -158,9 +181,9 @@ void PlotsPanel::clear() {
   taskData_.assign(static_cast<size_t>(taskNames_.size()), TaskData{});
   estimateTime_.clear();
   estimateMs_.clear();
-  programTask_.clear();
-  programPredicted_.clear();
-  programSeconds_.clear();
+  programs_.clear();
+  nextRound_ = 0;
+  flags_.assign(static_cast<size_t>(taskNames_.size()), QString());
   invalidateAll();
 }
 
@@ -195,18 +218,19 @@ void PlotsPanel::addRound(int task, int taskTrials, double bestSeconds, double e
   markDirty(best, estimate, false);
 }
 
-void PlotsPanel::addProgram(int task, double predicted, double measured) {
+void PlotsPanel::addProgram(int task, int round, double predicted, double measured, bool untrained) {
   if (!std::isfinite(predicted) || !std::isfinite(measured) || measured <= 0) return;
-  programTask_.push_back(task);
-  programPredicted_.push_back(predicted);
-  programSeconds_.push_back(measured);
+  programs_.push_back({task, round, predicted, measured, untrained});
 }
 
-void PlotsPanel::addPrograms(int task, const QVector<double>& predicted, const QVector<double>& measuredSeconds) {
+void PlotsPanel::addPrograms(int task, const QVector<double>& predicted, const QVector<double>& measuredSeconds,
+                             bool untrained) {
   if (!validTask(task)) return;
+  const int round = nextRound_++;
   const qsizetype n = std::min(predicted.size(), measuredSeconds.size());
   for (qsizetype i = 0; i < n; ++i)
-    addProgram(task, predicted[i], measuredSeconds[i]);
+    addProgram(task, round, predicted[i], measuredSeconds[i], untrained);
+  if (n > 0) checkModel(task);
   if (n > 0 && shown(task)) {
     scatterStale_ = true;
     markDirty(false, false, true);
@@ -214,19 +238,52 @@ void PlotsPanel::addPrograms(int task, const QVector<double>& predicted, const Q
 }
 
 void PlotsPanel::addProgramsBulk(const QVector<int>& task, const QVector<double>& predicted,
-                                 const QVector<double>& measuredSeconds) {
+                                 const QVector<double>& measuredSeconds, const QVector<int>& round,
+                                 const QVector<bool>& untrained) {
   const qsizetype n = std::min({task.size(), predicted.size(), measuredSeconds.size()});
-  const size_t total = programTask_.size() + static_cast<size_t>(n);
-  programTask_.reserve(total);
-  programPredicted_.reserve(total);
-  programSeconds_.reserve(total);
-  for (qsizetype i = 0; i < n; ++i)
-    if (validTask(task[i])) addProgram(task[i], predicted[i], measuredSeconds[i]);
+  programs_.reserve(programs_.size() + static_cast<size_t>(n));
+  const int first = nextRound_;
+  for (qsizetype i = 0; i < n; ++i) {
+    // Without rounds, each record is a round of its own (never pooled wrongly).
+    const int r = first + (i < round.size() ? round[i] : int(i));
+    nextRound_ = std::max(nextRound_, r + 1);
+    if (validTask(task[i]))
+      addProgram(task[i], r, predicted[i], measuredSeconds[i], i < untrained.size() && untrained[i]);
+  }
+  for (int t = 0; t < taskNames_.size(); ++t)
+    checkModel(t);
   // A task's best may have changed anywhere: rebuild the whole scatter.
   if (n > 0) {
     scatterStale_ = true;
     markDirty(false, false, true);
   }
+}
+
+void PlotsPanel::checkModel(int task) {
+  if (!validTask(task)) return;
+  RoundRho pooled;
+  QString& flag = flags_[static_cast<size_t>(task)];
+  if (!worseThanChance(programs_, task, &pooled)) {
+    flag.clear();
+    return;
+  }
+  if (!flag.isEmpty()) return;  // said already
+  flag = tr("%1: the trained model ranks its programs worse than chance over its last %2 rounds (pooled ρ = %3 "
+            "[%4, %5], n = %6)")
+             .arg(taskNames_[task])
+             .arg(kFlagRounds)
+             .arg(pooled.rho, 0, 'f', 2)
+             .arg(pooled.interval.low, 0, 'f', 2)
+             .arg(pooled.interval.high, 0, 'f', 2)
+             .arg(pooled.n);
+  emit modelFlagged(task, flag);
+}
+
+QList<int> PlotsPanel::flaggedTasks() const {
+  QList<int> out;
+  for (size_t t = 0; t < flags_.size(); ++t)
+    if (!flags_[t].isEmpty()) out << int(t);
+  return out;
 }
 
 void PlotsPanel::selectTask(int task) {
@@ -284,6 +341,8 @@ void PlotsPanel::runUpdateCycle(bool queued) {
   if (scatterDirty_) {
     rebuildScatterPlot();
     scatterPlot_->replot(priority);
+    rebuildRoundsPlot();
+    roundsPlot_->replot(priority);
   }
   bestDirty_ = estimateDirty_ = scatterDirty_ = false;
   ++replotCount_;
@@ -349,47 +408,96 @@ void PlotsPanel::rebuildEstimatePlot() {
 void PlotsPanel::refreshScatterCache() const {
   if (!scatterStale_) return;
   scatterStale_ = false;
-  // Each shown task's programs, ranked within the task.
-  std::vector<std::vector<size_t>> byTask(taskData_.size());
-  for (size_t i = 0; i < programTask_.size(); ++i)
-    if (shown(programTask_[i])) byTask[static_cast<size_t>(programTask_[i])].push_back(i);
-  std::vector<std::pair<double, double>> points;
-  points.reserve(programTask_.size());
-  for (const std::vector<size_t>& programs : byTask) {
-    if (programs.empty()) continue;
+  // Each shown task's programs, ranked within the task: a trained model's
+  // among themselves, an untrained model's among themselves.
+  std::vector<std::vector<size_t>> byTask(2 * taskData_.size());
+  for (size_t i = 0; i < programs_.size(); ++i)
+    if (shown(programs_[i].task)) byTask[2 * size_t(programs_[i].task) + programs_[i].untrained].push_back(i);
+  std::vector<std::pair<double, double>> points[2];
+  for (size_t group = 0; group < byTask.size(); ++group) {
+    const std::vector<size_t>& members = byTask[group];
+    if (members.empty()) continue;
     std::vector<double> predicted, throughput;
-    for (size_t i : programs) {
-      predicted.push_back(programPredicted_[i]);
-      throughput.push_back(1 / programSeconds_[i]);
+    for (size_t i : members) {
+      predicted.push_back(programs_[i].predicted);
+      throughput.push_back(1 / programs_[i].seconds);
     }
     const std::vector<double> x = averageRanks(predicted), y = averageRanks(throughput);
     // 1-based ranks to [0, 1]; a lone program is its task's best.
-    const double span = double(programs.size() - 1);
-    for (size_t k = 0; k < programs.size(); ++k)
-      points.emplace_back(span > 0 ? (x[k] - 1) / span : 1.0, span > 0 ? (y[k] - 1) / span : 1.0);
+    const double span = double(members.size() - 1);
+    for (size_t k = 0; k < members.size(); ++k)
+      points[group % 2].emplace_back(span > 0 ? (x[k] - 1) / span : 1.0, span > 0 ? (y[k] - 1) / span : 1.0);
   }
   // QCPGraph draws (and samples adaptively) sorted keys only.
-  std::sort(points.begin(), points.end());
-  scatterX_.resize(points.size());
-  scatterY_.resize(points.size());
-  for (size_t i = 0; i < points.size(); ++i) {
-    scatterX_[i] = points[i].first;
-    scatterY_[i] = points[i].second;
-  }
-  rho_ = points.size() < 2 ? kNaN : spearmanRankCorrelation(scatterX_, scatterY_);
+  auto keep = [](std::vector<std::pair<double, double>>& p, std::vector<double>& xs, std::vector<double>& ys) {
+    std::sort(p.begin(), p.end());
+    xs.resize(p.size());
+    ys.resize(p.size());
+    for (size_t i = 0; i < p.size(); ++i) {
+      xs[i] = p[i].first;
+      ys[i] = p[i].second;
+    }
+  };
+  keep(points[0], scatterX_, scatterY_);
+  keep(points[1], untrainedX_, untrainedY_);
+  rho_ = scatterX_.size() < 2 ? kNaN : spearmanRankCorrelation(scatterX_, scatterY_);
 }
 
 void PlotsPanel::rebuildScatterPlot() {
   refreshScatterCache();
-  QVector<QCPGraphData> data(static_cast<qsizetype>(scatterX_.size()));
-  for (size_t i = 0; i < scatterX_.size(); ++i)
-    data[static_cast<qsizetype>(i)] = QCPGraphData(scatterX_[i], scatterY_[i]);
-  scatterGraph_->data()->set(data, true);
+  auto fill = [](QCPGraph* graph, const std::vector<double>& xs, const std::vector<double>& ys) {
+    QVector<QCPGraphData> data(static_cast<qsizetype>(xs.size()));
+    for (size_t i = 0; i < xs.size(); ++i)
+      data[static_cast<qsizetype>(i)] = QCPGraphData(xs[i], ys[i]);
+    graph->data()->set(data, true);
+  };
+  fill(scatterGraph_, scatterX_, scatterY_);
+  fill(untrainedGraph_, untrainedX_, untrainedY_);
   if (scatterX_.size() <= static_cast<size_t>(kDiscPointLimit))
     scatterGraph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 4));
   else
     scatterGraph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDot));
+  // In the legend only while there are some.
+  if (untrainedX_.empty())
+    untrainedGraph_->removeFromLegend();
+  else
+    untrainedGraph_->addToLegend();
   scatterTitle_->setText(scatterSummary());
+}
+
+void PlotsPanel::rebuildRoundsPlot() {
+  // The shown tasks' rounds; pooled over the trained ones (ranks within each round).
+  std::vector<RoundRho> rounds = rhoPerRound(programs_, selected_);
+  std::map<int, std::vector<size_t>> members;  // round -> programs
+  for (size_t i = 0; i < programs_.size(); ++i)
+    if (shown(programs_[i].task) && !programs_[i].untrained) members[programs_[i].round].push_back(i);
+  std::vector<double> x, y;
+  for (const auto& [round, which] : members) {
+    if (which.size() < 2) continue;
+    std::vector<double> score, throughput;
+    for (size_t i : which) {
+      score.push_back(programs_[i].predicted);
+      throughput.push_back(1 / programs_[i].seconds);
+    }
+    const std::vector<double> rx = averageRanks(score), ry = averageRanks(throughput);
+    const double span = double(score.size() - 1);
+    for (size_t k = 0; k < score.size(); ++k) {
+      x.push_back((rx[k] - 1) / span);
+      y.push_back((ry[k] - 1) / span);
+    }
+  }
+  RoundRho pooled;
+  pooled.n = x.size();
+  pooled.rho = x.size() < 2 ? kNaN : spearmanRankCorrelation(x, y);
+  pooled.interval = spearmanInterval(pooled.rho, pooled.n);
+  QStringList flags;
+  for (int t = 0; t < taskNames_.size(); ++t)
+    if (shown(t) && !flags_[static_cast<size_t>(t)].isEmpty()) flags << flags_[static_cast<size_t>(t)];
+  roundsPlot_->setRounds(rounds, pooled, flags);
+  // A flagged task marks the tab too, wherever the user is looking.
+  costTabs_->setTabText(1, flags.isEmpty() ? tr("ρ per round") : tr("ρ per round (worse than chance)"));
+  costTabs_->tabBar()->setTabTextColor(1,
+                                       flags.isEmpty() ? palette().color(QPalette::WindowText) : QColor(200, 30, 30));
 }
 
 double PlotsPanel::rankCorrelation() const {
@@ -397,15 +505,30 @@ double PlotsPanel::rankCorrelation() const {
   return rho_;
 }
 
+Interval PlotsPanel::rankCorrelationInterval() const {
+  return spearmanInterval(rankCorrelation(), static_cast<size_t>(scatterPointCount()));
+}
+
 int PlotsPanel::scatterPointCount() const {
   refreshScatterCache();
   return static_cast<int>(scatterX_.size());
 }
 
+int PlotsPanel::untrainedPointCount() const {
+  refreshScatterCache();
+  return static_cast<int>(untrainedX_.size());
+}
+
 QString PlotsPanel::scatterSummary() const {
   const double rho = rankCorrelation();
-  const QString value = std::isnan(rho) ? QStringLiteral("–") : QString::number(rho, 'f', 2);
-  return tr("Spearman ρ = %1 (n = %2)").arg(value).arg(scatterPointCount());
+  const Interval ci = rankCorrelationInterval();
+  QString text = tr("Spearman ρ = %1").arg(std::isnan(rho) ? QStringLiteral("–") : QString::number(rho, 'f', 2));
+  if (std::isfinite(ci.low)) text += tr(" [%1, %2]").arg(ci.low, 0, 'f', 2).arg(ci.high, 0, 'f', 2);
+  text += tr(" (n = %1)").arg(scatterPointCount());
+  if (untrainedPointCount() > 0)
+    text += untrainedPointCount() == 1 ? tr("; 1 untrained score grey, not counted")
+                                       : tr("; %1 untrained scores grey, not counted").arg(untrainedPointCount());
+  return text;
 }
 
 void PlotsPanel::updateTaskSelector() {

@@ -3,7 +3,9 @@
 //    when none is selected, as step lines (log y by default);
 //  - estimated end-to-end latency (ms) against wall time (s);
 //  - the cost model's predicted score against measured throughput, with
-//    the diagonal and Spearman's rho.
+//    the diagonal and Spearman's rho (with its 95 % interval);
+//  - that rho round by round (ui/model_quality_plot.h), in a tab beside
+//    the scatter.
 //
 // Scatter semantics. The cost model's job is to rank a task's programs
 // (higher score = faster), and its scores may crowd together (a model's
@@ -14,7 +16,11 @@
 // y = x is a perfect ranking and is drawn as a line, tasks are comparable
 // when all are shown, and Spearman's rho is exactly what the plot shows.
 // Programs with a non-finite (failed) or non-positive measurement or a
-// non-finite prediction are left out.
+// non-finite prediction are left out. Scores of an untrained model (the
+// first round of a cold start) say nothing of the model: they are drawn
+// grey, ranked among themselves, and left out of rho. A trained model that
+// ranks a task's programs worse than chance over its last rounds
+// (model_quality.h) is flagged in the rounds plot and by modelFlagged.
 //
 // Updates are batched: data calls only record the data and mark plots dirty;
 // a single-shot timer (kReplotIntervalMs) rebuilds and replots the dirty
@@ -31,14 +37,19 @@
 #include <QWidget>
 #include <vector>
 
+#include "ui/model_quality.h"
+
 class QCheckBox;
 class QComboBox;
 class QCustomPlot;
 class QCPGraph;
 class QCPTextElement;
 class QSplitter;
+class QTabWidget;
 
 namespace tessel::ui {
+
+class ModelQualityPlot;
 
 class PlotsPanel : public QWidget {
   Q_OBJECT
@@ -56,12 +67,17 @@ class PlotsPanel : public QWidget {
   // `task` after taskTrials trials; the estimated end-to-end latency
   // (seconds, NaN while a task has none) at elapsedSeconds since the start.
   void addRound(int task, int taskTrials, double bestSeconds, double estimateSeconds, double elapsedSeconds);
-  // A measured batch: predicted scores (higher = faster) and measured
-  // seconds (NaN = failed, left out of the scatter).
-  void addPrograms(int task, const QVector<double>& predicted, const QVector<double>& measuredSeconds);
-  // The whole history at once (reopening a session), one entry per record.
+  // A measured batch, one scoring round: predicted scores (higher = faster)
+  // and measured seconds (NaN = failed, left out of the scatter);
+  // `untrained`: an untrained model scored them.
+  void addPrograms(int task, const QVector<double>& predicted, const QVector<double>& measuredSeconds,
+                   bool untrained = false);
+  // The whole history at once (reopening a session), one entry per record,
+  // with its scoring round (store::SessionProgram) and whether an untrained
+  // model scored it (empty: none did).
   void addProgramsBulk(const QVector<int>& task, const QVector<double>& predicted,
-                       const QVector<double>& measuredSeconds);
+                       const QVector<double>& measuredSeconds, const QVector<int>& round = {},
+                       const QVector<bool>& untrained = {});
 
   // The best-vs-trials plot and the scatter show this task; -1 = all tasks.
   void selectTask(int task);
@@ -82,17 +98,27 @@ class PlotsPanel : public QWidget {
   QCustomPlot* bestPlot() const { return bestPlot_; }
   QCustomPlot* estimatePlot() const { return estimatePlot_; }
   QCustomPlot* scatterPlot() const { return scatterPlot_; }
+  ModelQualityPlot* roundsPlot() const { return roundsPlot_; }
+  QTabWidget* costModelTabs() const { return costTabs_; }
   QCPGraph* scatterGraph() const { return scatterGraph_; }
 
-  // Spearman's rho of the points the scatter shows (NaN if fewer than 2).
+  // Spearman's rho of the trained model's points the scatter shows (NaN if
+  // fewer than 2), and its 95 % interval.
   double rankCorrelation() const;
-  int scatterPointCount() const;
-  // "Spearman ρ = 0.71 (n = 1234)", the scatter's title.
+  Interval rankCorrelationInterval() const;
+  int scatterPointCount() const;    // trained model's points
+  int untrainedPointCount() const;  // drawn apart, not in rho
+  // "Spearman ρ = 0.71 [0.68, 0.74] (n = 1234); 64 untrained scores grey,
+  // not counted", the scatter's title.
   QString scatterSummary() const;
+  // Tasks flagged: a trained model ranks them worse than chance.
+  QList<int> flaggedTasks() const;
 
  signals:
   // The user picked a task in the panel's own selector (-1 = all tasks).
   void taskSelected(int task);
+  // A task became flagged (once, until it recovers): `message` says why.
+  void modelFlagged(int task, const QString& message);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
@@ -103,7 +129,10 @@ class PlotsPanel : public QWidget {
   };
 
   void markDirty(bool best, bool estimate, bool scatter, int delayMs = kReplotIntervalMs);
-  void addProgram(int task, double predicted, double measured);
+  void addProgram(int task, int round, double predicted, double measured, bool untrained);
+  // Flags (or unflags) the task by its latest rounds; emits modelFlagged.
+  void checkModel(int task);
+  void rebuildRoundsPlot();
   void runUpdateCycle(bool queued);
   void rebuildBestPlot();
   void rebuildEstimatePlot();
@@ -116,8 +145,9 @@ class PlotsPanel : public QWidget {
   QStringList taskNames_;
   std::vector<TaskData> taskData_;
   QVector<double> estimateTime_, estimateMs_;
-  std::vector<int> programTask_;
-  std::vector<double> programPredicted_, programSeconds_;
+  std::vector<ScoredProgram> programs_;  // the scatter's: finite score, valid measurement
+  int nextRound_ = 0;                    // the scoring round of the next addPrograms
+  std::vector<QString> flags_;           // by task: why it is flagged ("" not)
   int selected_ = -1;
 
   bool bestDirty_ = false, estimateDirty_ = false, scatterDirty_ = false;
@@ -127,6 +157,7 @@ class PlotsPanel : public QWidget {
   // The scatter's points (sorted by x) and rho, rebuilt lazily.
   mutable bool scatterStale_ = true;
   mutable std::vector<double> scatterX_, scatterY_;
+  mutable std::vector<double> untrainedX_, untrainedY_;
   mutable double rho_ = 0;
 
   QSplitter* splitter_ = nullptr;
@@ -137,6 +168,9 @@ class PlotsPanel : public QWidget {
   QCustomPlot* scatterPlot_ = nullptr;
   QCPGraph* estimateGraph_ = nullptr;
   QCPGraph* scatterGraph_ = nullptr;
+  QCPGraph* untrainedGraph_ = nullptr;
+  ModelQualityPlot* roundsPlot_ = nullptr;
+  QTabWidget* costTabs_ = nullptr;  // the scatter and the rounds plot
   QCPGraph* diagonalGraph_ = nullptr;
   QCPTextElement* bestTitle_ = nullptr;
   QCPTextElement* scatterTitle_ = nullptr;

@@ -31,6 +31,9 @@ TuningController::TuningController(ModelLoader* loader, const StudioViews& views
   });
   connect(session_, &TuningSession::roundFinished, this, &TuningController::onRound);
   connect(session_, &TuningSession::programsMeasured, views_.plots, &PlotsPanel::addPrograms);
+  // A trained model ranking a task's programs worse than chance: said in the log too.
+  connect(views_.plots, &PlotsPanel::modelFlagged, views_.log,
+          [log = views_.log](int, const QString& message) { log->appendMessage(message); });
   connect(session_, &TuningSession::bestProgramFound, this, &TuningController::onBestProgram);
   connect(session_, &TuningSession::sessionStarted, this, &TuningController::onSessionStarted);
   connect(session_, &TuningSession::finished, this, &TuningController::onFinished);
@@ -236,15 +239,18 @@ void TuningController::showHistory(const store::SessionHistory& h, const QVector
     views_.tasks->model()->updateTask(task, r.taskTrials, r.bestSeconds);
     views_.plots->addRound(task, r.taskTrials, r.bestSeconds, r.estimateSeconds, r.elapsedSeconds);
   }
-  QVector<int> programTask;
+  QVector<int> programTask, round;
   QVector<double> predicted, measured;
+  QVector<bool> untrained;
   for (const store::SessionProgram& p : h.programs) {
     if (taskOf[int(p.task)] < 0) continue;
     programTask << taskOf[int(p.task)];
     predicted << p.predicted;
     measured << p.seconds;
+    round << p.scoringRound;
+    untrained << p.untrained;
   }
-  views_.plots->addProgramsBulk(programTask, predicted, measured);
+  views_.plots->addProgramsBulk(programTask, predicted, measured, round, untrained);
   for (size_t i = 0; i < h.tasks.size(); ++i)
     if (taskOf[int(i)] >= 0 && h.tasks[i].best) {
       const store::RecordRow& b = *h.tasks[i].best;

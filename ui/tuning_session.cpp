@@ -116,13 +116,15 @@ void TuningSession::run(TuningRequest request) {
     tuning::TuningEvents events;
     events.onRecords = [this](size_t i, const std::vector<search::TuneRecord>& batch) {
       QVector<double> predicted, measured;
+      bool untrained = false;
       for (const search::TuneRecord& r : batch) {
+        untrained = untrained || (r.modelTrainedOn == 0 && !r.modelPretrained);
         predicted.push_back(r.predicted);
         measured.push_back(r.result.ok() ? r.result.medianCost() : std::nan(""));
         if (!r.result.ok())
           emit logMessage(QString("task %1: %2").arg(i).arg(QString::fromStdString(r.result.message).left(200)));
       }
-      emit programsMeasured(int(i), predicted, measured);
+      emit programsMeasured(int(i), predicted, measured, untrained);
     };
     events.onBest = [this](size_t i, const search::TuneRecord& r) {
       emit bestProgramFound(int(i), QString::fromStdString(r.decisions), QString::fromStdString(r.steps),

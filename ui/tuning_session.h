@@ -77,8 +77,11 @@ class TuningSession : public QObject {
   // estimated end-to-end latency (NaN while a task has no valid program),
   // and the trials of the whole model so far.
   void roundFinished(int task, int taskTrials, double bestSeconds, double estimateSeconds, int totalTrials);
-  // The round's programs: the cost model's score and the measured seconds (NaN when it failed).
-  void programsMeasured(int task, const QVector<double>& predicted, const QVector<double>& measuredSeconds);
+  // The round's programs: the cost model's score and the measured seconds
+  // (NaN when it failed); `untrained`: the scores came from a model that had
+  // learned nothing yet (neither loaded trained nor updated).
+  void programsMeasured(int task, const QVector<double>& predicted, const QVector<double>& measuredSeconds,
+                        bool untrained);
   // A task's new best program: its serialised decisions and steps, and its seconds.
   void bestProgramFound(int task, const QString& decisions, const QString& steps, double seconds);
   // The database session the tuning records into (new or resumed).

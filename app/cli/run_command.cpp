@@ -422,7 +422,7 @@ int runCommand(const std::vector<std::string>& argv) {
   const std::map<std::string, runtime::HostTensor> inputs = args.has("inputs") ? model.user.floats : randomInputs(g);
   const RunTimings timings = timeBothSides(executor, g, inputs, eo.target.effectiveThreads(), repeats, profile);
 
-  RunReport rep{prepared, stored, timings, executor, repeats};
+  RunReport rep{prepared, stored, timings, executor, repeats, 0, 0, false, {}, nullptr, {}, std::nullopt};
   std::tie(rep.maxAbs, rep.maxRef) = differenceFromLibTorch(timings);
   if (args.has("save-outputs")) saveOutputs(args.get("save-outputs"), g, timings.ours);
   const std::string expectFile = args.get("expect", "");

@@ -20,6 +20,7 @@
 #include "frontend/model_loader.h"
 #include "support/version.h"
 #include "ui/app_icon.h"
+#include "ui/compare_dialog.h"
 #include "ui/graph_view.h"
 #include "ui/input_shapes_dialog.h"
 #include "ui/main_window.h"
@@ -79,6 +80,7 @@ struct Options {
   QCommandLineOption session;
   QCommandLineOption tuneMinutes;
   QCommandLineOption grabAfter;
+  QCommandLineOption compare;
 };
 
 // What the command line asks for, checked.
@@ -92,6 +94,7 @@ struct Arguments {
   int tuneTrials = 0;
   double tuneMinutes = 0;
   int grabAfter = 0;
+  qint64 compareA = 0, compareB = 0;  // --compare A,B (0: none)
 
   // Either starts a tuning once the model (or session) is shown.
   bool tune() const { return tuneTrials > 0 || tuneMinutes > 0; }
@@ -147,6 +150,12 @@ Options addOptions(QCommandLineParser& parser) {
           QStringLiteral("With --tune and --screenshot: grab the window once this many trials are measured, while the "
                          "tuning goes on, then stop it and exit."),
           QStringLiteral("TRIALS")),
+      QCommandLineOption(
+          QStringLiteral("compare"),
+          QStringLiteral(
+              "Compare two sessions of the database side by side (tessel db sessions lists them), once "
+              "MODEL, if given, is open; with --screenshot, the comparison is grabbed instead of the window."),
+          QStringLiteral("A,B")),
   };
   parser.addOption(options.db);
   parser.addOption(options.grabAfter);
@@ -155,6 +164,7 @@ Options addOptions(QCommandLineParser& parser) {
   parser.addOption(options.screenshot);
   parser.addOption(options.tune);
   parser.addOption(options.tuneMinutes);
+  parser.addOption(options.compare);
   return options;
 }
 
@@ -242,6 +252,18 @@ std::optional<Arguments> readArguments(const QCommandLineParser& parser, const O
     }
   }
   if (!readTuning(parser, options, args)) return std::nullopt;
+  if (parser.isSet(options.compare)) {
+    const QStringList ids = parser.value(options.compare).split(',');
+    bool okA = false, okB = false;
+    if (ids.size() == 2) {
+      args.compareA = ids[0].toLongLong(&okA);
+      args.compareB = ids[1].toLongLong(&okB);
+    }
+    if (!okA || !okB || args.compareA <= 0 || args.compareB <= 0 || args.tune()) {
+      printError(QStringLiteral("--compare needs two positive session ids, A,B (and no --tune)"));
+      return std::nullopt;
+    }
+  }
   return args;
 }
 
@@ -337,6 +359,36 @@ void grabOnceReady(tessel::ui::MainWindow& window, const Arguments& args) {
   QObject::connect(&window, &MainWindow::modelFailed, &window, grab);
 }
 
+// Opens the comparison of --compare once the model (if any) is open, so that
+// its graph takes the difference's colours; with --screenshot, grabs it once
+// it is drawn and exits (1 when it cannot be read).
+void compareOnceShown(tessel::ui::MainWindow& window, const Arguments& args) {
+  using tessel::ui::CompareDialog;
+  using tessel::ui::MainWindow;
+  auto show = [&window, args] {
+    CompareDialog* dialog = window.showCompare(args.compareA, args.compareB);
+    if (!args.screenshot) return;
+    QObject::connect(dialog, &CompareDialog::compared, dialog, [dialog, path = args.screenshotPath] {
+      QTimer::singleShot(kScreenshotDelayMs, dialog, [dialog, path] {
+        const QString error = writeScreenshot(*dialog, path);
+        if (!error.isEmpty()) printError(error);
+        QCoreApplication::exit(error.isEmpty() ? 0 : 1);
+      });
+    });
+    QObject::connect(dialog, &CompareDialog::failed, dialog, [](const QString& message) {
+      printError(message);
+      QCoreApplication::exit(1);
+    });
+  };
+  if (args.model.isEmpty()) {
+    QTimer::singleShot(0, &window, show);
+  } else {
+    QObject::connect(&window, &MainWindow::modelReady, &window, show, Qt::SingleShotConnection);
+    if (args.screenshot)
+      QObject::connect(&window, &MainWindow::modelFailed, &window, [] { QCoreApplication::exit(1); });
+  }
+}
+
 void openModelOrSession(tessel::ui::MainWindow& window, const Arguments& args) {
   if (!args.inputShapes.isEmpty())
     window.setModelPath(args.model, args.inputShapes);
@@ -368,11 +420,15 @@ int main(int argc, char* argv[]) {
     // The default layout, not the user's saved one, and nothing saved on exit:
     // screenshots are reproducible and leave the settings alone.
     window.setPersistent(false);
-    grabOnceReady(window, *args);
+    if (args->compareA > 0)
+      compareOnceShown(window, *args);
+    else
+      grabOnceReady(window, *args);
     window.show();
     openModelOrSession(window, *args);
     return app.exec();
   }
+  if (args->compareA > 0) compareOnceShown(window, *args);
   openModelOrSession(window, *args);
   window.restoreLayout();
   window.show();

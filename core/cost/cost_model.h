@@ -49,6 +49,10 @@ class CostModel {
 
   // Number of programs learned from so far.
   virtual size_t trainedOn() const = 0;
+  // Whether load() gave it a trained model (a pre-trained file, the
+  // knowledge base's): its scores mean something before it has learned from
+  // anything here. An untrained model is neither pretrained nor trainedOn.
+  virtual bool pretrained() const { return false; }
   // The trained model as bytes, to keep in the database or a file ("" if
   // there is nothing worth keeping, e.g. the random model or an untrained one).
   virtual std::string save() const { return {}; }

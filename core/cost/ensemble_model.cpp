@@ -53,6 +53,7 @@ class EnsembleModel final : public CostModel {
     return sum;
   }
   size_t trainedOn() const override { return members_.front()->trainedOn(); }
+  bool pretrained() const override { return members_.front()->pretrained(); }
   std::string save() const override {
     std::ostringstream out;
     out << kHeader << members_.size() << "\n";

@@ -178,6 +178,12 @@ class XgbModel final : public CostModel {
   // A loaded booster predicts until the first update, which retrains from
   // the records alone (as every update does).
   void load(const std::string& bytes) override {
+    loadBooster(bytes);
+    pretrained_ = true;
+  }
+
+  // The booster of `bytes` becomes the model (load(), and each training's trees).
+  void loadBooster(const std::string& bytes) {
     BoosterHandle h = nullptr;
     check(XGBoosterCreate(nullptr, 0, &h), "XGBoosterCreate");
     Booster b(h);
@@ -280,6 +286,7 @@ class XgbModel final : public CostModel {
   }
 
   size_t trainedOn() const override { return trained_; }
+  bool pretrained() const override { return pretrained_; }
 
  private:
   // All rows of all programs must have one length, `width` (0: not known
@@ -343,7 +350,7 @@ class XgbModel final : public CostModel {
     // as long as it lives: kept as the model, that is a second copy of every
     // training row between rounds, growing with each trial. The trees alone,
     // loaded into a booster of their own, predict the same.
-    load(saved(b));
+    loadBooster(saved(b));
   }
 
   Booster trainThroughput() {
@@ -416,6 +423,7 @@ class XgbModel final : public CostModel {
   std::mt19937_64 rng_;
   size_t width_ = 0;                         // feature row length, from the first row seen
   bool loaded_ = false;                      // load() gave it its booster
+  bool pretrained_ = false;                  // a caller's load(), not a training's own trees
   std::vector<float> rows_;                  // training rows, flat
   std::vector<size_t> programEnd_;           // per training program: end of its rows
   std::vector<double> costs_;                // per training program: seconds (inf: failed)

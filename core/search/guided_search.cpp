@@ -77,7 +77,8 @@ void GuidedSearch::takeScoredCandidates(std::vector<Program>& batch) {
     if (int(batch.size()) >= first) break;
     if (!seen_.insert(pool[i].key)) continue;
     const double predicted = std::isfinite(pool[i].score) ? pool[i].score : std::numeric_limits<double>::quiet_NaN();
-    proposed_[pool[i].key] = {pool[i].decisions, predicted, known[i] != 0};
+    proposed_[pool[i].key] = {pool[i].decisions, predicted, known[i] != 0, int64_t(model_->trainedOn()),
+                              model_->pretrained()};
     batch.push_back(pool[i].steps);
   }
 }
@@ -122,7 +123,7 @@ std::vector<Program> GuidedSearch::nextBatch(int n) {
   for (const Individual& ind : all) {
     if (int(batch.size()) >= n - randomCount) break;
     if (!std::isfinite(ind.score) || !seen_.insert(ind.key)) continue;
-    proposed_[ind.key] = {ind.decisions, ind.score};
+    proposed_[ind.key] = {ind.decisions, ind.score, true, int64_t(model_->trainedOn()), model_->pretrained()};
     batch.push_back(ind.steps);
   }
   for (int misses = 0; int(batch.size()) < n && misses < 50 * n;) {
@@ -166,7 +167,9 @@ void GuidedSearch::update(const std::vector<Program>& programs, const std::vecto
 SearchPolicy::ProposalInfo GuidedSearch::proposalInfo(const std::string& key) const {
   auto it = proposed_.find(key);
   if (it == proposed_.end()) return {};
-  return {it->second.known ? schedule::serializeDecisions(it->second.decisions) : "", it->second.score, model_->name()};
+  const Proposed& p = it->second;
+  return {p.known ? schedule::serializeDecisions(p.decisions) : "", p.score, model_->name(),
+          std::isfinite(p.score) ? p.trainedOn : -1, p.pretrained};
 }
 
 void GuidedSearch::restore(const std::vector<Program>& programs, const std::vector<measure::MeasureResult>& results,

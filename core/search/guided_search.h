@@ -61,7 +61,9 @@ class GuidedSearch : public SearchPolicy {
   struct Proposed {
     schedule::ProgramDecisions decisions;
     double score = std::numeric_limits<double>::quiet_NaN();
-    bool known = true;  // false: a candidate without decisions (not evolved from)
+    bool known = true;        // false: a candidate without decisions (not evolved from)
+    int64_t trainedOn = -1;   // programs the model had learned from when it scored this one (-1: not scored)
+    bool pretrained = false;  // and whether it was loaded trained
   };
   // The candidates with decisions: every population starts from them.
   std::vector<Individual> seededCandidates_;

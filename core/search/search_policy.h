@@ -51,6 +51,11 @@ class SearchPolicy {
     std::string decisions;  // serialised; empty if unknown
     double predicted = std::numeric_limits<double>::quiet_NaN();
     std::string costModel;  // the model that predicted it
+    // Measured programs that model had learned from when it scored this one
+    // (-1: not scored), and whether it was loaded trained (cost_model.h):
+    // neither, its score came from an untrained model.
+    int64_t modelTrainedOn = -1;
+    bool modelPretrained = false;
   };
   virtual ProposalInfo proposalInfo(const std::string& /*key*/) const { return {}; }
   // Programs measured before (a resumed or an earlier session): they are

@@ -134,6 +134,8 @@ int TaskTuner::runRound(int maxPrograms) {
     rec.decisions = std::move(info.decisions);
     rec.predicted = info.predicted;
     rec.costModel = std::move(info.costModel);
+    rec.modelTrainedOn = info.modelTrainedOn;
+    rec.modelPretrained = info.modelPretrained;
     if (o_.keepRecords) r.records.push_back(rec);
     fresh.push_back(std::move(rec));
     ++r.trials;

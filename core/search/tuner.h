@@ -22,6 +22,8 @@ struct TuneRecord {
   std::string decisions;  // serialised annotation decisions, if the policy knows them
   double predicted = std::numeric_limits<double>::quiet_NaN();  // cost model score at proposal
   std::string costModel;                                        // which model predicted it
+  int64_t modelTrainedOn = -1;   // programs that model had learned from then (-1: not scored)
+  bool modelPretrained = false;  // it was loaded trained (0 programs and not pretrained: untrained)
 };
 
 struct TuneOptions {

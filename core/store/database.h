@@ -25,7 +25,8 @@
 
 namespace tessel::store {
 
-inline constexpr int kSchemaVersion = 3;  // 2: sessions.message; 3: runs (store/run_store.h)
+// 2: sessions.message; 3: runs (store/run_store.h); 4: records.model_trained_on and model_pretrained.
+inline constexpr int kSchemaVersion = 4;
 
 enum class OpenMode {
   ReadOnly,   // the file must exist
@@ -95,6 +96,9 @@ class Database {
   RunReader runs() const;
 
   Stats stats() const;
+  // The file's schema (kSchemaVersion once opened for writing; an older
+  // file read as it is lacks what later versions added).
+  int64_t schemaVersion() const { return schemaVersion_; }
   // PRAGMA integrity_check: "ok" or the first problems found.
   std::string integrityCheck() const;
 

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <thread>
 
 #include "store/database.h"
@@ -114,10 +115,41 @@ CREATE TABLE IF NOT EXISTS runs(
   result TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS runs_by_session ON runs(session_id, id);
 )sql",
+    // 4: the state of the cost model that scored a record: how many measured
+    // programs it had learned from (NULL: not scored, or unknown) and whether
+    // it was loaded trained. 0 and not pretrained: an untrained model.
+    R"sql(
+ALTER TABLE records ADD COLUMN model_trained_on INTEGER;
+ALTER TABLE records ADD COLUMN model_pretrained INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 
 using TableColumns = std::map<std::string, std::vector<std::string>>;
+TableColumns tableColumns(Connection& c);
+
+// Runs a migration statement by statement; an ALTER TABLE ... ADD COLUMN of
+// a column the table has already is skipped (a file whose version was set
+// back by hand keeps its columns, as CREATE ... IF NOT EXISTS keeps tables).
+// The migrations hold no ';' inside a statement.
+void runMigration(Connection& c, const std::string& sql) {
+  static const std::regex addColumn(R"(^\s*ALTER TABLE (\w+) ADD COLUMN (\w+))", std::regex::icase);
+  size_t start = 0;
+  while (start < sql.size()) {
+    size_t end = sql.find(';', start);
+    if (end == std::string::npos) end = sql.size();
+    const std::string statement = sql.substr(start, end - start);
+    start = end + 1;
+    if (statement.find_first_not_of(" \n\t") == std::string::npos) continue;
+    std::smatch m;
+    if (std::regex_search(statement, m, addColumn)) {
+      const TableColumns tables = tableColumns(c);
+      auto t = tables.find(m[1].str());
+      if (t != tables.end() && std::find(t->second.begin(), t->second.end(), m[2].str()) != t->second.end()) continue;
+    }
+    c.exec(statement);
+  }
+}
 
 // Every table of a database with its columns, in order.
 TableColumns tableColumns(Connection& c) {
@@ -344,7 +376,7 @@ void Database::createOrMigrate() {
   if (version == kSchemaVersion) return;
   Transaction tx(*conn_);
   for (int64_t v = version; v < kSchemaVersion; ++v)
-    conn_->exec(kMigrations[v]);
+    runMigration(*conn_, kMigrations[v]);
   conn_->exec("PRAGMA application_id = " + std::to_string(kApplicationId));
   conn_->exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   tx.commit();

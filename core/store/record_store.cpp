@@ -14,7 +14,7 @@ namespace {
 const char* kRecordColumns =
     "records.id, records.task_id, records.session_id, records.steps, records.decisions, records.costs, "
     "records.error_code, records.error_msg, records.predicted, records.cost_model, records.build_s, records.run_s, "
-    "records.max_abs_err, records.created FROM records";
+    "records.max_abs_err, records.created, ";
 
 RecordRow readRecord(Statement& st) {
   RecordRow r;
@@ -32,10 +32,13 @@ RecordRow readRecord(Statement& st) {
   r.runSeconds = st.getDouble(11);
   r.maxAbsError = st.getDouble(12);
   r.created = st.getText(13);
+  const double trainedOn = st.getDouble(14);  // NULL: NaN
+  r.modelTrainedOn = std::isfinite(trainedOn) ? int64_t(trainedOn) : -1;
+  r.modelPretrained = st.getInt(15) != 0;
   return r;
 }
 
-// Every record a query selects (its columns: kRecordColumns).
+// Every record a query selects (its columns: RecordReader::columns()).
 std::vector<RecordRow> readRecords(Statement& st) {
   std::vector<RecordRow> out;
   while (st.step())
@@ -91,8 +94,8 @@ void RecordStore::add(const std::vector<RecordRow>& records) {
   Transaction tx(conn_);
   Statement st = conn_.prepare(
       std::string("INSERT INTO records(task_id, session_id, steps, decisions, costs, cost, error_code, error_msg, "
-                  "predicted, cost_model, build_s, run_s, max_abs_err, created) VALUES "
-                  "(?,?,?,?,?,?,?,?,?,?,?,?,?,") +
+                  "predicted, cost_model, build_s, run_s, max_abs_err, model_trained_on, model_pretrained, created) "
+                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,") +
       kNow + ")");
   for (const RecordRow& r : records) {
     st.reset();
@@ -109,33 +112,44 @@ void RecordStore::add(const std::vector<RecordRow>& records) {
         .bind(10, r.costModel)
         .bind(11, r.buildSeconds)
         .bind(12, r.runSeconds)
-        .bind(13, r.maxAbsError)
-        .run();
+        .bind(13, r.maxAbsError);
+    if (r.modelTrainedOn >= 0)
+      st.bind(14, r.modelTrainedOn);
+    else
+      st.bindNull(14);
+    st.bind(15, int(r.modelPretrained));
+    st.run();
   }
   tx.commit();
 }
 
+std::string RecordReader::columns() const {
+  // A file of schema 3 or older, read as it is, has no model_trained_on.
+  return std::string(kRecordColumns) +
+         (db_.schemaVersion() >= 4 ? "records.model_trained_on, records.model_pretrained" : "NULL, 0") +
+         " FROM records";
+}
+
 std::vector<RecordRow> RecordReader::ofTask(int64_t taskId, std::optional<int64_t> sessionId) const {
-  Statement st = conn_.prepare(std::string("SELECT ") + kRecordColumns +
-                               " WHERE task_id = ? AND (? < 0 OR session_id = ?) ORDER BY id");
+  Statement st = conn_.prepare("SELECT " + columns() + " WHERE task_id = ? AND (? < 0 OR session_id = ?) ORDER BY id");
   st.bind(1, taskId).bind(2, sessionId.value_or(-1)).bind(3, sessionId.value_or(-1));
   return readRecords(st);
 }
 
 std::vector<RecordRow> RecordReader::ofSession(int64_t sessionId) const {
-  Statement st = conn_.prepare(std::string("SELECT ") + kRecordColumns + " WHERE session_id = ? ORDER BY id");
+  Statement st = conn_.prepare("SELECT " + columns() + " WHERE session_id = ? ORDER BY id");
   st.bind(1, sessionId);
   return readRecords(st);
 }
 
 std::vector<RecordRow> RecordReader::all() const {
-  Statement st = conn_.prepare(std::string("SELECT ") + kRecordColumns + " ORDER BY id");
+  Statement st = conn_.prepare("SELECT " + columns() + " ORDER BY id");
   return readRecords(st);
 }
 
 std::vector<RecordRow> RecordReader::fastest(int64_t taskId, size_t n) const {
-  Statement st = conn_.prepare(std::string("SELECT ") + kRecordColumns +
-                               " WHERE task_id = ? AND " TESSEL_USABLE_COST " ORDER BY cost, id LIMIT ?");
+  Statement st =
+      conn_.prepare("SELECT " + columns() + " WHERE task_id = ? AND " TESSEL_USABLE_COST " ORDER BY cost, id LIMIT ?");
   st.bind(1, taskId).bind(2, int64_t(n));
   return readRecords(st);
 }
@@ -143,8 +157,8 @@ std::vector<RecordRow> RecordReader::fastest(int64_t taskId, size_t n) const {
 std::optional<BestRow> RecordReader::bestUsable(int64_t taskId, const std::function<bool(const RecordRow&)>& usable,
                                                 int64_t* rejected) const {
   // In cost order, read one at a time: usually the first is taken.
-  Statement st = conn_.prepare(std::string("SELECT ") + kRecordColumns +
-                               " WHERE task_id = ? AND " TESSEL_USABLE_COST " ORDER BY cost, id");
+  Statement st =
+      conn_.prepare("SELECT " + columns() + " WHERE task_id = ? AND " TESSEL_USABLE_COST " ORDER BY cost, id");
   st.bind(1, taskId);
   if (rejected) *rejected = 0;
   while (st.step()) {
@@ -163,7 +177,7 @@ std::optional<BestRow> RecordReader::bestUsable(int64_t taskId, const std::funct
 
 std::vector<BestRow> RecordReader::best(std::optional<int64_t> taskId) const {
   // The lowest cost per task; the index on (task_id, cost) answers it.
-  Statement st = conn_.prepare(std::string("SELECT ") + kRecordColumns +
+  Statement st = conn_.prepare("SELECT " + columns() +
                                " WHERE records.id IN (SELECT (SELECT r.id FROM records r WHERE r.task_id = tasks.id "
                                "AND " TESSEL_USABLE_COST
                                " ORDER BY r.cost, r.id LIMIT 1) FROM tasks WHERE ? < 0 OR "

@@ -27,6 +27,13 @@ struct RecordRow {
   std::string errorMessage;
   double predicted = std::numeric_limits<double>::quiet_NaN();  // the cost model's score
   std::string costModel;
+  // Measured programs the cost model had learned from when it scored this
+  // one (-1: not scored, or a file older than schema 4), and whether it was
+  // loaded trained (a pre-trained file). 0 and not pretrained: an untrained
+  // model's score, which says nothing yet.
+  int64_t modelTrainedOn = -1;
+  bool modelPretrained = false;
+  bool scoredUntrained() const { return modelTrainedOn == 0 && !modelPretrained; }
   double buildSeconds = 0, runSeconds = 0;
   double maxAbsError = 0;  // against the reference output
   std::string created;     // ISO 8601, UTC
@@ -60,6 +67,8 @@ class RecordReader {
 
  protected:
   RecordReader(const Database& db, Connection& c) : db_(db), conn_(c) {}
+  // "records.id, ... FROM records" as this file's schema has them.
+  std::string columns() const;
 
   const Database& db_;
   Connection& conn_;

@@ -77,13 +77,18 @@ SessionHistory loadSessionHistory(const Database& db, int64_t sessionId) {
   }
   best.assign(h.tasks.size(), INFINITY);
 
+  int scoringRound = -1;
   for (size_t k = 0; k < records.size(); ++k) {
     const RecordRow& r = records[k];
     const size_t i = index[r.taskId];
     SessionTask& t = h.tasks[i];
     ++t.trials;
     const double seconds = r.ok() ? r.medianCost() : kNoSeconds;
-    h.programs.push_back({i, r.predicted, seconds});
+    // Another task, or the model learned in between: another scoring round.
+    if (k == 0 || records[k - 1].taskId != r.taskId || records[k - 1].modelTrainedOn != r.modelTrainedOn ||
+        records[k - 1].modelPretrained != r.modelPretrained)
+      ++scoringRound;
+    h.programs.push_back({i, r.predicted, seconds, scoringRound, r.scoredUntrained()});
     if (std::isfinite(seconds) && seconds < best[i]) {
       if (!std::isfinite(best[i])) ++withBest;
       best[i] = seconds;

@@ -43,6 +43,10 @@ struct SessionProgram {
   size_t task = 0;
   double predicted = kNoSeconds;  // the cost model's score (NaN if none)
   double seconds = kNoSeconds;    // median measured time (NaN if it failed)
+  // The scoring round: consecutive records of one task scored in one state
+  // of the model (a measured batch), numbered from 0 in the session.
+  int scoringRound = 0;
+  bool untrained = false;  // its score came from a model that had learned nothing (RecordRow::scoredUntrained)
 };
 
 struct SessionHistory {

@@ -16,6 +16,8 @@ search::TuneRecord toTuneRecord(const RecordRow& r) {
   t.decisions = r.decisions;
   t.predicted = r.predicted;
   t.costModel = r.costModel;
+  t.modelTrainedOn = r.modelTrainedOn;
+  t.modelPretrained = r.modelPretrained;
   t.result.error = measure::ErrorCode(r.errorCode);
   t.result.message = r.errorMessage;
   t.result.costs = r.costs;
@@ -36,6 +38,8 @@ RecordRow toRecordRow(const search::TuneRecord& t, int64_t taskId, int64_t sessi
   r.errorMessage = t.result.message;
   r.predicted = t.predicted;
   r.costModel = t.costModel;
+  r.modelTrainedOn = t.modelTrainedOn;
+  r.modelPretrained = t.modelPretrained;
   r.buildSeconds = t.result.buildSeconds;
   r.runSeconds = t.result.runSeconds;
   r.maxAbsError = t.result.maxAbsError;

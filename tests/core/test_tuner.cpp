@@ -1,7 +1,9 @@
 // The task tuner's rounds with real builds and the real worker: a round never
-// measures past the budget, and a space that runs dry ends the task at once.
+// measures past the budget, a space that runs dry ends the task at once, and
+// each record says what the scoring model knew.
 #include <QtTest>
 
+#include "search/search_registry.h"
 #include "search/tuner.h"
 #include "small_tuning.h"
 #include "task/search_task.h"
@@ -38,6 +40,29 @@ class TestTuner : public QObject {
     QVERIFY(!tuner.exhausted());
     QVERIFY(tuner.done());
     QCOMPARE(tuner.result().trials, 12);
+  }
+
+  // Each record says what state the scoring model was in: the first round's
+  // scores came from a model that had learned nothing, the next from one
+  // that had learned the first round; random search scores nothing.
+  void recordsSayWhatTheModelKnewWhenItScored() {
+    task::SearchTask task = task::makeOperatorTask("matmul", {32, 24, 16}, tessel::target::Target::host());
+    search::TuneOptions o = smallTuning(16, 8);
+    o.search = search::defaultSearch();
+    search::TaskTuner guided(task, o);
+    QCOMPARE(guided.runRound(), 8);
+    QCOMPARE(guided.runRound(), 8);
+    const std::vector<search::TuneRecord>& r = guided.result().records;
+    QCOMPARE(r.size(), size_t(16));
+    for (size_t i = 0; i < r.size(); ++i) {
+      QVERIFY(std::isfinite(r[i].predicted));
+      QCOMPARE(r[i].modelTrainedOn, int64_t(i < 8 ? 0 : 8));
+      QVERIFY(!r[i].modelPretrained);
+    }
+    search::TaskTuner random(task, smallTuning(4, 4));
+    QCOMPARE(random.runRound(), 4);
+    for (const search::TuneRecord& rec : random.result().records)
+      QCOMPARE(rec.modelTrainedOn, int64_t(-1));
   }
 };
 

@@ -325,10 +325,15 @@ class TestCostModels : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, predictRows(*m, {wrongWidth}));
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, updateRows(*m, {wrongWidth}, {1.0}));
     QCOMPARE(m->trainedOn(), size_t(10));
+    // Its own training's trees do not make it pre-trained; a caller's load does.
+    QVERIFY(!m->pretrained());
     // A model loaded from a file saved for other rows (an older Tessel's
     // feature set) says so, and to train it again.
     auto loaded = makeXgbModel("throughput", 1);
+    QVERIFY(!loaded->pretrained());
     loaded->load(m->save());
+    QVERIFY(loaded->pretrained());
+    QCOMPARE(loaded->trainedOn(), size_t(0));
     try {
       predictRows(*loaded, {wrongWidth});
       QFAIL("predicted from rows of the wrong width");

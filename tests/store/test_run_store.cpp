@@ -139,7 +139,7 @@ class TestRunStore : public QObject {
     QCOMPARE(count(path, "SELECT count(*) FROM sqlite_master WHERE name = 'runs'"), int64_t(0));
     auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
     QCOMPARE(db->stats().schemaVersion, store::kSchemaVersion);
-    QCOMPARE(store::kSchemaVersion, 3);
+    QCOMPARE(store::kSchemaVersion, 4);
     QCOMPARE(db->sessions().byId(session)->status, std::string("finished"));
     const int64_t run = db->runs().add(sampleRun(session, 2));
     QCOMPARE(db->runs().latestOfSession(session)->id, run);

@@ -218,6 +218,29 @@ class TestSessionHistory : public QObject {
     QVERIFY(same(cmp.objectiveB, 4 * 1e-3 + 6e-3));
   }
 
+  // Scoring rounds follow the task and the model's state; an untrained
+  // model's scores are said to be so.
+  void programsKnowTheirScoringRound() {
+    QTemporaryDir dir;
+    auto db = Database::open(dir.filePath("h.db").toStdString(), store::OpenMode::ReadWrite);
+    const int64_t a = db->ensureTask(taskNamed("a")), b = db->ensureTask(taskNamed("b"));
+    const int64_t s = db->sessions().start("model", 0, db->ensureModel("m", "m"), "{}", 6);
+    std::vector<store::RecordRow> rows = {record(a, s, 1e-3, 1), record(a, s, 2e-3, 2), record(a, s, 3e-3, 3),
+                                          record(a, s, 4e-3, 4), record(b, s, 5e-3, 5), record(b, s, 6e-3, 6)};
+    const int64_t trainedOn[] = {0, 0, 2, 2, 4, 4};
+    for (size_t i = 0; i < rows.size(); ++i)
+      rows[i].modelTrainedOn = trainedOn[i];
+    db->records().add(rows);
+    const store::SessionHistory h = store::loadSessionHistory(*db, s);
+    QCOMPARE(h.programs.size(), size_t(6));
+    const int round[] = {0, 0, 1, 1, 2, 2};
+    for (size_t i = 0; i < 6; ++i) {
+      QCOMPARE(h.programs[i].scoringRound, round[i]);
+      QCOMPARE(h.programs[i].untrained, i < 2);
+    }
+    QCOMPARE(h.rounds.size(), size_t(2));  // the task rounds: a, then b
+  }
+
   void storedTimestampsAreRead() {
     QCOMPARE(store::secondsBetween("2026-11-23T18:00:00.000Z", "2026-11-23T18:01:30.500Z"), 90.5);
     QCOMPARE(store::secondsBetween("2026-12-31T23:59:59.000Z", "2027-01-01T00:00:01.250Z"), 2.25);

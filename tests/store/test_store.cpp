@@ -354,6 +354,51 @@ class TestStore : public QObject {
     QCOMPARE(db->sessions().byId(2)->message, std::string("again"));
   }
 
+  // What the scoring model knew is stored with each record; a file of
+  // schema 3 (before it was) reads as "not known" and gains the columns.
+  void scoringModelStateRoundTripsAndOlderFilesReadWithout() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("v3.db");
+    {
+      auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
+      const int64_t task = db->ensureTask(sampleTask());
+      const int64_t session = db->sessions().start("task", task, 0, "{}", 3);
+      std::vector<store::RecordRow> rows = {sampleRecord(task, session, 0, true), sampleRecord(task, session, 1, true),
+                                            sampleRecord(task, session, 2, false)};
+      rows[0].modelTrainedOn = 0;  // an untrained model's score
+      rows[1].modelTrainedOn = 8;
+      rows[1].modelPretrained = true;
+      db->records().add(rows);
+      const std::vector<store::RecordRow> back = db->records().ofSession(session);
+      QCOMPARE(back.size(), size_t(3));
+      QVERIFY(back[0].scoredUntrained());
+      QCOMPARE(back[1].modelTrainedOn, int64_t(8));
+      QVERIFY(back[1].modelPretrained && !back[1].scoredUntrained());
+      QCOMPARE(back[2].modelTrainedOn, int64_t(-1));  // not scored
+      QVERIFY(!back[2].scoredUntrained());
+    }
+    sqlite3* raw = nullptr;
+    QCOMPARE(sqlite3_open(path.toUtf8().constData(), &raw), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(raw,
+                          "ALTER TABLE records DROP COLUMN model_trained_on; ALTER TABLE records DROP COLUMN "
+                          "model_pretrained; PRAGMA user_version = 3",
+                          nullptr, nullptr, nullptr),
+             SQLITE_OK);
+    sqlite3_close(raw);
+    {
+      auto db = Database::open(path.toStdString(), OpenMode::ReadOnly);
+      QCOMPARE(db->stats().schemaVersion, 3);
+      const std::vector<store::RecordRow> back = db->records().all();
+      QCOMPARE(back.size(), size_t(3));
+      for (const store::RecordRow& r : back)
+        QVERIFY(r.modelTrainedOn == -1 && !r.modelPretrained);
+    }
+    auto db = Database::open(path.toStdString(), OpenMode::ReadWrite);
+    QCOMPARE(db->stats().schemaVersion, store::kSchemaVersion);
+    QCOMPARE(db->records().all().size(), size_t(3));
+    QCOMPARE(db->records().all().front().modelTrainedOn, int64_t(-1));
+  }
+
   // A task whose stored shape is not a list of dimensions is named.
   void damagedShapeNamesTheTask() {
     QTemporaryDir dir;

@@ -3,13 +3,16 @@
 // one task twice as slow (written with the store into the same SQLite file).
 // The comparison names that task first, marks it, and colours its
 // partitions in the graph; the same session read from a copy of the file
-// compares equal; the sessions dialog's Compare... opens it.
+// compares equal; the sessions dialog's Compare... opens it, and so does
+// tessel-studio --compare A,B (grabbed with --screenshot).
 #include <qcustomplot.h>
 
 #include <QAction>
 #include <QComboBox>
 #include <QFile>
+#include <QImage>
 #include <QLabel>
+#include <QProcess>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -162,6 +165,35 @@ class TestCompare : public QObject {
     QCOMPARE(QSet<qint64>({dialog->session(CompareDialog::A), dialog->session(CompareDialog::B)}),
              QSet<qint64>({a_, b_}));
     QCOMPARE(dialog->comparison().tasks.size(), size_t(5));
+  }
+
+  // tessel-studio --compare A,B --screenshot: the comparison grabbed, from the command line.
+  void commandLineGrabsTheComparison() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    env.insert("XDG_CONFIG_HOME", tmp_.filePath("child-config"));
+    QProcess studio;
+    studio.setProcessEnvironment(env);
+    const QString png = tmp_.filePath("compare.png");
+    studio.start(TESSEL_STUDIO_EXE,
+                 {"tiny_cnn", "--db", db_, "--compare", QString("%1,%2").arg(a_).arg(b_), "--screenshot", png});
+    QVERIFY(studio.waitForFinished(120000));
+    QVERIFY2(studio.exitCode() == 0, studio.readAllStandardError().constData());
+    QImage image;
+    QVERIFY(image.load(png, "PNG"));
+    QVERIFY(image.width() >= 600 && image.height() >= 400);  // the dialog, not an empty grab
+    // A session the database does not have: the error names it, exit 1.
+    studio.start(TESSEL_STUDIO_EXE, {"--db", tmp_.filePath("missing.db"), "--compare", "1,2", "--screenshot", png});
+    QVERIFY(studio.waitForFinished(60000));
+    QVERIFY(studio.exitCode() != 0);
+    for (const QStringList& bad : {QStringList{"--compare", "1"}, QStringList{"--compare", "1,x"},
+                                   QStringList{"tiny_cnn", "--compare", "1,2", "--tune", "8"}}) {
+      studio.start(TESSEL_STUDIO_EXE, bad + QStringList{"--screenshot", png});
+      QVERIFY(studio.waitForFinished(60000));
+      QVERIFY(studio.exitCode() != 0);
+      QVERIFY2(studio.readAllStandardError().contains("--compare needs two positive session ids"),
+               qPrintable(bad.join(' ')));
+    }
   }
 };
 

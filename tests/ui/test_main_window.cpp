@@ -453,8 +453,13 @@ class TestMainWindow : public QObject {
     QVERIFY(start->isEnabled());
     QVERIFY(!window.findChild<QAction*>("actionStop")->isEnabled());
     QVERIFY(QFile::exists(dir.filePath("studio.db")));
+    // Every task's points (the window shows the first task's, all scored by an untrained model).
+    window.plotsPanel()->selectTask(-1);
     window.plotsPanel()->replotNow();
     QVERIFY(window.plotsPanel()->scatterPointCount() > 0);
+    // A cold start: the first round's scores came from a model that had learned nothing.
+    QVERIFY(window.plotsPanel()->untrainedPointCount() > 0);
+    QVERIFY(window.plotsPanel()->scatterSummary().contains("untrained"));
     QVERIFY(window.plotsPanel()->estimatePlot()->graph(0)->dataCount() > 0);
     gaps.stop();
     qInfo("longest UI-thread gap while tuning: %lld ms (%lld ms by the wall clock)", gaps.worstMs(),

@@ -1,16 +1,20 @@
-// The studio's live plots: rank correlations, the plots' contents, the
-// scatter's normalisation, batching of replots, task selection, and a
-// 100k-point history.
+// The studio's live plots: rank correlations and their intervals, the
+// plots' contents, the scatter's normalisation, an untrained model's scores
+// apart, rho per round and the worse-than-chance flag, batching of replots,
+// task selection, and a 100k-point history.
 #include <qcustomplot.h>
 
 #include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QtTest>
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include "tessel_test.h"
+#include "ui/model_quality.h"
+#include "ui/model_quality_plot.h"
 #include "ui/plots_panel.h"
 #include "ui/rank_correlation.h"
 
@@ -66,6 +70,9 @@ class TestPlotsPanel : public QObject {
   void setTasksClears();
   void logScaleToggle();
   void bulkHundredThousand();
+  void spearmanIntervalKnownValues();
+  void untrainedScoresAreApartAndOutOfRho();
+  void worseThanChanceIsFlaggedOnce();
 };
 
 void TestPlotsPanel::spearmanKnownValues() {
@@ -172,7 +179,7 @@ void TestPlotsPanel::scatterNormalisation() {
   QCOMPARE(panel.rankCorrelation(), 1.0);
   QCOMPARE(panel.scatterSummary(), QStringLiteral("Spearman ρ = 1.00 (n = 3)"));
   // The diagonal is there, from (0, 0) to (1, 1).
-  QCOMPARE(panel.scatterPlot()->graphCount(), 2);
+  QCOMPARE(panel.scatterPlot()->graphCount(), 3);  // the diagonal, the trained and the untrained model's
   QCOMPARE(values(panel.scatterPlot()->graph(0), true), (std::vector<double>{0, 1}));
   QCOMPARE(values(panel.scatterPlot()->graph(0), false), (std::vector<double>{0, 1}));
   QCOMPARE(panel.scatterGraph()->lineStyle(), QCPGraph::lsNone);
@@ -439,6 +446,91 @@ void TestPlotsPanel::bulkHundredThousand() {
   panel.replotNow();
   QCOMPARE(panel.scatterPointCount(), ofTask3);
   QCOMPARE(panel.scatterGraph()->dataCount(), ofTask3);
+}
+
+void TestPlotsPanel::spearmanIntervalKnownValues() {
+  // rho 0.5 over 28 pairs: z = atanh(0.5) = 0.5493, se = sqrt(1.125 / 25) = 0.2121.
+  const Interval i = spearmanInterval(0.5, 28);
+  QVERIFY(std::abs(i.low - 0.1327) < 1e-3);
+  QVERIFY(std::abs(i.high - 0.7463) < 1e-3);
+  QVERIFY(std::isnan(spearmanInterval(0.5, 3).low));  // too few pairs
+  QVERIFY(std::isnan(spearmanInterval(kNaN, 100).high));
+  const Interval perfect = spearmanInterval(1.0, 10);
+  QVERIFY(perfect.high <= 1.0 && perfect.low > 0.9);
+}
+
+void TestPlotsPanel::untrainedScoresAreApartAndOutOfRho() {
+  PlotsPanel panel;
+  panel.setTasks({"a"});
+  // A cold start's first round: an untrained model, its scores backwards
+  // (the highest score, predicted fastest, on the slowest program).
+  panel.addPrograms(0, {1, 2, 3, 4, 5}, {1e-3, 2e-3, 3e-3, 4e-3, 5e-3}, true);
+  // Then a trained model, ranking six programs right.
+  panel.addPrograms(0, {1, 2, 3, 4, 5, 6}, {6e-3, 5e-3, 4e-3, 3e-3, 2e-3, 1e-3});
+  panel.replotNow();
+  QCOMPARE(panel.scatterPointCount(), 6);
+  QCOMPARE(panel.untrainedPointCount(), 5);
+  QCOMPARE(panel.rankCorrelation(), 1.0);
+  const QString summary = panel.scatterSummary();
+  QVERIFY2(summary.startsWith("Spearman ρ = 1.00 [") && summary.contains("(n = 6)") &&
+               summary.contains("5 untrained scores grey, not counted"),
+           qPrintable(summary));
+  // The rounds plot: one trained round (rho 1), one untrained (rho -1, grey).
+  QCOMPARE(panel.roundsPlot()->trainedPointCount(), 1);
+  QCOMPARE(panel.roundsPlot()->untrainedPointCount(), 1);
+  const std::vector<ScoredProgram> none;
+  QCOMPARE(rhoPerRound(none).size(), size_t(0));
+  // Reopened from the database: the same rounds and states, in bulk.
+  PlotsPanel reopened;
+  reopened.setTasks({"a"});
+  reopened.addProgramsBulk({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 6},
+                           {1e-3, 2e-3, 3e-3, 4e-3, 5e-3, 6e-3, 5e-3, 4e-3, 3e-3, 2e-3, 1e-3},
+                           {0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1},
+                           {true, true, true, true, true, false, false, false, false, false, false});
+  reopened.replotNow();
+  QCOMPARE(reopened.scatterSummary(), summary);
+  QCOMPARE(reopened.roundsPlot()->trainedPointCount(), 1);
+}
+
+void TestPlotsPanel::worseThanChanceIsFlaggedOnce() {
+  PlotsPanel panel;
+  panel.setTasks({"a", "b"});
+  QSignalSpy flagged(&panel, &PlotsPanel::modelFlagged);
+  const QVector<double> backwards = {1, 2, 3, 4, 5, 6, 7, 8};  // the slowest predicted fastest
+  const QVector<double> seconds = {1e-3, 2e-3, 3e-3, 4e-3, 5e-3, 6e-3, 7e-3, 8e-3};
+  // Untrained rounds never count, however bad.
+  for (int i = 0; i < 3; ++i)
+    panel.addPrograms(0, backwards, seconds, true);
+  QCOMPARE(flagged.count(), 0);
+  panel.addPrograms(0, backwards, seconds);
+  panel.addPrograms(1, backwards, seconds);  // another task's round between
+  panel.addPrograms(0, backwards, seconds);
+  QCOMPARE(flagged.count(), 0);  // two trained rounds are not enough
+  panel.addPrograms(0, backwards, seconds);
+  QCOMPARE(flagged.count(), 1);
+  QCOMPARE(flagged.at(0).at(0).toInt(), 0);
+  QVERIFY2(flagged.at(0).at(1).toString().contains("worse than chance over its last 3 rounds"),
+           qPrintable(flagged.at(0).at(1).toString()));
+  QCOMPARE(panel.flaggedTasks(), QList<int>{0});
+  panel.addPrograms(0, backwards, seconds);
+  QCOMPARE(flagged.count(), 1);  // said once
+  panel.replotNow();
+  QVERIFY(panel.roundsPlot()->flagText().contains("a: the trained model ranks"));
+  QVERIFY(panel.costModelTabs()->tabText(1).contains("worse than chance"));
+  // A round that ranks well: no longer flagged.
+  const QVector<double> forwards = {8, 7, 6, 5, 4, 3, 2, 1};
+  panel.addPrograms(0, forwards, seconds);
+  QVERIFY(panel.flaggedTasks().isEmpty());
+  panel.replotNow();
+  QVERIFY(panel.roundsPlot()->flagText().isEmpty());
+  QCOMPARE(panel.costModelTabs()->tabText(1), QString("ρ per round"));
+  // Rounds with a rho just below zero are not enough: the pooled interval must lie below it.
+  PlotsPanel noisy;
+  noisy.setTasks({"a"});
+  QSignalSpy noisyFlag(&noisy, &PlotsPanel::modelFlagged);
+  for (int i = 0; i < 3; ++i)
+    noisy.addPrograms(0, {1, 2, 3, 4, 5, 6, 7, 8}, {8e-3, 4e-3, 2e-3, 1e-3, 3e-3, 5e-3, 6e-3, 7e-3});  // rho -0.17
+  QVERIFY(noisyFlag.isEmpty());
 }
 
 QTEST_MAIN(TestPlotsPanel)

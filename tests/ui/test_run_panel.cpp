@@ -27,6 +27,7 @@
 #include <set>
 
 #include "frontend/model_loader.h"
+#include "store/database.h"
 #include "tessel_test.h"
 #include "ui/graph_layout.h"
 #include "ui/graph_view.h"
@@ -375,7 +376,7 @@ class TestRunPanel : public QObject {
     QVERIFY2(end.at(0).toBool(), qPrintable(end.at(1).toString()));
     QVERIFY(stored.count() || stored.wait(30000));
     QVERIFY2(stored.at(0).at(0).toLongLong() > 0, qPrintable(stored.at(0).at(1).toString()));
-    QCOMPARE(scalar(old, "PRAGMA user_version"), QString("3"));
+    QCOMPARE(scalar(old, "PRAGMA user_version"), QString::number(tessel::store::kSchemaVersion));
     QCOMPARE(scalar(old, "SELECT count(*) FROM runs"), QString("1"));
     QCOMPARE(scalar(old, "SELECT session_id FROM runs").toLongLong(), session_);
     QCOMPARE(scalar(old, "SELECT count(*) FROM records"), records);

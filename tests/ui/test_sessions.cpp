@@ -104,7 +104,7 @@ class TestSessions : public QObject {
   // What the live tuning reported: its last end-to-end estimate and the
   // number of points of its scatter.
   double liveEstimate_ = NAN;
-  int liveScatterPoints_ = 0;
+  int liveScatterPoints_ = 0, liveUntrainedPoints_ = 0;
 
   // Reopens a session of the test database in a window that saves no settings.
   bool reopen(MainWindow& window, qint64 session) {
@@ -142,7 +142,10 @@ class TestSessions : public QObject {
       QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
       liveEstimate_ = rounds.last().at(3).toDouble();
       QVERIFY(std::isfinite(liveEstimate_));
+      // Every task's points: the first task's round was scored by an untrained model, the later ones not.
+      window.plotsPanel()->selectTask(-1);
       liveScatterPoints_ = window.plotsPanel()->scatterPointCount();
+      liveUntrainedPoints_ = window.plotsPanel()->untrainedPointCount();
       QVERIFY(liveScatterPoints_ > 0);
       modelSession_ = window.resumableSession();
       QVERIFY(modelSession_ > 0);
@@ -243,8 +246,10 @@ class TestSessions : public QObject {
 
     // The plots: the same scatter as live, and the estimate curve.
     tessel::ui::PlotsPanel* plots = window.plotsPanel();
+    plots->selectTask(-1);
     plots->replotNow();
     QCOMPARE(plots->scatterPointCount(), liveScatterPoints_);
+    QCOMPARE(plots->untrainedPointCount(), liveUntrainedPoints_);  // the model's state is stored with each record
     QCPGraph* estimate = plots->estimatePlot()->graph(0);
     QVERIFY(estimate->dataCount() > 0);
     QVERIFY(std::fabs((estimate->data()->constEnd() - 1)->value - liveEstimate_ * 1e3) < 1e-9);

@@ -80,6 +80,7 @@ class TorchCostModel : public CostModel {
   std::vector<double> predictFeatures(const std::string& taskKey,
                                       const std::vector<ProgramFeatureSet>& programs) override;
   size_t trainedOn() const override { return trained_; }
+  bool pretrained() const override { return loaded_; }
   std::string save() const override;
   void load(const std::string& bytes) override;
 
