@@ -58,33 +58,51 @@ std::vector<RoundRho> rhoPerRound(const std::vector<ScoredProgram>& programs, in
   return out;
 }
 
+void appendRankFractions(const std::vector<ScoredProgram>& programs, const std::vector<size_t>& group,
+                         std::vector<std::pair<double, double>>& out) {
+  std::vector<double> score, throughput;
+  for (size_t i : group) {
+    score.push_back(programs[i].predicted);
+    throughput.push_back(1 / programs[i].seconds);
+  }
+  const std::vector<double> x = averageRanks(score), y = averageRanks(throughput);
+  const double span = double(group.size() - 1);
+  for (size_t k = 0; k < group.size(); ++k)
+    out.emplace_back(span > 0 ? (x[k] - 1) / span : 1.0, span > 0 ? (y[k] - 1) / span : 1.0);
+}
+
+RoundRho pooledRho(const std::vector<ScoredProgram>& programs, const std::vector<std::vector<size_t>>& groups) {
+  std::vector<std::pair<double, double>> points;
+  for (const std::vector<size_t>& g : groups)
+    if (g.size() >= 2) appendRankFractions(programs, g, points);
+  std::vector<double> x, y;
+  for (const auto& [px, py] : points) {
+    x.push_back(px);
+    y.push_back(py);
+  }
+  RoundRho r;
+  r.n = x.size();
+  r.rho = spearmanRankCorrelation(x, y);
+  r.interval = spearmanInterval(r.rho, r.n);
+  return r;
+}
+
 bool worseThanChance(const std::vector<ScoredProgram>& programs, int task, RoundRho* pooled) {
   std::vector<RoundRho> rounds = rhoPerRound(programs, task);
   std::erase_if(rounds, [](const RoundRho& r) { return r.untrained || r.n < kFlagMinPrograms; });
   if (int(rounds.size()) < kFlagRounds) return false;
   rounds.erase(rounds.begin(), rounds.end() - kFlagRounds);
   bool allBelow = true;
-  for (const RoundRho& r : rounds)
-    allBelow = allBelow && r.rho < 0;
-  // Pooled: each program's rank within its round, as a fraction, so that
-  // rounds of different model states count alike.
-  std::vector<double> x, y;
+  std::vector<std::vector<size_t>> groups;
   for (const RoundRho& r : rounds) {
-    std::vector<double> score, throughput;
-    for (const ScoredProgram& p : programs)
-      if (p.task == task && p.round == r.round && usable(p)) {
-        score.push_back(p.predicted);
-        throughput.push_back(1 / p.seconds);
-      }
-    const std::vector<double> rx = averageRanks(score), ry = averageRanks(throughput);
-    const double span = double(score.size() - 1);
-    for (size_t k = 0; k < score.size(); ++k) {
-      x.push_back((rx[k] - 1) / span);
-      y.push_back((ry[k] - 1) / span);
-    }
+    allBelow = allBelow && r.rho < 0;
+    std::vector<size_t>& g = groups.emplace_back();
+    for (size_t i = 0; i < programs.size(); ++i)
+      if (programs[i].task == task && programs[i].round == r.round && usable(programs[i])) g.push_back(i);
   }
-  RoundRho all{task, rounds.back().round, false, x.size(), spearmanRankCorrelation(x, y), {}};
-  all.interval = spearmanInterval(all.rho, all.n);
+  RoundRho all = pooledRho(programs, groups);
+  all.task = task;
+  all.round = rounds.back().round;
   if (pooled) *pooled = all;
   return allBelow && all.interval.high < 0;
 }

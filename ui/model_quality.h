@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace tessel::ui {
@@ -38,6 +39,17 @@ struct RoundRho {
   double rho = std::numeric_limits<double>::quiet_NaN();
   Interval interval;
 };
+
+// Appends each program of `group` (indices into `programs`) as (rank of its
+// score, rank of its throughput) within the group, as fractions: 0 the
+// group's lowest, 1 its highest; a lone program is (1, 1).
+void appendRankFractions(const std::vector<ScoredProgram>& programs, const std::vector<size_t>& group,
+                         std::vector<std::pair<double, double>>& out);
+
+// Rho over several groups of programs pooled by their rank fractions, so
+// that groups scored in different states of the model count alike (groups
+// of fewer than 2 programs are left out).
+RoundRho pooledRho(const std::vector<ScoredProgram>& programs, const std::vector<std::vector<size_t>>& groups);
 
 // Each round's rho, in the order the rounds first appear; `task` < 0: every task's.
 std::vector<RoundRho> rhoPerRound(const std::vector<ScoredProgram>& programs, int task = -1);

@@ -415,18 +415,7 @@ void PlotsPanel::refreshScatterCache() const {
     if (shown(programs_[i].task)) byTask[2 * size_t(programs_[i].task) + programs_[i].untrained].push_back(i);
   std::vector<std::pair<double, double>> points[2];
   for (size_t group = 0; group < byTask.size(); ++group) {
-    const std::vector<size_t>& members = byTask[group];
-    if (members.empty()) continue;
-    std::vector<double> predicted, throughput;
-    for (size_t i : members) {
-      predicted.push_back(programs_[i].predicted);
-      throughput.push_back(1 / programs_[i].seconds);
-    }
-    const std::vector<double> x = averageRanks(predicted), y = averageRanks(throughput);
-    // 1-based ranks to [0, 1]; a lone program is its task's best.
-    const double span = double(members.size() - 1);
-    for (size_t k = 0; k < members.size(); ++k)
-      points[group % 2].emplace_back(span > 0 ? (x[k] - 1) / span : 1.0, span > 0 ? (y[k] - 1) / span : 1.0);
+    if (!byTask[group].empty()) appendRankFractions(programs_, byTask[group], points[group % 2]);
   }
   // QCPGraph draws (and samples adaptively) sorted keys only.
   auto keep = [](std::vector<std::pair<double, double>>& p, std::vector<double>& xs, std::vector<double>& ys) {
@@ -471,25 +460,10 @@ void PlotsPanel::rebuildRoundsPlot() {
   std::map<int, std::vector<size_t>> members;  // round -> programs
   for (size_t i = 0; i < programs_.size(); ++i)
     if (shown(programs_[i].task) && !programs_[i].untrained) members[programs_[i].round].push_back(i);
-  std::vector<double> x, y;
-  for (const auto& [round, which] : members) {
-    if (which.size() < 2) continue;
-    std::vector<double> score, throughput;
-    for (size_t i : which) {
-      score.push_back(programs_[i].predicted);
-      throughput.push_back(1 / programs_[i].seconds);
-    }
-    const std::vector<double> rx = averageRanks(score), ry = averageRanks(throughput);
-    const double span = double(score.size() - 1);
-    for (size_t k = 0; k < score.size(); ++k) {
-      x.push_back((rx[k] - 1) / span);
-      y.push_back((ry[k] - 1) / span);
-    }
-  }
-  RoundRho pooled;
-  pooled.n = x.size();
-  pooled.rho = x.size() < 2 ? kNaN : spearmanRankCorrelation(x, y);
-  pooled.interval = spearmanInterval(pooled.rho, pooled.n);
+  std::vector<std::vector<size_t>> groups;
+  for (auto& [round, which] : members)
+    groups.push_back(std::move(which));
+  const RoundRho pooled = pooledRho(programs_, groups);
   QStringList flags;
   for (int t = 0; t < taskNames_.size(); ++t)
     if (shown(t) && !flags_[static_cast<size_t>(t)].isEmpty()) flags << flags_[static_cast<size_t>(t)];
