@@ -29,6 +29,7 @@
 #include "ui/log_panel.h"
 #include "ui/node_properties_panel.h"
 #include "ui/plots_panel.h"
+#include "ui/roofline_view.h"
 #include "ui/run_controller.h"
 #include "ui/run_panel.h"
 #include "ui/search_space_view.h"
@@ -250,6 +251,7 @@ void MainWindow::createDocks() {
   tabifyDockWidget(space, code);
   tabifyDockWidget(code, props);
   createRunDock(props);  // a tab beside them: a run's figures need room, and no new tab bar
+  createRooflineDock(findChild<QDockWidget*>("runDock"));
   tabifyDockWidget(log, fleet);
   space->raise();
   log->raise();
@@ -349,6 +351,7 @@ void MainWindow::selectTask(int task) {
   selectedTask_ = tasks[size_t(task)];
   if (loader_->prepared()) graph_->selectTask(task);
   plots_->selectTask(task);
+  roofline_->selectTask(task);
   // The best program so far (from the tuning or a reopened session), else
   // the space's samples.
   const BestProgram b = tuning_->bestProgram(task);

@@ -47,6 +47,7 @@ class SessionsDialog;
 class GraphView;
 class LogPanel;
 class PlotsPanel;
+class RooflineView;
 class RunController;
 class RunPanel;
 class SearchSpaceView;
@@ -105,6 +106,7 @@ class MainWindow : public QMainWindow {
   LogPanel* logPanel() const { return log_; }
   TasksPanel* tasksPanel() const { return tasks_; }
   TuningSession* tuningSession() const { return tuning_->session(); }
+  RooflineView* rooflineView() const { return roofline_; }
   GraphView* graphView() const { return graph_; }
   PlotsPanel* plotsPanel() const { return plots_; }
   SearchSpaceView* searchSpaceView() const { return space_; }
@@ -187,6 +189,8 @@ class MainWindow : public QMainWindow {
   // The window has taken in the end of a tuning (after every round it reported).
   void tuningFinished(bool ok, const QString& message);
   void sessionFailed(const QString& message);
+  // The roofline's ceilings are known (measured or read from the cache).
+  void ceilingsReady();
 
  public:
   bool restoreLayout();
@@ -224,6 +228,10 @@ class MainWindow : public QMainWindow {
   void updateRunActions();
   // Colours the graph by what two compared sessions differ by, task by task.
   void showComparisonInGraph(const store::SessionComparison& comparison);
+  // The roofline's part (main_window_roofline.cpp).
+  void createRooflineDock(QDockWidget* tabbedWith);
+  // The ceilings of the target's machine (cached; measured on a worker thread once).
+  void measureCeilings();
   // The latest run stored with the session shown (none: the panel cleared).
   void showStoredRun();
 
@@ -235,6 +243,7 @@ class MainWindow : public QMainWindow {
   CodeView* code_ = nullptr;
   RunPanel* runPanel_ = nullptr;
   RunController* run_ = nullptr;
+  RooflineView* roofline_ = nullptr;
   task::SearchTask selectedTask_;
   int selected_ = -1;
   ModelLoader* loader_ = nullptr;
@@ -242,7 +251,7 @@ class MainWindow : public QMainWindow {
   TuningOptionsBar* options_ = nullptr;
   // Of saveState(): bump when the docks change in a way an old saved state
   // should not restore.
-  static constexpr int kStateVersion = 3;  // 3: the Run dock
+  static constexpr int kStateVersion = 4;  // 3: the Run dock; 4: the Roofline dock
   QByteArray defaultState_;
 
   QAction* openModelAction_ = nullptr;

@@ -85,7 +85,7 @@ void ModelLoader::onModelPrepared(std::shared_ptr<const frontend::PreparedModel>
   QStringList names;
   for (const fusion::GraphTask& t : model->tasks) {
     const QString label = QString::fromStdString(fusion::taskLabel(t));
-    infos.push_back({QString::fromStdString(t.key), label, double(t.weight), t.flops});
+    infos.push_back({QString::fromStdString(t.key), label, double(t.weight), t.flops, t.dag.compulsoryBytes()});
     names << label;
     tasks_.push_back(fusion::toSearchTask(t, target_));
   }
@@ -239,7 +239,7 @@ void ModelLoader::showOperatorSession(qint64 session, const store::SessionHistor
   tasks_ = {task};
   emit tasksChanged();
   const QString name = QString::fromStdString(fusion::taskLabel(t.op, t.shape));
-  views_.tasks->model()->setTasks({{QString::fromStdString(t.key), name, 1.0, t.flops}});
+  views_.tasks->model()->setTasks({{QString::fromStdString(t.key), name, 1.0, t.flops, task.dag.compulsoryBytes()}});
   views_.plots->setTasks({name});
   applyHistory(history);
 }

@@ -14,7 +14,19 @@ void TasksModel::setTasks(const QVector<TaskInfo>& tasks) {
   rows_.clear();
   for (const TaskInfo& t : tasks)
     rows_.push_back({t, 0, 0});
+  attainable_.clear();
   endResetModel();
+}
+
+void TasksModel::setAttainable(const QVector<double>& gflops) {
+  attainable_ = gflops;
+  if (!rows_.isEmpty()) emit dataChanged(index(0, Roof), index(rowCount() - 1, Roof));
+}
+
+double TasksModel::roofFraction(int task) const {
+  if (task < 0 || task >= rows_.size() || task >= attainable_.size() || rows_[task].best <= 0) return std::nan("");
+  const double roof = attainable_[task];
+  return roof > 0 ? rows_[task].info.flops / rows_[task].best / 1e9 / roof : std::nan("");
 }
 
 void TasksModel::updateTask(int task, int trials, double bestSeconds) {
@@ -62,10 +74,18 @@ QVariant TasksModel::data(const QModelIndex& index, int role) const {
         return has ? r.best * 1e3 : INFINITY;
       case Gflops:
         return has ? r.info.flops / r.best / 1e9 : 0.0;
+      case Roof: {
+        const double f = roofFraction(index.row());
+        return std::isfinite(f) ? f : -1.0;
+      }
       case Share:
         return has && std::isfinite(total) ? r.info.weight * r.best / total : 0.0;
     }
   }
+  if (role == Qt::ToolTipRole && index.column() == Roof)
+    return tr(
+        "The best program's GFLOP/s over what this machine can reach at the task's arithmetic intensity "
+        "(the roofline: the peak FMA throughput, or the memory or last-level cache bandwidth)");
   if (role == Qt::ToolTipRole) return r.info.key;
   if (role == Qt::TextAlignmentRole && index.column() != Name) return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole) return {};
@@ -82,6 +102,10 @@ QVariant TasksModel::data(const QModelIndex& index, int role) const {
       return has ? QString::number(r.best * 1e3, 'f', 4) : QString("-");
     case Gflops:
       return has ? QString::number(r.info.flops / r.best / 1e9, 'f', 1) : QString("-");
+    case Roof: {
+      const double f = roofFraction(index.row());
+      return std::isfinite(f) ? QString::number(100 * f, 'f', 1) + " %" : QString("-");
+    }
     case Share:
       return has && std::isfinite(total) ? QString::number(100 * r.info.weight * r.best / total, 'f', 1) + " %"
                                          : QString("-");
@@ -91,7 +115,7 @@ QVariant TasksModel::data(const QModelIndex& index, int role) const {
 
 QVariant TasksModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[] = {"task", "weight", "MFLOP", "trials", "best ms", "GFLOP/s", "share"};
+  static const char* names[] = {"task", "weight", "MFLOP", "trials", "best ms", "GFLOP/s", "of roof", "share"};
   return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
 }
 

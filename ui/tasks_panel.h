@@ -1,6 +1,7 @@
 // The tasks panel: a model's tasks with weight, FLOPs, trials, best latency,
-// GFLOP/s and share of the estimated end-to-end latency, sortable; the
-// selected task drives the other views.
+// GFLOP/s, how close that is to the machine's roof (the roofline's
+// attainable GFLOP/s) and share of the estimated end-to-end latency,
+// sortable; the selected task drives the other views.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -18,7 +19,7 @@ class TasksModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { Name, Weight, Mflop, Trials, BestMs, Gflops, Share, ColumnCount };
+  enum Column { Name, Weight, Mflop, Trials, BestMs, Gflops, Roof, Share, ColumnCount };
   using QAbstractTableModel::QAbstractTableModel;
 
   void setTasks(const QVector<TaskInfo>& tasks);
@@ -26,6 +27,11 @@ class TasksModel : public QAbstractTableModel {
   void updateTask(int task, int trials, double bestSeconds);
   // Sum of weight x best latency over the tasks (NaN while one has none).
   double estimateSeconds() const;
+  // The GFLOP/s each task can reach on this machine (the roofline's
+  // attainable throughput, by task; empty: not known): the "of roof" column
+  // is its best program's GFLOP/s over it.
+  void setAttainable(const QVector<double>& gflops);
+  double roofFraction(int task) const;  // NaN: no best or no ceiling yet
   const TaskInfo& task(int row) const { return rows_[row].info; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -40,6 +46,7 @@ class TasksModel : public QAbstractTableModel {
     double best = 0;  // seconds; 0 = none yet
   };
   QVector<Row> rows_;
+  QVector<double> attainable_;
 };
 
 class TasksPanel : public QWidget {

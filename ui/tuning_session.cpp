@@ -104,8 +104,8 @@ void TuningSession::run(TuningRequest request) {
     tuning::ModelTuning tuning(request.config, request.prepared);
     QVector<TaskInfo> infos;
     for (const fusion::GraphTask& t : tuning.model().tasks)
-      infos.push_back(
-          {QString::fromStdString(t.key), QString::fromStdString(fusion::taskLabel(t)), double(t.weight), t.flops});
+      infos.push_back({QString::fromStdString(t.key), QString::fromStdString(fusion::taskLabel(t)), double(t.weight),
+                       t.flops, t.dag.compulsoryBytes()});
     emit tasksReady(infos);
     log(QString("%1: %2 tasks").arg(QString::fromStdString(request.config.model)).arg(infos.size()));
 

@@ -49,6 +49,7 @@ struct TuningRequest {
 struct TaskInfo {
   QString key, name;
   double weight = 0, flops = 0;
+  double bytes = 0;  // compulsory traffic of one run (te::ComputeDAG::compulsoryBytes; 0: unknown)
 };
 
 class TuningSession : public QObject {

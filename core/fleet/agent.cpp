@@ -5,7 +5,6 @@
 #include <chrono>
 #include <ctime>
 #include <deque>
-#include <fstream>
 #include <list>
 #include <map>
 #include <memory>
@@ -20,6 +19,7 @@
 #include "fleet/stream_entry.h"
 #include "measure/cuda_driver.h"
 #include "measure/program_measurer.h"
+#include "support/cpu_info.h"
 #include "support/version.h"
 #include "target/target.h"
 
@@ -342,14 +342,8 @@ std::string deviceDescription(const target::Target& t) {
       return "no usable GPU (" + measure::cuda::unavailableReason() + ")";
     return measure::cuda::gpus().at(0).name + " (" + measure::cuda::gpus().at(0).arch() + ")";
   }
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, model = "CPU";
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      model = line.substr(line.find(':') + 2);
-      break;
-    }
-  return model + ", " + std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " threads";
+  const support::CpuInfo cpu = support::hostCpu();
+  return cpu.model + ", " + std::to_string(cpu.threads) + " threads";
 }
 
 long runAgent(const AgentOptions& o) {

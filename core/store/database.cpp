@@ -4,12 +4,11 @@
 #include "store/database.h"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "schedule/steps.h"
 #include "store/store_sql.h"
+#include "support/cpu_info.h"
 
 namespace tessel::store {
 
@@ -52,16 +51,8 @@ const char* kTaskColumns =
 }  // namespace
 
 std::string hostDevice() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, model = "unknown CPU";
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      size_t colon = line.find(':');
-      if (colon != std::string::npos) model = line.substr(line.find_first_not_of(" \t", colon + 1));
-      break;
-    }
-  unsigned cores = std::thread::hardware_concurrency();
-  return model + ", " + std::to_string(cores) + (cores == 1 ? " core" : " cores");
+  const support::CpuInfo cpu = support::hostCpu();
+  return cpu.model + ", " + std::to_string(cpu.threads) + (cpu.threads == 1 ? " core" : " cores");
 }
 
 int64_t Database::ensureTask(const TaskRow& t) {

@@ -79,6 +79,15 @@ bool ComputeDAG::isOutput(const std::string& name) const {
   return std::find(outputs_.begin(), outputs_.end(), name) != outputs_.end();
 }
 
+double ComputeDAG::compulsoryBytes() const {
+  double elements = 0;
+  for (const std::string& name : inputs_)
+    elements += double(op(name).numElements());
+  for (const std::string& name : outputs_)
+    elements += double(op(name).numElements());
+  return 4 * elements;
+}
+
 double ComputeDAG::flops() const {
   double total = 0;
   for (const Op& op : ops_) {

@@ -59,6 +59,9 @@ class ComputeDAG {
   bool isOutput(const std::string& name) const;
   // Floating-point operations of one evaluation (a multiply-add counts 2).
   double flops() const;
+  // Bytes one evaluation must move at least: each input read once and each
+  // output written once, 4 bytes an element (the roofline's traffic).
+  double compulsoryBytes() const;
   // Longest reduction that feeds an output: sets the tolerance of checks.
   int64_t maxReductionLength() const;
   // Canonical text of the definition: the basis of workload keys.

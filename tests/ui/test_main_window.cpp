@@ -46,6 +46,7 @@
 #include "ui/main_window.h"
 #include "ui/node_properties_panel.h"
 #include "ui/plots_panel.h"
+#include "ui/roofline_view.h"
 #include "ui/run_panel.h"
 #include "ui/search_space_view.h"
 #include "ui/tasks_panel.h"
@@ -60,7 +61,7 @@ using tessel::ui::test::UiThreadGaps;
 namespace {
 
 const QStringList kDockTitles = {"Graph", "Tasks", "Search space", "Code", "Properties",
-                                 "Plots", "Run",   "Log",          "Fleet"};
+                                 "Plots", "Run",   "Roofline",     "Log",  "Fleet"};
 
 struct ProcessResult {
   bool finished = false;
@@ -155,6 +156,7 @@ class TestMainWindow : public QObject {
     QVERIFY(qobject_cast<tessel::ui::CodeView*>(dockTitled(window, "Code")->widget()));
     QVERIFY(qobject_cast<tessel::ui::NodePropertiesPanel*>(dockTitled(window, "Properties")->widget()));
     QVERIFY(qobject_cast<tessel::ui::RunPanel*>(dockTitled(window, "Run")->widget()));
+    QVERIFY(qobject_cast<tessel::ui::RooflineView*>(dockTitled(window, "Roofline")->widget()));
 
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -461,6 +463,19 @@ class TestMainWindow : public QObject {
     QVERIFY(window.plotsPanel()->untrainedPointCount() > 0);
     QVERIFY(window.plotsPanel()->scatterSummary().contains("untrained"));
     QVERIFY(window.plotsPanel()->estimatePlot()->graph(0)->dataCount() > 0);
+    // The roofline: each task's best under this machine's roofs, and the tasks table's "of roof".
+    tessel::ui::RooflineView* roofline = window.rooflineView();
+    if (!roofline->hasCeilings()) {
+      QSignalSpy ceilings(&window, &MainWindow::ceilingsReady);
+      QVERIFY(ceilings.wait(60000));
+    }
+    QCOMPARE(roofline->bestPointCount(), 5);
+    for (int i = 0; i < tasks->rowCount(); ++i) {
+      const double f = tasks->roofFraction(i);
+      // Finite and positive; above 1 is possible: a small task's data may sit
+      // in L1 or L2, faster than the last-level cache's roof.
+      QVERIFY2(std::isfinite(f) && f > 0, qPrintable(QString("task %1: %2 of its roof").arg(i).arg(f)));
+    }
     gaps.stop();
     qInfo("longest UI-thread gap while tuning: %lld ms (%lld ms by the wall clock)", gaps.worstMs(),
           gaps.worstWallMs());

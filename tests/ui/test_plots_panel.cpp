@@ -17,6 +17,7 @@
 #include "ui/model_quality_plot.h"
 #include "ui/plots_panel.h"
 #include "ui/rank_correlation.h"
+#include "ui/roofline_view.h"
 
 using namespace tessel::ui;
 
@@ -73,6 +74,7 @@ class TestPlotsPanel : public QObject {
   void spearmanIntervalKnownValues();
   void untrainedScoresAreApartAndOutOfRho();
   void worseThanChanceIsFlaggedOnce();
+  void rooflineDrawsTasksUnderTheirRoofs();
 };
 
 void TestPlotsPanel::spearmanKnownValues() {
@@ -531,6 +533,51 @@ void TestPlotsPanel::worseThanChanceIsFlaggedOnce() {
   for (int i = 0; i < 3; ++i)
     noisy.addPrograms(0, {1, 2, 3, 4, 5, 6, 7, 8}, {8e-3, 4e-3, 2e-3, 1e-3, 3e-3, 5e-3, 6e-3, 7e-3});  // rho -0.17
   QVERIFY(noisyFlag.isEmpty());
+}
+
+void TestPlotsPanel::rooflineDrawsTasksUnderTheirRoofs() {
+  RooflineView view;
+  // 200 FLOP/byte over 10 MB; 0.125 FLOP/byte over 8 MB; one of unknown traffic.
+  view.setTasks({{"conv", 2e9, 1e7}, {"relu", 1e6, 8e6}, {"odd", 1e6, 0}});
+  QVERIFY(view.attainable().isEmpty());  // no ceilings yet
+  QVERIFY(view.summary().contains("Measuring"));
+  tessel::measure::MachineCeilings c;
+  c.cpu = "test CPU";
+  c.threads = 2;
+  c.fmaLanesPerCycle = 32;
+  c.clockGHz = 2.5;
+  c.peakGflops = 160;
+  c.dramGBps = 20;
+  c.llcGBps = 100;
+  c.llcBytes = 32u << 20;
+  view.setCeilings(c);
+  const QVector<double> roof = view.attainable();
+  QCOMPARE(roof.size(), 3);
+  QCOMPARE(roof[0], 160.0);  // compute-bound: the peak
+  QCOMPARE(roof[1], 12.5);   // 8 MB fit in the 32 MiB cache: its roof, 0.125 x 100
+  QVERIFY(std::isnan(roof[2]));
+  view.addPrograms(0, {0.1, 0.05, kNaN});  // 20 and 40 GFLOP/s; a failed one
+  view.addPrograms(1, {1e-3});
+  QCOMPARE(view.bestGflops(0), 40.0);
+  QCOMPARE(view.intensity(0), 200.0);
+  QCOMPARE(view.bestPointCount(), 2);
+  QCOMPARE(view.programPointCount(), 0);  // none selected
+  view.selectTask(0);
+  QCOMPARE(view.programPointCount(), 2);
+  QCOMPARE(view.bestPointCount(), 2);
+  QVERIFY2(view.summary().contains("conv: 40.0 GFLOP/s at 200.00 FLOP/byte, 25.0 % of its roof (160.0 GFLOP/s)"),
+           qPrintable(view.summary()));
+  QVERIFY(view.summary().startsWith("test CPU, 2 threads: peak 160 GFLOP/s"));
+  // The roofs: memory's bends at the ridge (8 FLOP/byte) into the peak.
+  const QCPGraph* memory = view.plot()->graph(0);
+  QCOMPARE(memory->dataCount(), 3);
+  QCOMPARE((memory->data()->constBegin() + 1)->key, 8.0);
+  QCOMPARE((memory->data()->constBegin() + 1)->value, 160.0);
+  view.clearPrograms();
+  QCOMPARE(view.bestPointCount(), 0);
+  view.setUnavailable("The roofline is drawn for CPU targets");
+  QCOMPARE(view.summary(), QString("The roofline is drawn for CPU targets"));
+  QCOMPARE(view.plot()->graph(0)->dataCount(), 0);
 }
 
 QTEST_MAIN(TestPlotsPanel)

@@ -1,5 +1,6 @@
 // The tasks panel: rows per task, progress updates, shares of the end-to-end
-// estimate, numeric sorting and the selected task.
+// estimate, how close each best is to its roof, numeric sorting and the
+// selected task.
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTableView>
@@ -47,6 +48,23 @@ class TestTasksPanel : public QObject {
     panel.view()->selectRow(1);
     QCOMPARE(selected.count(), 1);
     QCOMPARE(selected.at(0).at(0).toInt(), 1);  // max_pool2d
+  }
+
+  // "of roof": the best program's GFLOP/s over what the roofline says the task can reach.
+  void roofColumnIsTheBestOverItsCeiling() {
+    TasksModel m;
+    m.setTasks({{"k0", "conv2d_relu", 1, 200e6}, {"k1", "dense", 1, 1e6}});
+    m.updateTask(0, 8, 1e-3);                                                                  // 200 GFLOP/s
+    QCOMPARE(m.data(m.index(0, TasksModel::Roof), Qt::DisplayRole).toString(), QString("-"));  // no ceilings yet
+    m.setAttainable({800, 50});
+    QCOMPARE(m.roofFraction(0), 0.25);
+    QCOMPARE(m.data(m.index(0, TasksModel::Roof), Qt::DisplayRole).toString(), QString("25.0 %"));
+    QVERIFY(std::isnan(m.roofFraction(1)));  // nothing measured yet
+    QCOMPARE(m.data(m.index(1, TasksModel::Roof), Qt::DisplayRole).toString(), QString("-"));
+    QCOMPARE(m.headerData(TasksModel::Roof, Qt::Horizontal, Qt::DisplayRole).toString(), QString("of roof"));
+    m.setTasks({{"k2", "relu", 1, 1e6}});  // another model: its roofs are not known yet
+    m.updateTask(0, 8, 1e-3);
+    QVERIFY(std::isnan(m.roofFraction(0)));
   }
 };
 
