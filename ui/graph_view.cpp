@@ -32,6 +32,7 @@
 
 #include "ui/graph_items.h"
 #include "ui/graph_layout.h"
+#include "ui/graph_minimap.h"
 
 namespace tessel::ui {
 
@@ -154,6 +155,7 @@ GraphView::GraphView(QWidget* parent)
   layout->setSpacing(2);
   layout->addLayout(top);
   layout->addWidget(view_, 1);
+  minimap_ = new GraphMinimap(view_);
 
   connect(scene_, &QGraphicsScene::selectionChanged, this, &GraphView::onSelectionChanged);
   connect(search_, &QLineEdit::returnPressed, this, [this] {
@@ -202,6 +204,7 @@ void GraphView::clear() {
   lastQuery_.clear();
   setMeasuredShares({});  // another model's partitions
   setComparison({}, {});
+  if (minimap_) minimap_->refit();
   if (panel_) panel_->clear();
   showStatus({});
 }
@@ -297,6 +300,7 @@ void GraphView::buildScene(const GraphLayout& layout) {
   scene_->setItemIndexMethod(QGraphicsScene::BspTreeIndex);
   quietSelection_ = false;
   ready_ = true;
+  minimap_->refit();
   applyClusterColours();
 
   // Start at the top, as wide as fits (no larger than 100 %).

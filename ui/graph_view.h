@@ -27,6 +27,8 @@ class QLineEdit;
 
 namespace tessel::ui {
 
+class GraphMinimap;
+
 struct GraphLayout;
 
 class GraphView : public QWidget {
@@ -102,6 +104,8 @@ class GraphView : public QWidget {
   // A widget the main window docks separately (owned by this view until it
   // is given a parent).
   NodePropertiesPanel* propertiesPanel() const { return panel_; }
+  // The overview of the whole graph in the canvas' corner.
+  GraphMinimap* minimap() const { return minimap_; }
 
  signals:
   void layoutFinished(double layoutSeconds, double sceneSeconds);
@@ -152,6 +156,7 @@ class GraphView : public QWidget {
   QStringList comparisonNotes_;       // by task
   HeatMode heatMode_ = HeatMode::Estimate;
   QComboBox* heatBox_;
+  GraphMinimap* minimap_ = nullptr;
   QString lastQuery_;
   std::vector<int> matches_;
   int matchIndex_ = -1;

@@ -24,6 +24,7 @@
 
 #include "tessel_test.h"
 #include "ui/graph_layout.h"
+#include "ui/graph_minimap.h"
 #include "ui/graph_view.h"
 
 using namespace tessel;
@@ -385,6 +386,31 @@ class TestGraphView : public QObject {
                       QPoint(0, 120), Qt::NoButton, Qt::ControlModifier, Qt::NoScrollPhase, false);
     QApplication::sendEvent(view_->view()->viewport(), &wheel);
     QVERIFY(view_->zoom() > before * 1.1);
+  }
+
+  // The overview shows the whole graph; a click in it moves the main view there.
+  void minimapMovesTheView() {
+    tessel::ui::GraphMinimap* map = view_->minimap();
+    QVERIFY(map && map->isVisible());
+    QCOMPARE(map->scene(), view_->scene());
+    const QRectF all = map->mapToScene(map->viewport()->rect()).boundingRect();
+    QVERIFY(all.adjusted(-2, -2, 2, 2).contains(view_->scene()->sceneRect()));
+    view_->view()->resetTransform();
+    view_->zoomBy(2.0);  // ResNet-18 at 2x: many screens tall
+    view_->view()->centerOn(view_->scene()->sceneRect().center().x(), view_->scene()->sceneRect().top());
+    const double topY = map->shownRect().center().y();
+    const QPoint bottom(map->viewport()->width() / 2, map->viewport()->height() * 9 / 10);
+    QTest::mouseClick(map->viewport(), Qt::LeftButton, {}, bottom);
+    const QPointF wanted = map->mapToScene(bottom);
+    const QPointF centre = view_->view()->mapToScene(view_->view()->viewport()->rect().center());
+    QVERIFY2(centre.y() > topY + view_->scene()->sceneRect().height() / 2,
+             qPrintable(QString("centre %1, top %2").arg(centre.y()).arg(topY)));
+    QVERIFY(std::abs(centre.y() - wanted.y()) <
+            view_->view()->viewport()->height());  // there, or as near as the edge allows
+    QVERIFY(map->shownRect().contains(centre));
+    // In the canvas' bottom-right corner.
+    const QRect canvas = view_->view()->viewport()->rect();
+    QVERIFY(map->geometry().right() <= canvas.right() && map->geometry().right() > canvas.right() - 40);
   }
 
   void aLaterModelSupersedesARunningLayout() {
