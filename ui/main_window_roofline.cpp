@@ -38,8 +38,7 @@ void MainWindow::createRooflineDock(QDockWidget* tabbedWith) {
           });
   connect(loader_, &ModelLoader::historyRead, this, [this](const store::SessionHistory& h, const QVector<int>& taskOf) {
     roofline_->clearPrograms();
-    QVector<QVector<double>> byTask(roofline_->attainable().size() ? roofline_->attainable().size()
-                                                                   : tasks_->model()->rowCount());
+    QVector<QVector<double>> byTask(tasks_->model()->rowCount());  // the roofline's tasks are the table's
     for (const store::SessionProgram& p : h.programs) {
       const int task = taskOf.value(int(p.task), -1);
       if (task >= 0 && task < byTask.size()) byTask[task] << p.seconds;

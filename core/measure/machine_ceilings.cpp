@@ -102,10 +102,8 @@ MachineCeilings describedCeilings(const target::Target& target) {
   return m;
 }
 
-}  // namespace
-
-MachineCeilings measureCeilings(const target::Target& target) {
-  MachineCeilings m = describedCeilings(target);
+// Measures the bandwidths of `m` (described) on its threads.
+void measureBandwidths(MachineCeilings& m) {
   // DRAM: three arrays of 64 MiB at least, of the cache's size at least.
   const size_t dramFloats = std::max<size_t>(16u << 20, m.llcBytes);
   m.dramGBps = triadGBps(dramFloats, m.threads, 1, 5);
@@ -116,6 +114,13 @@ MachineCeilings measureCeilings(const target::Target& target) {
     m.llcGBps = triadGBps(llcFloats, m.threads, passes, 5);
   }
   m.measured = nowUtc();
+}
+
+}  // namespace
+
+MachineCeilings measureCeilings(const target::Target& target) {
+  MachineCeilings m = describedCeilings(target);
+  measureBandwidths(m);
   return m;
 }
 
@@ -138,7 +143,7 @@ MachineCeilings cachedCeilings(const target::Target& target, const std::string& 
     m.measured = kept.value("measured", "");
     return m;
   }
-  m = measureCeilings(target);
+  measureBandwidths(m);  // the CPU is described already
   const nlohmann::json out = {
       {"cpu", m.cpu},          {"threads", m.threads},  {"vector_lanes", m.vectorLanes}, {"dram_GBps", m.dramGBps},
       {"llc_GBps", m.llcGBps}, {"measured", m.measured}};
