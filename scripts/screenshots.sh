@@ -6,6 +6,7 @@
 #   studio-session.png       that session reopened from its database
 #   studio-compare.png       that session against a second, warm 4-minute one
 #   studio-five-minutes.png  4 minutes of tuning, then the run against LibTorch
+#   studio-inspector.png     a program of a tiny_cnn tuning against the task's fastest
 # About 25 minutes on two cores (the tunings). Nothing else should run
 # meanwhile: the five-minute figure is a measurement.
 # Usage: scripts/screenshots.sh [OUT_DIR]   (default: docs/images)
@@ -30,4 +31,6 @@ studio --db "$work/r18.db" --reopen 1 --screenshot "$out/studio-session.png"
 studio resnet18 --db "$work/r18.db" --tune-minutes 4 --screenshot "$work/second.png"
 studio resnet18 --db "$work/r18.db" --compare 1,2 --screenshot "$out/studio-compare.png"
 studio resnet18 --db "$work/five.db" --tune-minutes 4 --screenshot "$out/studio-five-minutes.png"
+studio tiny_cnn --db "$work/tiny.db" --tune 160 --screenshot "$work/tiny.png"
+studio --db "$work/tiny.db" --reopen 1 --inspect 2:2 --screenshot "$out/studio-inspector.png"
 echo "screenshots in $out" >&2

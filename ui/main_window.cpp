@@ -207,6 +207,7 @@ void MainWindow::createActions() {
   quitAction_->setMenuRole(QAction::QuitRole);
   connect(quitAction_, &QAction::triggered, this, &QWidget::close);
   createRunActions();
+  createInspectorAction();
 }
 
 void MainWindow::createToolBar() {
@@ -287,6 +288,8 @@ void MainWindow::createMenus() {
   tuning->addActions({startAction_, pauseAction_, stopAction_});
   tuning->addSeparator();
   tuning->addActions({runAction_, stopRunAction_, runAfterTuningAction_});
+  tuning->addSeparator();
+  tuning->addAction(inspectAction_);
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   for (QDockWidget* dock : docks_)

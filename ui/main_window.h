@@ -47,6 +47,7 @@ class SessionsDialog;
 class GraphView;
 class LogPanel;
 class PlotsPanel;
+class ProgramInspector;
 class RooflineView;
 class RunController;
 class RunPanel;
@@ -115,6 +116,8 @@ class MainWindow : public QMainWindow {
   RunController* runController() const { return run_; }
   // The prepared model (null until modelReady).
   std::shared_ptr<const frontend::PreparedModel> preparedModel() const { return loader_->prepared(); }
+  // The tasks shown: the open model's, or a reopened operator session's one.
+  const std::vector<task::SearchTask>& tasks() const { return loader_->tasks(); }
   // Drives the views from a task (index into the model's tasks).
   void selectTask(int task);
   int selectedTask() const { return selected_; }
@@ -129,6 +132,11 @@ class MainWindow : public QMainWindow {
   // side free to read another database. Each comparison colours the open
   // model's graph by what the sessions differ by (heat: sessions compared).
   CompareDialog* showCompare(qint64 a = 0, qint64 b = 0);
+  // The programs the session shown in the plots (tuned or reopened)
+  // measured for `task`, in the program inspector (modeless, one for the
+  // window), with program `ordinal` shown (-1: the task's fastest). Null,
+  // with an error dialog, when the session has none.
+  ProgramInspector* inspectProgram(int task, int ordinal = -1);
   // Reads a session on a worker thread and shows it: its model (opened
   // with the session's fusion), tasks, curves, scatter and best programs.
   // sessionReopened or an error dialog follows. Start then resumes it.
@@ -232,6 +240,8 @@ class MainWindow : public QMainWindow {
   void createRooflineDock(QDockWidget* tabbedWith);
   // The ceilings of the target's machine (cached; measured on a worker thread once).
   void measureCeilings();
+  // The program inspector's action and the views that open it (main_window_inspector.cpp).
+  void createInspectorAction();
   // The latest run stored with the session shown (none: the panel cleared).
   void showStoredRun();
 
@@ -244,6 +254,7 @@ class MainWindow : public QMainWindow {
   RunPanel* runPanel_ = nullptr;
   RunController* run_ = nullptr;
   RooflineView* roofline_ = nullptr;
+  ProgramInspector* inspector_ = nullptr;
   task::SearchTask selectedTask_;
   int selected_ = -1;
   ModelLoader* loader_ = nullptr;
@@ -259,6 +270,7 @@ class MainWindow : public QMainWindow {
   QAction* openDatabaseAction_ = nullptr;
   QAction* sessionsAction_ = nullptr;
   QAction* compareAction_ = nullptr;
+  QAction* inspectAction_ = nullptr;
   QAction* startAction_ = nullptr;
   QAction* pauseAction_ = nullptr;
   QAction* stopAction_ = nullptr;

@@ -20,6 +20,7 @@ struct ScoredProgram {
   double predicted = std::numeric_limits<double>::quiet_NaN();  // higher = predicted faster
   double seconds = std::numeric_limits<double>::quiet_NaN();    // measured (NaN: failed)
   bool untrained = false;                                       // scored by a model that had learned nothing
+  int ordinal = -1;  // its place among the task's programs of the session (0: the first)
 };
 
 struct Interval {

@@ -15,6 +15,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
+#include <tuple>
 #include <utility>
 
 #include "ui/model_quality_plot.h"
@@ -143,7 +145,10 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   scatterPlot_->setToolTip(
       tr("Each program's rank within its task, as a fraction (0 the task's worst, 1 its best): "
          "by the cost model's score (x) and by its measured time (y). Grey: scored by a model that had "
-         "learned nothing yet, ranked among themselves and left out of ρ"));
+         "learned nothing yet, ranked among themselves and left out of ρ. Click a point to inspect its program"));
+  bestPlot_->setToolTip(tr("Click a round to inspect the task's best program after it"));
+  connectPicking(scatterPlot_, &PlotsPanel::scatterProgramAt);
+  connectPicking(bestPlot_, &PlotsPanel::bestProgramAt);
 
   roundsPlot_ = new ModelQualityPlot(costTabs_);
   // The tab bar's height comes off the plots': the dock keeps its minimum height.
@@ -219,8 +224,11 @@ void PlotsPanel::addRound(int task, int taskTrials, double bestSeconds, double e
 }
 
 void PlotsPanel::addProgram(int task, int round, double predicted, double measured, bool untrained) {
+  std::vector<double>& seconds = taskData_[static_cast<size_t>(task)].seconds;
+  const int ordinal = int(seconds.size());
+  seconds.push_back(std::isfinite(measured) && measured > 0 ? measured : kNaN);
   if (!std::isfinite(predicted) || !std::isfinite(measured) || measured <= 0) return;
-  programs_.push_back({task, round, predicted, measured, untrained});
+  programs_.push_back({task, round, predicted, measured, untrained, ordinal});
 }
 
 void PlotsPanel::addPrograms(int task, const QVector<double>& predicted, const QVector<double>& measuredSeconds,
@@ -362,6 +370,7 @@ void PlotsPanel::rebuildBestPlot() {
     const TaskData& data = taskData_[static_cast<size_t>(t)];
     QCPGraph* graph = bestPlot_->addGraph();
     graph->setName(taskNames_[t]);
+    graph->setProperty("task", t);  // for picking
     // The best so far holds from one round to the next.
     graph->setLineStyle(QCPGraph::lsStepLeft);
     graph->setPen(QPen(taskColor(t), 1.5));
@@ -413,22 +422,28 @@ void PlotsPanel::refreshScatterCache() const {
   std::vector<std::vector<size_t>> byTask(2 * taskData_.size());
   for (size_t i = 0; i < programs_.size(); ++i)
     if (shown(programs_[i].task)) byTask[2 * size_t(programs_[i].task) + programs_[i].untrained].push_back(i);
-  std::vector<std::pair<double, double>> points[2];
+  // (x, y, program) of each point, in the order of the groups.
+  std::vector<std::tuple<double, double, size_t>> points[2];
+  std::vector<std::pair<double, double>> fractions;
   for (size_t group = 0; group < byTask.size(); ++group) {
-    if (!byTask[group].empty()) appendRankFractions(programs_, byTask[group], points[group % 2]);
+    if (byTask[group].empty()) continue;
+    fractions.clear();
+    appendRankFractions(programs_, byTask[group], fractions);
+    for (size_t k = 0; k < fractions.size(); ++k)
+      points[group % 2].emplace_back(fractions[k].first, fractions[k].second, byTask[group][k]);
   }
   // QCPGraph draws (and samples adaptively) sorted keys only.
-  auto keep = [](std::vector<std::pair<double, double>>& p, std::vector<double>& xs, std::vector<double>& ys) {
+  auto keep = [](std::vector<std::tuple<double, double, size_t>>& p, std::vector<double>& xs, std::vector<double>& ys,
+                 std::vector<size_t>& program) {
     std::sort(p.begin(), p.end());
     xs.resize(p.size());
     ys.resize(p.size());
-    for (size_t i = 0; i < p.size(); ++i) {
-      xs[i] = p[i].first;
-      ys[i] = p[i].second;
-    }
+    program.resize(p.size());
+    for (size_t i = 0; i < p.size(); ++i)
+      std::tie(xs[i], ys[i], program[i]) = p[i];
   };
-  keep(points[0], scatterX_, scatterY_);
-  keep(points[1], untrainedX_, untrainedY_);
+  keep(points[0], scatterX_, scatterY_, scatterProgram_);
+  keep(points[1], untrainedX_, untrainedY_, untrainedProgram_);
   rho_ = scatterX_.size() < 2 ? kNaN : spearmanRankCorrelation(scatterX_, scatterY_);
 }
 
@@ -522,6 +537,67 @@ void PlotsPanel::resizeEvent(QResizeEvent* event) {
     splitter_->setOrientation(orientation);
     splitter_->setSizes({1000, 1000, 1000});
   }
+}
+
+PickedProgram PlotsPanel::scatterProgramAt(const QPointF& pixel) const {
+  refreshScatterCache();
+  PickedProgram out;
+  double nearest = kPickRadius * kPickRadius;
+  auto search = [&](const std::vector<double>& xs, const std::vector<double>& ys, const std::vector<size_t>& program) {
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double dx = scatterPlot_->xAxis->coordToPixel(xs[i]) - pixel.x();
+      const double dy = scatterPlot_->yAxis->coordToPixel(ys[i]) - pixel.y();
+      if (dx * dx + dy * dy > nearest) continue;
+      nearest = dx * dx + dy * dy;
+      const ScoredProgram& p = programs_[program[i]];
+      out = {p.task, p.ordinal};
+    }
+  };
+  search(scatterX_, scatterY_, scatterProgram_);
+  search(untrainedX_, untrainedY_, untrainedProgram_);
+  return out;
+}
+
+PickedProgram PlotsPanel::bestProgramAt(const QPointF& pixel) const {
+  int task = -1, trials = 0;
+  double nearest = kPickRadius * kPickRadius;
+  for (int g = 0; g < bestPlot_->graphCount(); ++g) {
+    QCPGraph* graph = bestPlot_->graph(g);
+    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
+      const double dx = bestPlot_->xAxis->coordToPixel(it->key) - pixel.x();
+      const double dy = bestPlot_->yAxis->coordToPixel(it->value) - pixel.y();
+      if (dx * dx + dy * dy > nearest) continue;
+      nearest = dx * dx + dy * dy;
+      task = graph->property("task").toInt();
+      trials = int(std::lround(it->key));
+    }
+  }
+  if (task < 0) return {};
+  const int ordinal = bestOrdinal(task, trials);
+  return ordinal < 0 ? PickedProgram{} : PickedProgram{task, ordinal};
+}
+
+int PlotsPanel::bestOrdinal(int task, int trials) const {
+  if (!validTask(task)) return -1;
+  const std::vector<double>& seconds = taskData_[static_cast<size_t>(task)].seconds;
+  int best = -1;
+  for (int i = 0; i < std::min(trials, int(seconds.size())); ++i)
+    if (std::isfinite(seconds[size_t(i)]) && (best < 0 || seconds[size_t(i)] < seconds[size_t(best)])) best = i;
+  return best;
+}
+
+int PlotsPanel::programCount(int task) const {
+  return validTask(task) ? int(taskData_[static_cast<size_t>(task)].seconds.size()) : 0;
+}
+
+void PlotsPanel::connectPicking(QCustomPlot* plot, PickedProgram (PlotsPanel::*at)(const QPointF&) const) {
+  // A click, not the end of a drag: press and release close together.
+  auto press = std::make_shared<QPointF>();
+  connect(plot, &QCustomPlot::mousePress, this, [press](QMouseEvent* e) { *press = e->position(); });
+  connect(plot, &QCustomPlot::mouseRelease, this, [this, press, at](QMouseEvent* e) {
+    if (e->button() != Qt::LeftButton || (e->position() - *press).manhattanLength() > 4) return;
+    if (const PickedProgram p = (this->*at)(e->position()); p.valid()) emit programPicked(p.task, p.ordinal);
+  });
 }
 
 }  // namespace tessel::ui

@@ -29,6 +29,12 @@
 // updates still redraws about 4 times a second instead of never. The
 // contents of the QCustomPlot graphs are those of the last replot;
 // rankCorrelation() and scatterPointCount() are always current.
+//
+// Every program knows its place in its task's session (its ordinal: the
+// session's first program of the task is 0, failed ones counted), so a
+// click on a point of the scatter, or on a round of the best-latency curve
+// (the best program after that many trials), names the program it stands
+// for: programPicked, which the window opens in the program inspector.
 #pragma once
 
 #include <QStringList>
@@ -50,6 +56,12 @@ class QTabWidget;
 namespace tessel::ui {
 
 class ModelQualityPlot;
+
+// A task's measured program: its task and ordinal in the session (-1: none).
+struct PickedProgram {
+  int task = -1, ordinal = -1;
+  bool valid() const { return task >= 0 && ordinal >= 0; }
+};
 
 class PlotsPanel : public QWidget {
   Q_OBJECT
@@ -114,11 +126,24 @@ class PlotsPanel : public QWidget {
   // Tasks flagged: a trained model ranks them worse than chance.
   QList<int> flaggedTasks() const;
 
+  // The program of the point within kPickRadius pixels of `pixel` (in the
+  // plot's coordinates) on the scatter, or on the best-latency curve (the
+  // best program of the task after that round's trials); none if no point is.
+  static constexpr double kPickRadius = 8;
+  PickedProgram scatterProgramAt(const QPointF& pixel) const;
+  PickedProgram bestProgramAt(const QPointF& pixel) const;
+  // The fastest of a task's first `trials` programs (-1: none valid).
+  int bestOrdinal(int task, int trials) const;
+  // Programs of the task the panel has seen (its next program's ordinal).
+  int programCount(int task) const;
+
  signals:
   // The user picked a task in the panel's own selector (-1 = all tasks).
   void taskSelected(int task);
   // A task became flagged (once, until it recovers): `message` says why.
   void modelFlagged(int task, const QString& message);
+  // A click on the scatter or the best-latency curve picked a program.
+  void programPicked(int task, int ordinal);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
@@ -126,10 +151,13 @@ class PlotsPanel : public QWidget {
  private:
   struct TaskData {
     QVector<double> trials, bestMs;  // rounds with a finite best
+    std::vector<double> seconds;     // every program's measurement, by ordinal (NaN: failed)
   };
 
   void markDirty(bool best, bool estimate, bool scatter, int delayMs = kReplotIntervalMs);
   void addProgram(int task, int round, double predicted, double measured, bool untrained);
+  // Emits programPicked for a click (press and release within a few pixels) on the plots.
+  void connectPicking(QCustomPlot* plot, PickedProgram (PlotsPanel::*at)(const QPointF&) const);
   // Flags (or unflags) the task by its latest rounds; emits modelFlagged.
   void checkModel(int task);
   void rebuildRoundsPlot();
@@ -158,6 +186,7 @@ class PlotsPanel : public QWidget {
   mutable bool scatterStale_ = true;
   mutable std::vector<double> scatterX_, scatterY_;
   mutable std::vector<double> untrainedX_, untrainedY_;
+  mutable std::vector<size_t> scatterProgram_, untrainedProgram_;  // index into programs_ of each point
   mutable double rho_ = 0;
 
   QSplitter* splitter_ = nullptr;

@@ -135,6 +135,10 @@ TasksPanel::TasksPanel(QWidget* parent)
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
     if (current.isValid()) emit taskSelected(proxy_->mapToSource(current).row());
   });
+  view_->setToolTip(tr("Double-click a task to inspect its measured programs"));
+  connect(view_, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+    if (index.isValid()) emit programsRequested(proxy_->mapToSource(index).row());
+  });
 }
 
 void TasksPanel::follow(TuningSession* session) {

@@ -60,7 +60,8 @@ class TasksPanel : public QWidget {
   void follow(TuningSession* session);
 
  signals:
-  void taskSelected(int task);  // index into the model's tasks
+  void taskSelected(int task);       // index into the model's tasks
+  void programsRequested(int task);  // a double-click: inspect its programs
 
  private:
   TasksModel* model_;

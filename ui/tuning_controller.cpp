@@ -74,6 +74,7 @@ bool TuningController::start(const TuningChoices& choices, QString* refused) {
   } else {
     loader_->beginSession();
     views_.plots->clear();
+    plottedSession_ = 0;  // until the new session starts
   }
   clock_.start();
   // A time budget's progress is its time, in seconds.
@@ -159,6 +160,7 @@ void TuningController::stop() {
 
 void TuningController::onSessionStarted(qint64 session, bool resumed) {
   loader_->continueSession(session);  // Start after a stop goes on with this session
+  plottedSession_ = session;
   emit sessionStarted(session);
   views_.log->appendMessage(resumed ? tr("Resuming session %1").arg(session)
                                     : tr("Recording into session %1").arg(session));
@@ -232,6 +234,7 @@ void TuningController::showHistory(const store::SessionHistory& h, const QVector
   // Fresh tasks panel and plots, then the history as a live tuning reported it.
   clearTrials();
   views_.plots->clear();
+  plottedSession_ = h.session.id;
   best_ = QVector<BestProgram>(int(loader_->tasks().size()));
   for (const store::SessionRound& r : h.rounds) {
     const int task = taskOf[int(r.task)];

@@ -75,6 +75,9 @@ class TuningController : public QObject {
   double timeBudget() const { return timeBudgetMinutes_; }
 
   BestProgram bestProgram(int task) const { return best_.value(task); }
+  // The database session whose programs the plots show: the tuning's, or
+  // the reopened one (0: none), which the program inspector reads.
+  qint64 plottedSession() const { return plottedSession_; }
 
  signals:
   // The request is made from the choices, and the tuning thread starts next.
@@ -111,6 +114,7 @@ class TuningController : public QObject {
   bool tuning_ = false;         // from start() to the handling of its end
   bool stopRequested_ = false;  // Stop was pressed during the tuning in progress
   int runTrials_ = 0;           // trials measured by the tuning in progress
+  qint64 plottedSession_ = 0;
   QElapsedTimer clock_;
 };
 

@@ -11,6 +11,7 @@
 #include <QImageWriter>
 #include <QPixmap>
 #include <QSaveFile>
+#include <QTabWidget>
 #include <QTimer>
 #include <cstdio>
 #include <memory>
@@ -20,10 +21,12 @@
 #include "frontend/model_loader.h"
 #include "support/version.h"
 #include "ui/app_icon.h"
+#include "ui/code_view.h"
 #include "ui/compare_dialog.h"
 #include "ui/graph_view.h"
 #include "ui/input_shapes_dialog.h"
 #include "ui/main_window.h"
+#include "ui/program_inspector.h"
 #include "ui/run_controller.h"
 #include "ui/tuning_session.h"
 
@@ -81,6 +84,7 @@ struct Options {
   QCommandLineOption tuneMinutes;
   QCommandLineOption grabAfter;
   QCommandLineOption compare;
+  QCommandLineOption inspect;
 };
 
 // What the command line asks for, checked.
@@ -94,7 +98,8 @@ struct Arguments {
   int tuneTrials = 0;
   double tuneMinutes = 0;
   int grabAfter = 0;
-  qint64 compareA = 0, compareB = 0;  // --compare A,B (0: none)
+  qint64 compareA = 0, compareB = 0;        // --compare A,B (0: none)
+  int inspectTask = 0, inspectProgram = 0;  // --inspect TASK[:PROGRAM], from 1 (0: none; program 0: the fastest)
 
   // Either starts a tuning once the model (or session) is shown.
   bool tune() const { return tuneTrials > 0 || tuneMinutes > 0; }
@@ -156,6 +161,12 @@ Options addOptions(QCommandLineParser& parser) {
               "Compare two sessions of the database side by side (tessel db sessions lists them), once "
               "MODEL, if given, is open; with --screenshot, the comparison is grabbed instead of the window."),
           QStringLiteral("A,B")),
+      QCommandLineOption(
+          QStringLiteral("inspect"),
+          QStringLiteral("With --reopen: open the program inspector on task TASK of the session (as the tasks "
+                         "table numbers them, from 1), showing its program PROGRAM (from 1; default: its fastest); "
+                         "with --screenshot, the inspector is grabbed instead of the window."),
+          QStringLiteral("TASK[:PROGRAM]")),
   };
   parser.addOption(options.db);
   parser.addOption(options.grabAfter);
@@ -165,6 +176,7 @@ Options addOptions(QCommandLineParser& parser) {
   parser.addOption(options.tune);
   parser.addOption(options.tuneMinutes);
   parser.addOption(options.compare);
+  parser.addOption(options.inspect);
   return options;
 }
 
@@ -261,6 +273,18 @@ std::optional<Arguments> readArguments(const QCommandLineParser& parser, const O
     }
     if (!okA || !okB || args.compareA <= 0 || args.compareB <= 0 || args.tune()) {
       printError(QStringLiteral("--compare needs two positive session ids, A,B (and no --tune)"));
+      return std::nullopt;
+    }
+  }
+  if (parser.isSet(options.inspect)) {
+    const QStringList parts = parser.value(options.inspect).split(':');
+    bool okTask = false, okProgram = parts.size() == 1;
+    args.inspectTask = parts.value(0).toInt(&okTask);
+    if (parts.size() == 2) args.inspectProgram = parts[1].toInt(&okProgram);
+    if (!okTask || !okProgram || parts.size() > 2 || args.inspectTask <= 0 || args.inspectProgram < 0 ||
+        args.session <= 0 || args.tune() || args.compareA > 0) {
+      printError(
+          QStringLiteral("--inspect needs TASK[:PROGRAM] (numbers from 1) and --reopen (no --tune, no --compare)"));
       return std::nullopt;
     }
   }
@@ -389,6 +413,42 @@ void compareOnceShown(tessel::ui::MainWindow& window, const Arguments& args) {
   }
 }
 
+// Opens the program inspector of --inspect once the session is shown; with
+// --screenshot, grabs it once its code is generated and exits (1 when there
+// is nothing to inspect).
+void inspectOnceShown(tessel::ui::MainWindow& window, const Arguments& args) {
+  using tessel::ui::MainWindow;
+  using tessel::ui::ProgramInspector;
+  auto show = [&window, args] {
+    ProgramInspector* inspector = window.inspectProgram(args.inspectTask - 1, args.inspectProgram - 1);
+    if (!args.screenshot) return;
+    if (!inspector) {
+      printError(QStringLiteral("nothing to inspect: session %1 has no task %2 with measured programs")
+                     .arg(args.session)
+                     .arg(args.inspectTask));
+      QCoreApplication::exit(1);
+      return;
+    }
+    inspector->tabs()->setCurrentIndex(ProgramInspector::DiffTab);
+    auto grab = [inspector, path = args.screenshotPath] {
+      QTimer::singleShot(kScreenshotDelayMs, inspector, [inspector, path] {
+        const QString error = writeScreenshot(*inspector, path);
+        if (!error.isEmpty()) printError(error);
+        QCoreApplication::exit(error.isEmpty() ? 0 : 1);
+      });
+    };
+    if (inspector->code()->isReady()) {
+      grab();
+    } else {
+      QObject::connect(inspector->code(), &tessel::ui::CodeView::ready, inspector, grab, Qt::SingleShotConnection);
+      QObject::connect(inspector->code(), &tessel::ui::CodeView::failed, inspector, grab, Qt::SingleShotConnection);
+    }
+  };
+  QObject::connect(&window, &MainWindow::sessionReopened, &window, show, Qt::SingleShotConnection);
+  if (args.screenshot)
+    QObject::connect(&window, &MainWindow::sessionFailed, &window, [] { QCoreApplication::exit(1); });
+}
+
 void openModelOrSession(tessel::ui::MainWindow& window, const Arguments& args) {
   if (!args.inputShapes.isEmpty())
     window.setModelPath(args.model, args.inputShapes);
@@ -422,6 +482,8 @@ int main(int argc, char* argv[]) {
     window.setPersistent(false);
     if (args->compareA > 0)
       compareOnceShown(window, *args);
+    else if (args->inspectTask > 0)
+      inspectOnceShown(window, *args);
     else
       grabOnceReady(window, *args);
     window.show();
@@ -429,6 +491,7 @@ int main(int argc, char* argv[]) {
     return app.exec();
   }
   if (args->compareA > 0) compareOnceShown(window, *args);
+  if (args->inspectTask > 0) inspectOnceShown(window, *args);
   openModelOrSession(window, *args);
   window.restoreLayout();
   window.show();

@@ -128,15 +128,14 @@ void printStage(const schedule::State& s, int stage, const LoopLabels& labels, i
   os << std::string(size_t(inner) * 2, ' ') << st.op.name << " = ...\n";
 }
 
-std::string loopNestText(const Sketch& sk) {
-  LoopLabels labels = tileLabels(sk);
+std::string loopNestText(const schedule::State& state, const LoopLabels& labels) {
   std::ostringstream os;
   std::vector<std::string> inlined;
-  for (size_t i = 0; i < sk.state.stages.size(); ++i) {
-    const schedule::Stage& st = sk.state.stages[i];
+  for (size_t i = 0; i < state.stages.size(); ++i) {
+    const schedule::Stage& st = state.stages[i];
     if (st.op.placeholder) continue;
     if (st.location == schedule::ComputeLocation::Inlined) inlined.push_back(st.op.name);
-    if (st.location == schedule::ComputeLocation::Root) printStage(sk.state, int(i), labels, 0, os);
+    if (st.location == schedule::ComputeLocation::Root) printStage(state, int(i), labels, 0, os);
   }
   if (!inlined.empty()) {
     os << "inlined:";
@@ -286,7 +285,7 @@ SpaceSummary summarizeSpace(const task::SearchTask& task, const schedule::Hardwa
     SketchSummary s;
     s.index = i;
     s.rules = sketches[i].rules;
-    s.loopNest = loopNestText(sketches[i]);
+    s.loopNest = loopNestText(sketches[i].state, tileLabels(sketches[i]));
     s.parameters = parametersOf(sketches[i], hw, seed);
     s.size = 1;
     for (const ParameterSummary& p : s.parameters)
@@ -352,6 +351,10 @@ std::string naiveProgramSource(const task::SearchTask& task) {
   os << "// " << task.key << ", naive program (not scheduled)\n"
      << codegen::cppPrelude() << measure::programSource(task.dag, {}, kernelSymbol(task));
   return os.str();
+}
+
+std::string loopNestText(const schedule::State& state) {
+  return loopNestText(state, {});
 }
 
 }  // namespace tessel::search

@@ -43,6 +43,11 @@ struct SpaceSummary {
   std::vector<std::string> sampleDecisions;
 };
 
+// A state's loop nest, one loop per line, attached stages inside the loop
+// they are computed at, with the loops' extents and annotations (what a
+// sketch's summary shows with its tile parameters in place of extents).
+std::string loopNestText(const schedule::State& state);
+
 // Number of values of `n` tile lengths whose product divides `extent`, the
 // innermost at most `maxInnermost`: the domain sampleTileLengths draws from.
 double countTileLengths(int64_t extent, size_t n, int64_t maxInnermost);

@@ -6,6 +6,9 @@
 #include "codegen/cpp_codegen.h"
 #include "lower/loop_nest.h"
 #include "schedule/sketch.h"
+#include "schedule/step_words.h"
+#include "search/space_summary.h"
+#include "support/line_diff.h"
 #include "te/operators.h"
 #include "tessel_test.h"
 
@@ -305,6 +308,53 @@ class TestSteps : public QObject {
     QVERIFY(message("matmul", {1, 2}).contains("needs 3 values"));
     QVERIFY(message("conv2d", {1, 3, 8, 8, 4, 9, 9, 1, 0}).contains("does not fit"));
     QVERIFY(message("conv2d", {1, 3, 8, 8, 4, 3, 3, 1, 0, 1, 2}).contains("groups"));
+  }
+
+  // The inspector's words name each step by the loops it touches, as they
+  // are when it applies; the loop nest follows the replayed state.
+  void stepsAreDescribedInWords() {
+    te::ComputeDAG dag = te::makeOperator("matmul", {64, 48, 32});
+    // C iterators i(64) j(48) r0(32): split i, tile j, reorder, parallel, vectorize, unroll pragma.
+    const std::vector<Step> steps =
+        deserializeSteps(R"([["SP",2,0,[8,4]],["SP",2,3,[16]],["RE",2,[0,3,1,2,4,5]],["FU",2,[0,1]],)"
+                         R"(["AN",2,0,"parallel"],["AN",2,3,"vectorize"],["PR",2,0,64]])");
+    const std::vector<std::string> words = stepsInWords(dag, steps);
+    QCOMPARE(int(words.size()), int(steps.size()));
+    QCOMPARE(QString::fromStdString(words[0]), QString("split C.i (extent 64) into 2 x 8 x 4"));
+    QCOMPARE(QString::fromStdString(words[1]), QString("split C.j (extent 48) into 3 x 16"));
+    QVERIFY2(QString::fromStdString(words[2]).startsWith("order C's loops as i.0, j.0, i.1"), words[2].c_str());
+    QCOMPARE(QString::fromStdString(words[3]), QString("fuse C.i.0, C.j.0 into one loop (extent 6)"));
+    QVERIFY2(QString::fromStdString(words[4]).startsWith("parallelize C.") &&
+                 words[4].find("(extent 6)") != std::string::npos,
+             words[4].c_str());
+    QVERIFY2(QString::fromStdString(words[5]).startsWith("vectorize C."), words[5].c_str());
+    QVERIFY2(words[6].find("up to 64 steps") != std::string::npos, words[6].c_str());
+    // A step that does not apply is named by its place.
+    try {
+      stepsInWords(dag, deserializeSteps(R"([["SP",2,0,[8]],["SP",2,9,[2]]])"));
+      QFAIL("a step out of range was described");
+    } catch (const ScheduleError& e) {
+      QVERIFY2(QString(e.what()).startsWith("step 2:"), e.what());
+    }
+    // The loop nest of the replayed state: one line per loop with its extent.
+    const std::string nest = search::loopNestText(replay(dag, steps));
+    QVERIFY2(nest.find("for i.0@j.0 < 6  parallel") != std::string::npos, nest.c_str());
+    QVERIFY2(nest.find("vectorize") != std::string::npos, nest.c_str());
+  }
+
+  void linesDiffAsDiffDoes() {
+    using support::DiffLine;
+    const std::vector<std::string> a{"split", "fuse", "parallel", "vectorize"};
+    const std::vector<std::string> b{"split", "reorder", "fuse", "unroll", "vectorize"};
+    const std::vector<DiffLine> d = support::diffLines(a, b);
+    QString shown;
+    for (const DiffLine& l : d)
+      shown += QChar(l.kind) + QString::fromStdString(l.text) + ";";
+    QCOMPARE(shown, QString(" split;+reorder; fuse;-parallel;+unroll; vectorize;"));
+    QCOMPARE(int(support::changedLines(d)), 3);
+    QCOMPARE(int(support::changedLines(support::diffLines(a, a))), 0);
+    QCOMPARE(int(support::diffLines({}, b).size()), int(b.size()));
+    QCOMPARE(int(support::changedLines(support::diffLines(a, {}))), int(a.size()));
   }
 };
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "store/database.h"
+#include "store/program_listing.h"
 #include "store/record_store.h"
 #include "store/session_comparison.h"
 #include "store/session_history.h"
@@ -216,6 +217,40 @@ class TestSessionHistory : public QObject {
     // The objectives: each estimate over the tasks it measured (no task count recorded).
     QVERIFY(same(cmp.objectiveA, 4 * 2e-3 + 4e-3 + 1e-3));
     QVERIFY(same(cmp.objectiveB, 4 * 1e-3 + 6e-3));
+  }
+
+  // The inspector's listing: one session's programs of one task, numbered
+  // as measured (failed ones too), ranked by score and by time.
+  void programsAreListedWithTheirRanks() {
+    QTemporaryDir dir;
+    auto db = Database::open(dir.filePath("h.db").toStdString(), store::OpenMode::ReadWrite);
+    const int64_t a = db->ensureTask(taskNamed("a")), b = db->ensureTask(taskNamed("b"));
+    const int64_t model = db->ensureModel("m", "m");
+    const int64_t other = db->sessions().start("model", 0, model, "{}", 1);
+    db->records().add({record(a, other, 1e-4, 9)});
+    const int64_t s = db->sessions().start("model", 0, model, "{}", 5);
+    const double nan = std::nan("");
+    db->records().add({record(a, s, 3e-3, 0.5), record(b, s, 1e-3, 1), record(a, s, nan, 0.9)});
+    db->records().add({record(a, s, 1e-3, 0.7), record(a, s, 2e-3, nan), record(a, s, 1e-3, 0.7)});
+    const store::ProgramListing l = store::listPrograms(*db, "a", "cpu", s);
+    QCOMPARE(l.task.id, a);
+    QCOMPARE(l.programs.size(), size_t(5));  // not b's, not the other session's
+    QCOMPARE(l.measured, 4);
+    QCOMPARE(l.scored, 4);
+    QCOMPARE(l.fastest, 2);  // 1 ms twice: the older
+    const int scoreRank[] = {4, 1, 2, 0, 2}, timeRank[] = {4, 0, 1, 3, 1};
+    for (int i = 0; i < 5; ++i) {
+      QCOMPARE(l.programs[size_t(i)].ordinal, i);
+      QCOMPARE(l.programs[size_t(i)].scoreRank, scoreRank[i]);
+      QCOMPARE(l.programs[size_t(i)].timeRank, timeRank[i]);
+    }
+    QCOMPARE(l.programs[1].record.errorMessage, std::string("runtime error"));
+    try {
+      store::listPrograms(*db, "nope", "cpu", s);
+      QFAIL("an unknown task was listed");
+    } catch (const store::StoreError& e) {
+      QVERIFY2(QString(e.what()).contains("no task nope"), e.what());
+    }
   }
 
   // Scoring rounds follow the task and the model's state; an untrained

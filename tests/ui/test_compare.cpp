@@ -26,6 +26,7 @@
 #include "store/record_store.h"
 #include "store/session_history.h"
 #include "store/session_store.h"
+#include "studio_fixture.h"
 #include "tessel_test.h"
 #include "ui/compare_dialog.h"
 #include "ui/graph_view.h"
@@ -44,39 +45,16 @@ class TestCompare : public QObject {
   qint64 a_ = 0, b_ = 0;
   std::string slowerKey_;  // the task B measured twice as slow
 
-  // A window with tiny_cnn open on the test database, its stored session shown.
-  bool openTinyCnn(MainWindow& window) {
-    window.setPersistent(false);
-    if (!window.setDatabasePath(db_)) return false;
-    QSignalSpy shown(&window, &MainWindow::sessionReopened);
-    window.setModelPath("tiny_cnn");
-    return shown.wait(60000);
-  }
+  bool openTinyCnn(MainWindow& window) { return tessel::testing::openTinyCnn(window, db_); }
 
  private slots:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, tmp_.filePath("settings"));
-    QSettings settings(MainWindow::kSettingsOrganization, MainWindow::kSettingsApplication);
-    settings.setValue(MainWindow::kRunAfterTuningKey, false);
-    settings.setValue("tuning/batch", 8);  // a round for each of the five tasks
-    qputenv("TESSEL_DB", tmp_.filePath("default.db").toUtf8());
+    tessel::testing::isolateStudio(tmp_, 8);  // a round for each of the five tasks
     db_ = tmp_.filePath("compare.db");
-    {
-      MainWindow window;
-      window.setPersistent(false);
-      QSignalSpy ready(&window, &MainWindow::modelReady);
-      window.setModelPath("tiny_cnn");
-      QVERIFY(ready.wait(60000));
-      QVERIFY(window.setDatabasePath(db_));
-      window.setTrialBudget(40);
-      QSignalSpy done(&window, &MainWindow::tuningFinished);
-      window.startTuning();
-      QVERIFY(done.wait(300000));
-      QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
-      a_ = window.resumableSession();
-      QVERIFY(a_ > 0);
-    }
+    QString error;
+    a_ = tessel::testing::tuneTinyCnn(db_, 40, &error);
+    QVERIFY2(a_ > 0, qPrintable(error));
     // B: A's records again, one task's times doubled.
     auto db = tessel::store::Database::open(db_.toStdString(), tessel::store::OpenMode::ReadWrite);
     const tessel::store::SessionHistory a = tessel::store::loadSessionHistory(*db, a_);

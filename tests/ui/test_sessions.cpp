@@ -39,6 +39,7 @@
 #include "search/tuner.h"
 #include "store/database.h"
 #include "store/session_store.h"
+#include "studio_fixture.h"
 #include "tessel_test.h"
 #include "tuning/tuning_recorder.h"
 #include "ui/code_view.h"
@@ -118,12 +119,7 @@ class TestSessions : public QObject {
  private slots:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, tmp_.filePath("settings"));
-    // No run after each tuning: it would compete with these tests (test_run_panel tests it).
-    QSettings(MainWindow::kSettingsOrganization, MainWindow::kSettingsApplication)
-        .setValue(MainWindow::kRunAfterTuningKey, false);
-    // The default database of this process is in the temporary folder too.
-    qputenv("TESSEL_DB", tmp_.filePath("default.db").toUtf8());
+    tessel::testing::isolateStudio(tmp_);  // no run after each tuning: test_run_panel tests it
     db_ = tmp_.filePath("tuning.db");
 
     // A model session, tuned by the studio: 80 trials of tiny_cnn's 5 tasks.
