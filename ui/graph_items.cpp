@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QFont>
 #include <QFontMetricsF>
+#include <QObject>
 #include <QPainter>
 #include <QPen>
 #include <QStyleOptionGraphicsItem>
@@ -93,11 +94,12 @@ void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
   p->drawPolygon(arrow_);
 }
 
-ClusterItem::ClusterItem(const QRectF& rect, const QString& label) : rect_(rect) {
+ClusterItem::ClusterItem(const QRectF& rect, const QString& label, int collapsedOps) : rect_(rect) {
   QPainterPath path;
   path.addRoundedRect(rect, 8, 8);
   setPath(path);
-  label_ = QFontMetricsF(nodeFont(false)).elidedText(label, Qt::ElideRight, rect.width() - 10);
+  label_ = QFontMetricsF(nodeFont(collapsedOps > 0)).elidedText(label, Qt::ElideRight, rect.width() - 10);
+  if (collapsedOps > 0) ops_ = collapsedOps == 1 ? QObject::tr("1 op") : QObject::tr("%1 ops").arg(collapsedOps);
   setPen(QPen(QColor(150, 150, 150), 1.0));
 }
 
@@ -111,10 +113,23 @@ void ClusterItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWi
     return;
   }
   p->drawPath(path());
+  if (collapsed() && !selected) {  // a frame inside the frame: there is more inside
+    p->setBrush(Qt::NoBrush);
+    p->drawRoundedRect(rect_.adjusted(3, 3, -3, -3), 6, 6);
+  }
   if (level < 0.5) return;
   p->setPen(QColor(40, 40, 40));
+  if (!collapsed()) {
+    p->setFont(nodeFont(false));
+    p->drawText(rect_.adjusted(6, 2, -4, 0), Qt::AlignLeft | Qt::AlignTop, label_);
+    return;
+  }
+  const QRectF top(rect_.left(), rect_.top() + 3, rect_.width(), rect_.height() / 2 - 2);
+  const QRectF bottom(rect_.left(), rect_.center().y(), rect_.width(), rect_.height() / 2 - 3);
+  p->setFont(nodeFont(true));
+  p->drawText(top, Qt::AlignCenter, label_);
   p->setFont(nodeFont(false));
-  p->drawText(rect_.adjusted(6, 2, -4, 0), Qt::AlignLeft | Qt::AlignTop, label_);
+  p->drawText(bottom, Qt::AlignCenter, ops_);
 }
 
 }  // namespace tessel::ui

@@ -43,16 +43,20 @@ class EdgeItem : public QGraphicsItem {
   QRectF bounds_;
 };
 
-// Its brush (the heat colour) is set by the view.
+// Its brush (the heat colour) is set by the view. A collapsed partition is
+// a box in place of its nodes: its task's name over its number of ops,
+// centred, with a double frame.
 class ClusterItem : public QGraphicsPathItem {
  public:
-  ClusterItem(const QRectF& rect, const QString& label);
+  ClusterItem(const QRectF& rect, const QString& label, int collapsedOps = 0);
   QRectF boundingRect() const override { return rect_.adjusted(-3, -3, 3, 3); }
   void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) override;
+  bool collapsed() const { return !ops_.isEmpty(); }
 
  private:
   QRectF rect_;
   QString label_;
+  QString ops_;  // "12 ops" when collapsed
 };
 
 }  // namespace tessel::ui

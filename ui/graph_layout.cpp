@@ -8,10 +8,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <stdexcept>
+
+#include "ui/graph_bands.h"
 
 namespace tessel::ui {
 
@@ -165,6 +168,7 @@ struct GvGraph {
   bool laidOut = false;
   std::vector<Agnode_t*> nodes;
   std::vector<std::pair<Agraph_t*, size_t>> clusters;  // subgraph, group
+  std::vector<std::pair<Agnode_t*, size_t>> boxes;     // collapsed partitions: node, group
   std::vector<std::pair<Agedge_t*, std::pair<size_t, size_t>>> edges;
 
   explicit GvGraph(GVC_t* c) : gvc(c) {}
@@ -178,8 +182,11 @@ struct GvGraph {
 
 // Builds the graph: `labels` gives rendered text (for SVG); without it nodes
 // are fixed-size boxes without text (the view draws its own).
+// `collapsed` partitions are one box each; only the nodes `included` marks
+// are built (empty: all), with the partitions and edges among them.
 void buildGraph(GvGraph& gv, const frontend::PreparedModel& model, bool labels,
-                const std::map<size_t, std::string>* colours) {
+                const std::map<size_t, std::string>* colours, const CollapsedGroups& collapsed = {},
+                const std::vector<char>& included = {}) {
   const graph::Graph& graph = model.graph;
   gv.g = agopen(cs("tessel"), Agdirected, &kDisc);
   if (!gv.g) throw std::runtime_error("Graphviz: cannot create a graph (" + lastError() + ")");
@@ -205,7 +212,21 @@ void buildGraph(GvGraph& gv, const frontend::PreparedModel& model, bool labels,
 
   std::vector<int> taskOf = taskOfGroups(model);
   std::vector<Agraph_t*> parentOf(graph.nodes.size(), g);
+  std::vector<Agnode_t*> boxOf(graph.nodes.size(), nullptr);  // a node's collapsed partition
+  auto left = [&](size_t n) { return !included.empty() && (n >= included.size() || !included[n]); };
   for (size_t group : clusterGroups(model)) {
+    if (left(model.plan.groups[group].front())) continue;  // a partition's nodes share a band
+    if (group < collapsed.size() && collapsed[group]) {
+      Agnode_t* box = agnode(g, cs(numbered("p", group)), 1);
+      if (!box) throw std::runtime_error("Graphviz: cannot create the box of partition " + std::to_string(group));
+      auto [w, h] = partitionBoxSize(model.tasks[size_t(taskOf[group])].name);
+      agset(box, cs("width"), cs(inches(w)));
+      agset(box, cs("height"), cs(inches(h)));
+      gv.boxes.push_back({box, group});
+      for (size_t n : model.plan.groups[group])
+        if (n < graph.nodes.size()) boxOf[n] = box;
+      continue;
+    }
     std::string name = numbered("cluster_", group);
     Agraph_t* sub = agsubg(g, cs(name), 1);
     std::string colour = defaultClusterColour(group);
@@ -221,6 +242,7 @@ void buildGraph(GvGraph& gv, const frontend::PreparedModel& model, bool labels,
   }
   gv.nodes.resize(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (boxOf[i] || left(i)) continue;
     const graph::Node& node = graph.nodes[i];
     std::string name = numbered("n", i);
     Agnode_t* n = agnode(parentOf[i], cs(name), 1);
@@ -236,8 +258,12 @@ void buildGraph(GvGraph& gv, const frontend::PreparedModel& model, bool labels,
       agset(n, cs("height"), cs(inches(h)));
     }
   }
+  std::set<std::pair<Agnode_t*, Agnode_t*>> joined;  // edges merge at collapsed partitions
   for (auto [from, to] : graphEdges(graph)) {
-    Agedge_t* e = agedge(g, gv.nodes[from], gv.nodes[to], nullptr, 1);
+    Agnode_t* tail = boxOf[from] ? boxOf[from] : gv.nodes[from];
+    Agnode_t* head = boxOf[to] ? boxOf[to] : gv.nodes[to];
+    if (!tail || !head || tail == head || !joined.insert({tail, head}).second) continue;
+    Agedge_t* e = agedge(g, tail, head, nullptr, 1);
     if (!e)
       throw std::runtime_error("Graphviz: cannot create edge " + graph.nodes[from].name + " -> " +
                                graph.nodes[to].name);
@@ -306,13 +332,22 @@ std::string outputShapeText(const graph::Graph& g, size_t node) {
   return s.empty() ? "scalar" : s;
 }
 
-GraphLayout layoutGraph(const frontend::PreparedModel& model) {
-  std::lock_guard lock(graphvizMutex());
-  auto t0 = std::chrono::steady_clock::now();
-  GvGraph gv(context());
-  buildGraph(gv, model, false, nullptr);
-  layOut(gv);
+CollapsedGroups allCollapsed(const frontend::PreparedModel& model) {
+  CollapsedGroups out(model.plan.groups.size(), false);
+  for (size_t group : clusterGroups(model))
+    out[group] = true;
+  return out;
+}
 
+std::pair<double, double> partitionBoxSize(const std::string& taskName) {
+  // The name on the first line, "N ops" on the second, as NodeItem's text.
+  return {std::max(72.0, 6.5 * double(taskName.size()) + 20.0), 36.0};
+}
+
+namespace {
+
+// The laid-out graph read back, origin at the top-left, y down.
+GraphLayout readLayout(const GvGraph& gv) {
   GraphLayout out;
   boxf bb = GD_bb(gv.g);
   out.width = bb.UR.x - bb.LL.x;
@@ -320,10 +355,9 @@ GraphLayout layoutGraph(const frontend::PreparedModel& model) {
   // Graphviz: points, y up. Ours: origin at the top-left, y down.
   auto fx = [&](double x) { return x - bb.LL.x; };
   auto fy = [&](double y) { return bb.UR.y - y; };
-  out.nodes.reserve(gv.nodes.size());
   for (size_t i = 0; i < gv.nodes.size(); ++i) {
-    Agnode_t* n = gv.nodes[i];
-    out.nodes.push_back({i, fx(ND_coord(n).x), fy(ND_coord(n).y), ND_width(n) * 72.0, ND_height(n) * 72.0});
+    if (Agnode_t* n = gv.nodes[i])
+      out.nodes.push_back({i, fx(ND_coord(n).x), fy(ND_coord(n).y), ND_width(n) * 72.0, ND_height(n) * 72.0});
   }
   out.edges.reserve(gv.edges.size());
   for (auto& [e, ends] : gv.edges) {
@@ -346,6 +380,207 @@ GraphLayout layoutGraph(const frontend::PreparedModel& model) {
   for (auto [sub, group] : gv.clusters) {
     boxf cb = GD_bb(sub);
     out.clusters.push_back({group, fx(cb.LL.x), fy(cb.UR.y), cb.UR.x - cb.LL.x, cb.UR.y - cb.LL.y});
+  }
+  for (auto [box, group] : gv.boxes) {
+    const double w = ND_width(box) * 72.0, h = ND_height(box) * 72.0;
+    out.clusters.push_back({group, fx(ND_coord(box).x) - w / 2, fy(ND_coord(box).y) - h / 2, w, h, true});
+  }
+  return out;
+}
+
+// The graph as the layout sees it: one vertex per node outside collapsed
+// partitions and one per collapsed partition (numbered at its first node),
+// each with its place in the order the bands are cut from: a topological
+// order, as late as possible (by the longest path below a vertex, the
+// longest first), so that a node sits near its consumers however early the
+// model computes it (a position table built once, used by every layer).
+struct Vertices {
+  std::vector<size_t> ofNode;
+  size_t count = 0;
+  std::vector<std::pair<size_t, size_t>> edges;         // distinct vertex pairs
+  std::vector<std::pair<size_t, size_t>> edgeNodes;     // the first node pair of each
+  std::vector<size_t> place;                            // of each vertex in the order
+  std::vector<std::pair<size_t, size_t>> clusterSpans;  // [first, last] place of each expanded partition
+};
+
+// Places as late as possible. Vertices in node order are topological but
+// for edges into a collapsed partition from its midst: those are left out.
+std::vector<size_t> latePlaces(size_t count, const std::vector<std::pair<size_t, size_t>>& edges) {
+  std::vector<std::vector<size_t>> successors(count);
+  for (auto [a, b] : edges)
+    if (a < b) successors[a].push_back(b);
+  std::vector<size_t> below(count, 0);  // the longest path below, in edges
+  for (size_t v = count; v-- > 0;)
+    for (size_t w : successors[v])
+      below[v] = std::max(below[v], below[w] + 1);
+  std::vector<size_t> order(count);
+  for (size_t v = 0; v < count; ++v)
+    order[v] = v;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return below[a] > below[b]; });
+  std::vector<size_t> place(count);
+  for (size_t i = 0; i < count; ++i)
+    place[order[i]] = i;
+  return place;
+}
+
+Vertices verticesOf(const frontend::PreparedModel& model, const CollapsedGroups& collapsed) {
+  const size_t n = model.graph.nodes.size();
+  std::vector<long> collapsedGroupOf(n, -1);
+  for (size_t group : clusterGroups(model))
+    if (group < collapsed.size() && collapsed[group])
+      for (size_t node : model.plan.groups[group])
+        if (node < n) collapsedGroupOf[node] = long(group);
+  Vertices v;
+  v.ofNode.assign(n, 0);
+  std::map<long, size_t> vertexOfGroup;
+  for (size_t node = 0; node < n; ++node) {
+    if (collapsedGroupOf[node] < 0) {
+      v.ofNode[node] = v.count++;
+    } else {
+      auto [it, added] = vertexOfGroup.try_emplace(collapsedGroupOf[node], v.count);
+      if (added) ++v.count;
+      v.ofNode[node] = it->second;
+    }
+  }
+  std::set<std::pair<size_t, size_t>> seen;
+  for (auto [from, to] : graphEdges(model.graph)) {
+    const std::pair<size_t, size_t> e{v.ofNode[from], v.ofNode[to]};
+    if (e.first == e.second || !seen.insert(e).second) continue;
+    v.edges.push_back(e);
+    v.edgeNodes.push_back({from, to});
+  }
+  v.place = latePlaces(v.count, v.edges);
+  for (size_t group : clusterGroups(model)) {
+    if (group < collapsed.size() && collapsed[group]) continue;
+    size_t first = v.count, last = 0;
+    for (size_t node : model.plan.groups[group])
+      if (node < n) first = std::min(first, v.place[v.ofNode[node]]), last = std::max(last, v.place[v.ofNode[node]]);
+    if (first < last) v.clusterSpans.push_back({first, last});
+  }
+  return v;
+}
+
+// Bands are stacked this far apart (points).
+constexpr double kBandGap = 36;
+
+// Appends a band laid out on its own, moved by (dx, dy).
+void appendBand(GraphLayout& out, GraphLayout band, double dx, double dy) {
+  for (LayoutNode& n : band.nodes)
+    n.x += dx, n.y += dy;
+  for (LayoutEdge& e : band.edges) {
+    for (auto& [x, y] : e.points)
+      x += dx, y += dy;
+    e.tipX += dx, e.tipY += dy;
+  }
+  for (LayoutCluster& c : band.clusters)
+    c.x += dx, c.y += dy;
+  out.nodes.insert(out.nodes.end(), band.nodes.begin(), band.nodes.end());
+  out.edges.insert(out.edges.end(), band.edges.begin(), band.edges.end());
+  out.clusters.insert(out.clusters.end(), band.clusters.begin(), band.clusters.end());
+}
+
+// Each band's x offset: the edge into it from the band just above that
+// leaves that band last (the graph's spine, where it was cut) is drawn
+// straight down; a band no such edge enters is centred under the one above.
+std::vector<double> bandOffsets(const std::vector<GraphLayout>& bands, const Vertices& v,
+                                const std::vector<double>& localX, const std::function<size_t(size_t)>& bandOf) {
+  std::vector<int> spine(bands.size(), -1);  // by band: index into v.edges
+  for (size_t i = 0; i < v.edges.size(); ++i) {
+    const auto [a, c] = v.edges[i];
+    const size_t b = bandOf(c);
+    if (b == 0 || bandOf(a) != b - 1) continue;
+    if (spine[b] < 0) {
+      spine[b] = int(i);
+      continue;
+    }
+    const auto [sa, sc] = v.edges[size_t(spine[b])];
+    if (v.place[a] > v.place[sa] || (v.place[a] == v.place[sa] && v.place[c] < v.place[sc])) spine[b] = int(i);
+  }
+  std::vector<double> dx(bands.size(), 0);
+  for (size_t b = 1; b < bands.size(); ++b) {
+    if (spine[b] >= 0) {
+      const auto [a, c] = v.edges[size_t(spine[b])];
+      dx[b] = dx[b - 1] + localX[a] - localX[c];
+    } else {
+      dx[b] = dx[b - 1] + (bands[b - 1].width - bands[b].width) / 2;
+    }
+  }
+  const double left = dx.empty() ? 0 : *std::min_element(dx.begin(), dx.end());
+  for (double& d : dx)
+    d -= left;
+  return dx;
+}
+
+}  // namespace
+
+GraphLayout layoutGraph(const frontend::PreparedModel& model, const CollapsedGroups& collapsed) {
+  std::lock_guard lock(graphvizMutex());
+  auto t0 = std::chrono::steady_clock::now();
+  const Vertices v = verticesOf(model, collapsed);
+  std::vector<std::pair<size_t, size_t>> placedEdges;
+  for (auto [a, b] : v.edges)
+    placedEdges.push_back({v.place[a], v.place[b]});
+  const std::vector<size_t> cuts = bandCuts(v.count, placedEdges, v.clusterSpans, kBandVertices);
+  const std::function<size_t(size_t)> bandOf = [&](size_t vertex) {
+    return size_t(std::upper_bound(cuts.begin(), cuts.end(), v.place[vertex]) - cuts.begin());
+  };
+
+  std::vector<GraphLayout> bands;
+  for (size_t b = 0; b <= cuts.size(); ++b) {
+    std::vector<char> included;
+    if (!cuts.empty()) {
+      included.resize(model.graph.nodes.size());
+      for (size_t node = 0; node < included.size(); ++node)
+        included[node] = bandOf(v.ofNode[node]) == b;
+    }
+    GvGraph gv(context());
+    buildGraph(gv, model, false, nullptr, collapsed, included);
+    layOut(gv);
+    bands.push_back(readLayout(gv));
+  }
+  // Stacked top to bottom, lined up on the edges between them.
+  std::vector<double> localX(v.count, 0);  // each vertex's centre in its band
+  for (const GraphLayout& band : bands) {
+    for (const LayoutNode& n : band.nodes)
+      localX[v.ofNode[n.node]] = n.x;
+    for (const LayoutCluster& c : band.clusters)
+      if (c.collapsed) localX[v.ofNode[model.plan.groups[c.group].front()]] = c.x + c.width / 2;
+  }
+  const std::vector<double> dx = bandOffsets(bands, v, localX, bandOf);
+  GraphLayout out;
+  for (size_t b = 0; b < bands.size(); ++b) {
+    const double dy = out.height + (b > 0 ? kBandGap : 0);
+    out.width = std::max(out.width, dx[b] + bands[b].width);
+    out.height = dy + bands[b].height;
+    appendBand(out, std::move(bands[b]), dx[b], dy);
+  }
+  std::sort(out.nodes.begin(), out.nodes.end(),
+            [](const LayoutNode& a, const LayoutNode& b) { return a.node < b.node; });
+  std::sort(out.clusters.begin(), out.clusters.end(),
+            [](const LayoutCluster& a, const LayoutCluster& b) { return a.group < b.group; });
+  // Edges between bands: straight, from the bottom of one vertex to the top of the other.
+  if (!cuts.empty()) {
+    std::vector<std::pair<double, double>> top(v.count), bottom(v.count);
+    for (const LayoutNode& n : out.nodes) {
+      top[v.ofNode[n.node]] = {n.x, n.y - n.height / 2};
+      bottom[v.ofNode[n.node]] = {n.x, n.y + n.height / 2};
+    }
+    for (const LayoutCluster& c : out.clusters)
+      if (c.collapsed) {
+        const size_t vertex = v.ofNode[model.plan.groups[c.group].front()];
+        top[vertex] = {c.x + c.width / 2, c.y};
+        bottom[vertex] = {c.x + c.width / 2, c.y + c.height};
+      }
+    for (size_t i = 0; i < v.edges.size(); ++i) {
+      const auto [a, b] = v.edges[i];
+      if (bandOf(a) == bandOf(b)) continue;
+      const auto [x0, y0] = bottom[a];
+      const auto [x1, y1] = top[b];
+      LayoutEdge e{v.edgeNodes[i].first, v.edgeNodes[i].second, {}};
+      for (double t : {0.0, 1.0 / 3, 2.0 / 3, 1.0})
+        e.points.push_back({x0 + t * (x1 - x0), y0 + t * (y1 - y0)});
+      out.edges.push_back(std::move(e));
+    }
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

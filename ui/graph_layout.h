@@ -7,6 +7,10 @@
 // share. Groups no task stands for (views: reshape, flatten, ...) are not
 // clusters; their nodes sit outside every cluster.
 // Edges: one per distinct (producer node, consumer node) pair.
+// Collapsed partitions: a partition may be laid out as one box in place of
+// its nodes (a big graph opens so: dot's time grows faster than linearly
+// with the nodes, clusters cost most, and ten thousand nodes are more than
+// one can read); its edges then end at the box, merged where they meet.
 #pragma once
 
 #include <cstddef>
@@ -34,13 +38,17 @@ struct LayoutEdge {
   double tipX = 0, tipY = 0;
 };
 // Top-left corner and size, y down; `group` indexes plan.groups.
+// `collapsed`: the partition is one box, its nodes are not laid out.
 struct LayoutCluster {
   size_t group;
   double x, y, width, height;
+  bool collapsed = false;
 };
 struct GraphLayout {
   double width = 0, height = 0;
-  std::vector<LayoutNode> nodes;  // in graph node order, one per node
+  std::vector<LayoutNode> nodes;  // in graph node order, one per node outside collapsed partitions
+  // From and to name graph nodes; where edges merged at a collapsed
+  // partition, those of the first of them.
   std::vector<LayoutEdge> edges;
   std::vector<LayoutCluster> clusters;  // in group order
   double seconds = 0;                   // wall time of building + laying out the Graphviz graph
@@ -57,10 +65,22 @@ std::string defaultClusterColour(size_t group);
 // "1x64x56x56" for a node's first output ("" if unknown).
 std::string outputShapeText(const graph::Graph& g, size_t node);
 
-// Lays out the model's graph with Graphviz dot (partitions as clusters).
-// Thread-safe (Graphviz has global state: calls are serialised by a mutex).
-// Throws std::runtime_error naming the problem.
-GraphLayout layoutGraph(const frontend::PreparedModel& model);
+// By plan group: whether the partition is laid out collapsed (missing: not).
+using CollapsedGroups = std::vector<bool>;
+// Every partition (cluster group) collapsed.
+CollapsedGroups allCollapsed(const frontend::PreparedModel& model);
+// A collapsed partition's box, in points: wide enough for its task's name.
+std::pair<double, double> partitionBoxSize(const std::string& taskName);
+
+// Graphs of more vertices (nodes, and collapsed partitions) than this are
+// laid out in bands of at most this many (ui/graph_bands.h), stacked top to
+// bottom; the edges between bands are straight lines.
+constexpr size_t kBandVertices = 400;
+
+// Lays out the model's graph with Graphviz dot (partitions as clusters, or
+// boxes where collapsed). Thread-safe (Graphviz has global state: calls are
+// serialised by a mutex). Throws std::runtime_error naming the problem.
+GraphLayout layoutGraph(const frontend::PreparedModel& model, const CollapsedGroups& collapsed = {});
 
 // The graph as SVG rendered by Graphviz itself, clusters filled with
 // `clusterColours` by group index ("#rrggbb"; missing: a pastel by index).

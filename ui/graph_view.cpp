@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "ui/graph_items.h"
 #include "ui/graph_layout.h"
@@ -137,6 +138,12 @@ GraphView::GraphView(QWidget* parent)
   button(tr("Fit"), tr("Fit the whole graph in the view"), [this] { fitToView(); });
   button(tr("−"), tr("Zoom out"), [this] { zoomBy(1 / 1.25); });
   button(tr("+"), tr("Zoom in"), [this] { zoomBy(1.25); });
+  button(tr("Collapse all"), tr("Draw every partition as one box (double-click a box to expand it)"), [this] {
+    collapseAll();
+  })->setObjectName("collapseAllButton");
+  button(tr("Expand all"), tr("Draw every partition's nodes"), [this] {
+    expandAll();
+  })->setObjectName("expandAllButton");
   button(tr("Export…"), tr("Export the graph as PNG or SVG"), [this] { exportWithDialog(); });
 
   // Large graphs: one repaint of the bounding rect of what changed, no
@@ -156,6 +163,7 @@ GraphView::GraphView(QWidget* parent)
   layout->addLayout(top);
   layout->addWidget(view_, 1);
   minimap_ = new GraphMinimap(view_);
+  view_->viewport()->installEventFilter(this);  // double-clicks collapse and expand partitions
 
   connect(scene_, &QGraphicsScene::selectionChanged, this, &GraphView::onSelectionChanged);
   connect(search_, &QLineEdit::returnPressed, this, [this] {
@@ -190,6 +198,8 @@ GraphView::~GraphView() {
 void GraphView::clear() {
   ++generation_;  // drops a layout still running
   model_.reset();
+  collapsed_.clear();
+  pendingNode_ = -1;
   ready_ = false;
   quietSelection_ = true;
   scene_->clear();
@@ -217,12 +227,17 @@ void GraphView::setModel(std::shared_ptr<const frontend::PreparedModel> model) {
   clear();
   if (!model) return;
   model_ = model;
-  const int generation = generation_;
+  if (model->graph.nodes.size() > size_t(kCollapseAbove)) collapsed_ = allCollapsed(*model);
   showStatus(tr("Laying out %1…").arg(QString::fromStdString(model->name)));
+  startLayout();
+}
+
+void GraphView::startLayout(int focusGroup) {
+  const int generation = ++generation_;  // a layout still running is dropped
   auto* watcher = new QFutureWatcher<LayoutResult>(this);
-  connect(watcher, &QFutureWatcher<LayoutResult>::finished, this, [this, watcher, generation] {
+  connect(watcher, &QFutureWatcher<LayoutResult>::finished, this, [this, watcher, generation, focusGroup] {
     watcher->deleteLater();
-    if (generation != generation_) return;  // superseded by a later setModel or clear
+    if (generation != generation_) return;  // superseded by a later layout or clear
     const LayoutResult& result = watcher->future().result();
     if (!result.error.isEmpty()) {
       showStatus(tr("Layout failed"));
@@ -231,15 +246,17 @@ void GraphView::setModel(std::shared_ptr<const frontend::PreparedModel> model) {
     }
     QElapsedTimer timer;
     timer.start();
+    focusGroup_ = focusGroup;
     buildScene(result.layout);
     const double sceneSeconds = double(timer.nsecsElapsed()) / 1e9;
     emit layoutFinished(result.layout.seconds, sceneSeconds);
+    if (const int node = std::exchange(pendingNode_, -1); node >= 0) selectNode(node);
   });
   // The model is kept alive by the task even if the view moves on.
-  watcher->setFuture(QtConcurrent::run([model] {
+  watcher->setFuture(QtConcurrent::run([model = model_, collapsed = collapsed_] {
     LayoutResult r;
     try {
-      r.layout = layoutGraph(*model);
+      r.layout = layoutGraph(*model, collapsed);
     } catch (const std::exception& e) {
       r.error = QString::fromStdString(e.what());
     }
@@ -265,8 +282,10 @@ void GraphView::buildScene(const GraphLayout& layout) {
   for (const LayoutCluster& c : layout.clusters) {
     const int task = taskOfGroup_[c.group];
     const QString name = task >= 0 ? QString::fromStdString(m.tasks[size_t(task)].name) : QString();
-    auto* item = new ClusterItem(QRectF(c.x, c.y, c.width, c.height), name);
-    item->setZValue(0);
+    auto* item = new ClusterItem(QRectF(c.x, c.y, c.width, c.height), name,
+                                 c.collapsed ? int(m.plan.groups[c.group].size()) : 0);
+    // A box stands for nodes: above the edges, as they are.
+    item->setZValue(c.collapsed ? 2 : 0);
     item->setFlag(QGraphicsItem::ItemIsSelectable);
     item->setData(kItemKind, QStringLiteral("cluster"));
     item->setData(kItemIndex, int(c.group));
@@ -303,13 +322,27 @@ void GraphView::buildScene(const GraphLayout& layout) {
   minimap_->refit();
   applyClusterColours();
 
+  if (QGraphicsItem* focus = clusterItem(focusGroup_)) {  // laid out again: the partition stays in view
+    view_->centerOn(focus);
+    showStatus(tr("%1 nodes, %2 partitions (%3 collapsed)")
+                   .arg(nodeItemCount())
+                   .arg(clusterItemCount())
+                   .arg(collapsedCount()));
+    return;
+  }
   // Start at the top, as wide as fits (no larger than 100 %).
   view_->resetTransform();
   const double fit = (view_->viewport()->width() - 20) / std::max(1.0, scene_->sceneRect().width());
   const double s = std::clamp(fit, 0.05, 1.0);
   view_->scale(s, s);
   view_->verticalScrollBar()->setValue(view_->verticalScrollBar()->minimum());
-  showStatus(tr("%1 nodes, %2 partitions").arg(nodeItemCount()).arg(clusterItemCount()));
+  if (collapsedCount() > 0)
+    showStatus(tr("%1 nodes, %2 partitions (%3 collapsed: double-click to expand)")
+                   .arg(nodeItemCount())
+                   .arg(clusterItemCount())
+                   .arg(collapsedCount()));
+  else
+    showStatus(tr("%1 nodes, %2 partitions").arg(nodeItemCount()).arg(clusterItemCount()));
 }
 
 int GraphView::nodeItemCount() const {
@@ -509,6 +542,11 @@ void GraphView::onSelectionChanged() {
 
 void GraphView::selectNode(int node) {
   QGraphicsItem* item = nodeItem(node);
+  if (!item && node >= 0 && size_t(node) < groupOfNode_.size() && isCollapsed(groupOfNode_[size_t(node)])) {
+    pendingNode_ = node;  // selected once laid out
+    setCollapsed(groupOfNode_[size_t(node)], false);
+    return;
+  }
   if (!item) return;
   quietSelection_ = true;
   scene_->clearSelection();

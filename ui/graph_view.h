@@ -1,7 +1,8 @@
 // The studio's graph view: the model's computation graph laid out by
 // Graphviz dot on a worker thread, drawn in a QGraphicsScene with the fusion
 // partitions as coloured clusters (see graph_layout.h for which groups are
-// clusters); zoom, pan, fit, search, colouring by latency share (the
+// clusters), each collapsible into one box; zoom, pan, fit, search, an
+// overview in the corner, colouring by latency share (the
 // tuner's estimate, or a measured run's), PNG/SVG export, and a properties
 // panel for the selected node.
 #pragma once
@@ -39,6 +40,9 @@ class GraphView : public QWidget {
   // "cluster") and index (node index; group index for clusters).
   static constexpr int kItemKind = 0;
   static constexpr int kItemIndex = 1;
+
+  // A graph of more nodes opens with its partitions collapsed.
+  static constexpr int kCollapseAbove = 2000;
 
   explicit GraphView(QWidget* parent = nullptr);
   ~GraphView() override;
@@ -97,6 +101,18 @@ class GraphView : public QWidget {
   void fitToView();
   void zoomBy(double factor);
   double zoom() const;
+  // Partitions collapsed into one box each, in place of their nodes: a big
+  // graph (more than kCollapseAbove nodes) opens with all of them collapsed,
+  // so that it lays out at once. Double-click a box to expand it, the frame
+  // of an expanded partition to collapse it; the buttons collapse or expand
+  // all. Each change lays the graph out again (layoutFinished follows)
+  // and keeps the partition in view. Finding a node inside a collapsed
+  // partition expands it.
+  void setCollapsed(int group, bool collapsed);
+  void collapseAll();
+  void expandAll();
+  bool isCollapsed(int group) const;
+  int collapsedCount() const;
   // .png (the scene at 2x, at most 16384 px a side) or .svg (Graphviz's own
   // rendering, clusters in their current colours); false + *error naming
   // the problem.
@@ -108,12 +124,17 @@ class GraphView : public QWidget {
   GraphMinimap* minimap() const { return minimap_; }
 
  signals:
+  // After setModel, and after each change of the collapsed partitions.
   void layoutFinished(double layoutSeconds, double sceneSeconds);
   void layoutFailed(const QString& message);
   void nodeSelected(int node);
   void taskSelected(int task);  // clicking a node or cluster of a task
 
  private:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+  // Lays model_ out with the partitions collapsed_ on a worker thread, then
+  // builds the scene centred on `focusGroup` (-1: from the top).
+  void startLayout(int focusGroup = -1);
   void buildScene(const GraphLayout& layout);
   void showStatus(const QString& text);
   void applyClusterColours();
@@ -142,7 +163,10 @@ class GraphView : public QWidget {
   QPointer<NodePropertiesPanel> panel_;
 
   std::shared_ptr<const frontend::PreparedModel> model_;
-  int generation_ = 0;  // of setModel calls: a finished layout of an older one is dropped
+  std::vector<bool> collapsed_;  // by group (ui::CollapsedGroups)
+  int focusGroup_ = -1;          // the next scene is centred on it
+  int pendingNode_ = -1;         // selected once its partition is expanded
+  int generation_ = 0;           // of setModel calls: a finished layout of an older one is dropped
   bool ready_ = false;
   bool quietSelection_ = false;                 // selection changes made by the view itself emit nothing
   std::vector<QGraphicsItem*> nodeItems_;       // by node

@@ -1,19 +1,24 @@
-// Studio: the graph view's cost on large graphs. For each model, the
-// Graphviz dot layout (best of 3 runs of layoutGraph) and then the whole
-// path of the view: layout on its worker thread and scene building on the
-// UI thread (as layoutFinished reports them), with node/edge/cluster counts,
-// and the time to paint the 1200x900 view fitted to the whole graph and at
-// 100 % (mean of 10 repaints into an image, offscreen raster).
-// No peer: figures only.
+// Studio: the graph view's cost on large graphs. For each model: the
+// Graphviz dot layout of the whole graph and of its partitions collapsed
+// (layoutGraph, best of 3), then the view as a user meets it: opening it
+// (layout on its worker thread, scene building on the UI thread; a graph of
+// more than GraphView::kCollapseAbove nodes opens collapsed), panning it
+// (60 frames, each a 30 px scroll and one render of the 1200x900 view into
+// an image, offscreen raster: mean and slowest frame), and for a graph that
+// opened collapsed, Expand all and panning again. No peer: figures only.
 //
 //   QT_QPA_PLATFORM=offscreen build/bin/bench_graph_layout [MODEL...]
-// (default: bert_base vit_huge_encoder, the zoo's largest graph: 929 nodes)
+// MODEL: a zoo name, or encoder:L, a ViT-style pre-norm encoder of L layers
+// (width 64, 4 heads, sequence 16: small tensors, a big graph of 29 nodes a
+// layer; encoder:345 has 10,006 nodes). Default: bert_base
+// vit_huge_encoder (the zoo's largest graph, 929 nodes) encoder:345.
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QGraphicsView>
 #include <QImage>
 #include <QPainter>
+#include <QScrollBar>
 #include <QTimer>
 #include <algorithm>
 #include <chrono>
@@ -30,9 +35,6 @@ using namespace tessel;
 
 namespace {
 
-// A zoo model, or "encoder:L": a ViT-style pre-norm encoder of L layers
-// (width 64, 4 heads, sequence 16: small tensors, a big graph; 29 nodes a
-// layer, so 345 layers make 10,000 nodes).
 frontend::PreparedModel prepare(const std::string& name) {
   const auto host = tessel::target::Target::host();
   if (name.rfind("encoder:", 0) == 0) {
@@ -43,6 +45,65 @@ frontend::PreparedModel prepare(const std::string& name) {
   return frontend::prepareModel(name, "", "dp", host);
 }
 
+double bestOf3(const frontend::PreparedModel& model, const ui::CollapsedGroups& collapsed, ui::GraphLayout* last) {
+  double best = 1e9;
+  for (int r = 0; r < 3; ++r) {
+    *last = ui::layoutGraph(model, collapsed);
+    best = std::min(best, last->seconds);
+  }
+  return best;
+}
+
+// Runs `change` and waits for the view's layout: (layout s, scene s), or (-1, -1).
+template <typename Change>
+std::pair<double, double> waitForLayout(ui::GraphView& view, Change change) {
+  std::pair<double, double> out{-1, -1};
+  QEventLoop loop;
+  auto done = QObject::connect(&view, &ui::GraphView::layoutFinished, &loop, [&](double l, double s) {
+    out = {l, s};
+    loop.quit();
+  });
+  auto failed = QObject::connect(&view, &ui::GraphView::layoutFailed, &loop, [&](const QString& e) {
+    std::fprintf(stderr, "layout failed: %s\n", qPrintable(e));
+    loop.quit();
+  });
+  QTimer::singleShot(300000, &loop, &QEventLoop::quit);
+  change();
+  loop.exec();
+  QObject::disconnect(done);
+  QObject::disconnect(failed);
+  return out;
+}
+
+struct Frames {
+  double meanMs = 0, slowestMs = 0;
+};
+
+// Pans down from the top, 30 px a frame, rendering the view each time.
+Frames pan(ui::GraphView& view, int frames = 60) {
+  QGraphicsView* v = view.view();
+  QImage image(v->viewport()->size(), QImage::Format_ARGB32_Premultiplied);
+  v->verticalScrollBar()->setValue(v->verticalScrollBar()->minimum());
+  Frames f;
+  for (int i = 0; i < frames; ++i) {
+    QElapsedTimer timer;
+    timer.start();
+    v->verticalScrollBar()->setValue(v->verticalScrollBar()->value() + 30);
+    QPainter p(&image);
+    v->render(&p);
+    p.end();
+    const double ms = double(timer.nsecsElapsed()) / 1e6;
+    f.meanMs += ms / frames;
+    f.slowestMs = std::max(f.slowestMs, ms);
+  }
+  return f;
+}
+
+void printPan(const char* what, const Frames& f) {
+  std::printf("  pan %s: %.1f ms a frame (%.0f frames/s), slowest %.1f ms\n", what, f.meanMs, 1000 / f.meanMs,
+              f.slowestMs);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -51,64 +112,50 @@ int main(int argc, char** argv) {
   std::vector<std::string> models;
   for (int i = 1; i < argc; ++i)
     models.push_back(argv[i]);
-  if (models.empty()) models = {"bert_base", "vit_huge_encoder"};
+  if (models.empty()) models = {"bert_base", "vit_huge_encoder", "encoder:345"};
 
   for (const std::string& name : models) {
     auto t0 = std::chrono::steady_clock::now();
     auto model = std::make_shared<const frontend::PreparedModel>(prepare(name));
-    const double prepare = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double prepared = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-    double best = 1e9;
-    ui::GraphLayout layout;
-    for (int r = 0; r < 3; ++r) {
-      layout = ui::layoutGraph(*model);
-      best = std::min(best, layout.seconds);
-    }
+    ui::GraphLayout whole, collapsed;
+    const double wholeSeconds = bestOf3(*model, {}, &whole);
+    const double collapsedSeconds = bestOf3(*model, ui::allCollapsed(*model), &collapsed);
+    std::printf("%s (dp fusion): %zu nodes, %zu edges, %zu partitions, laid out %.0fx%.0f pt (prepareModel %.2f s)\n",
+                name.c_str(), whole.nodes.size(), whole.edges.size(), whole.clusters.size(), whole.width, whole.height,
+                prepared);
+    std::printf("  Graphviz dot, best of 3: whole graph %.3f s; partitions collapsed %.3f s (%zu boxes, %zu nodes)\n",
+                wholeSeconds, collapsedSeconds, collapsed.clusters.size(), collapsed.nodes.size());
 
     ui::GraphView view;
     view.resize(1200, 900);
     view.show();
-    double viewLayout = -1, viewScene = -1;
-    QEventLoop loop;
-    QObject::connect(&view, &ui::GraphView::layoutFinished, &loop, [&](double l, double s) {
-      viewLayout = l;
-      viewScene = s;
-      loop.quit();
-    });
-    QObject::connect(&view, &ui::GraphView::layoutFailed, &loop, [&](const QString& e) {
-      std::fprintf(stderr, "%s: layout failed: %s\n", name.c_str(), qPrintable(e));
-      loop.quit();
-    });
-    QTimer::singleShot(120000, &loop, &QEventLoop::quit);
-    view.setModel(model);
-    loop.exec();
-    if (viewLayout < 0) return 1;
-
-    // One repaint of the view (what a scroll or zoom costs).
-    auto paintMs = [&] {
-      QImage image(view.view()->viewport()->size(), QImage::Format_ARGB32_Premultiplied);
-      QElapsedTimer timer;
-      timer.start();
-      for (int r = 0; r < 10; ++r) {
-        QPainter p(&image);
-        view.view()->render(&p);
-      }
-      return double(timer.nsecsElapsed()) / 1e6 / 10;
-    };
-    view.fitToView();
-    const double fitMs = paintMs();
+    const auto [openLayout, openScene] = waitForLayout(view, [&] { view.setModel(model); });
+    if (openLayout < 0) return 1;
+    std::printf("  GraphView opens it%s: layout %.3f s + scene %.3f s = %.3f s (%d node, %d partition items)\n",
+                view.collapsedCount() > 0 ? " collapsed" : "", openLayout, openScene, openLayout + openScene,
+                view.nodeItemCount(), view.clusterItemCount());
+    printPan("as opened", pan(view));
     view.view()->resetTransform();
-    const double fullMs = paintMs();
-
-    std::printf("%s (dp fusion): %zu nodes, %zu edges, %zu clusters, layout %.0fx%.0f pt (prepareModel %.2f s)\n",
-                name.c_str(), layout.nodes.size(), layout.edges.size(), layout.clusters.size(), layout.width,
-                layout.height, prepare);
-    std::printf("  Graphviz dot layout (layoutGraph, best of 3): %.3f s\n", best);
-    std::printf(
-        "  GraphView: layout on its worker thread %.3f s, scene building on the UI thread %.3f s "
-        "(%d node, %d edge, %d cluster items)\n",
-        viewLayout, viewScene, view.nodeItemCount(), view.edgeItemCount(), view.clusterItemCount());
-    std::printf("  repaint of the view: %.1f ms fitted to the whole graph, %.1f ms at 100 %%\n", fitMs, fullMs);
+    printPan("at 100 %", pan(view));
+    if (view.collapsedCount() > 0) {
+      const auto [l, sc] = waitForLayout(view, [&] { view.expandAll(); });
+      std::printf("  Expand all: layout %.3f s + scene %.3f s = %.3f s (%d node items)\n", l, sc, l + sc,
+                  view.nodeItemCount());
+      view.view()->resetTransform();
+      printPan("expanded, at 100 %", pan(view));
+    }
+    view.fitToView();
+    QImage image(view.view()->viewport()->size(), QImage::Format_ARGB32_Premultiplied);
+    QElapsedTimer timer;
+    timer.start();
+    for (int r = 0; r < 10; ++r) {
+      QPainter p(&image);
+      view.view()->render(&p);
+    }
+    std::printf("  repaint fitted to the whole graph: %.1f ms\n", double(timer.nsecsElapsed()) / 1e6 / 10);
+    std::fflush(stdout);
   }
   return 0;
 }

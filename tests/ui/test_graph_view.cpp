@@ -14,6 +14,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTimer>
+#include <QToolButton>
 #include <QWheelEvent>
 #include <QtTest>
 #include <cmath>
@@ -22,7 +23,9 @@
 #include <memory>
 #include <set>
 
+#include "graph/zoo_models.h"
 #include "tessel_test.h"
+#include "ui/graph_bands.h"
 #include "ui/graph_layout.h"
 #include "ui/graph_minimap.h"
 #include "ui/graph_view.h"
@@ -80,6 +83,21 @@ QString shapeOf(const graph::Graph& g, size_t node) {
   for (int64_t d : g.value(g.nodes[node].outputs[0]).shape)
     dims << QString::number(d);
   return dims.join("x");
+}
+
+// A ViT-style encoder of `layers` layers, small tensors: 29 nodes a layer.
+Model encoder(int64_t layers) {
+  graph::Graph g = graph::zoo::encoder({"encoder", layers, 64, 256, 4, 16, true, false, "Gelu", 1e-6});
+  return std::make_shared<const frontend::PreparedModel>(
+      frontend::prepareModel(std::move(g), "encoder", "dp", tessel::target::Target::host()));
+}
+
+// Runs `change` and waits for the view's next layout.
+template <typename Change>
+bool relaidOut(GraphView& view, Change change) {
+  QSignalSpy spy(&view, &GraphView::layoutFinished);
+  change();
+  return spy.wait(60000);
 }
 
 bool load(GraphView& view, const Model& model, int timeoutMs = 60000) {
@@ -439,6 +457,159 @@ class TestGraphView : public QObject {
     QVERIFY(load(view, empty));
     QCOMPARE(view.nodeItemCount(), 0);
     QCOMPARE(view.find("x"), 0);
+  }
+
+  // Bands are cut where the fewest edges cross, never inside a partition.
+  void bandCutsFallWhereFewestEdgesCross() {
+    std::vector<std::pair<size_t, size_t>> chain;
+    for (size_t i = 0; i + 1 < 10; ++i)
+      chain.push_back({i, i + 1});
+    auto edges = chain;
+    edges.push_back({2, 5});
+    edges.push_back({6, 8});
+    // Windows of 2..4 vertices: 2 (one edge crosses, not 3 or 4: two), then
+    // 6 (one edge; 7 would split [6, 7]), then the rest fits.
+    QCOMPARE(ui::bandCuts(10, edges, {{6, 7}}, 4), (std::vector<size_t>{2, 6}));
+    QCOMPARE(ui::bandCuts(10, edges, {}, 10), std::vector<size_t>{});
+    // A partition longer than the window: the first cut after it.
+    QCOMPARE(ui::bandCuts(10, chain, {{0, 8}}, 4), std::vector<size_t>{9});
+  }
+
+  // A graph of more vertices than a band holds: every node laid out once,
+  // inside its partition, none overlapping, every edge downwards; the
+  // edges between bands are straight, from a node's bottom to a node's top.
+  void bigGraphsAreLaidOutInBands() {
+    Model m = encoder(30);
+    QVERIFY(m->graph.nodes.size() > 2 * ui::kBandVertices);
+    const ui::GraphLayout layout = ui::layoutGraph(*m);
+    QCOMPARE(layout.nodes.size(), m->graph.nodes.size());
+    std::map<size_t, QRectF> rect;
+    for (const ui::LayoutNode& n : layout.nodes)
+      rect[n.node] = QRectF(n.x - n.width / 2, n.y - n.height / 2, n.width, n.height);
+    QCOMPARE(rect.size(), m->graph.nodes.size());
+    for (auto a = rect.begin(); a != rect.end(); ++a)
+      for (auto b = std::next(a); b != rect.end(); ++b)
+        QVERIFY2(!a->second.adjusted(1, 1, -1, -1).intersects(b->second.adjusted(1, 1, -1, -1)),
+                 qPrintable(QString("nodes %1 and %2 overlap").arg(a->first).arg(b->first)));
+    QCOMPARE(layout.clusters.size(), expectedClusterGroups(*m).size());
+    for (const ui::LayoutCluster& c : layout.clusters) {
+      QVERIFY(!c.collapsed);
+      for (size_t n : m->plan.groups[c.group])
+        QVERIFY(QRectF(c.x, c.y, c.width, c.height).adjusted(-1, -1, 1, 1).contains(rect[n]));
+    }
+    QCOMPARE(layout.edges.size(), expectedEdges(m->graph).size());
+    int between = 0;
+    for (const ui::LayoutEdge& e : layout.edges) {
+      QVERIFY(e.points.size() >= 4);
+      QVERIFY(rect[e.from].center().y() < rect[e.to].center().y());
+      const auto [x0, y0] = e.points.front();
+      const auto [x1, y1] = e.points.back();
+      if (!e.hasTip && std::abs(y0 - rect[e.from].bottom()) < 1e-6 && std::abs(y1 - rect[e.to].top()) < 1e-6) {
+        ++between;
+        QCOMPARE(x0, rect[e.from].center().x());
+        QCOMPARE(x1, rect[e.to].center().x());
+      }
+    }
+    QVERIFY2(between >= 2, qPrintable(QString("%1 edges between bands").arg(between)));
+  }
+
+  // Collapsed partitions are boxes: their nodes are not laid out, their
+  // edges end at the box, merged.
+  void collapsedPartitionsAreBoxes() {
+    const auto& m = *resnet_;
+    const ui::GraphLayout layout = ui::layoutGraph(m, ui::allCollapsed(m));
+    const std::set<int> groups = expectedClusterGroups(m);
+    std::vector<long> vertex(m.graph.nodes.size());
+    for (size_t n = 0; n < vertex.size(); ++n)
+      vertex[n] = long(n);
+    for (int g : groups)
+      for (size_t n : m.plan.groups[size_t(g)])
+        vertex[n] = -1 - g;
+    size_t outside = 0;
+    for (long v : vertex)
+      outside += v >= 0;
+    QCOMPARE(layout.nodes.size(), outside);
+    for (const ui::LayoutNode& n : layout.nodes)
+      QVERIFY(vertex[n.node] >= 0);
+    QCOMPARE(layout.clusters.size(), groups.size());
+    for (const ui::LayoutCluster& c : layout.clusters)
+      QVERIFY(c.collapsed && c.width > 0 && c.height > 0);
+    std::set<std::pair<long, long>> merged;
+    for (auto [from, to] : expectedEdges(m.graph))
+      if (vertex[from] != vertex[to]) merged.insert({vertex[from], vertex[to]});
+    QCOMPARE(layout.edges.size(), merged.size());
+    QVERIFY(merged.size() < expectedEdges(m.graph).size());
+  }
+
+  // A graph of more than kCollapseAbove nodes opens collapsed; a
+  // double-click expands a box in place and collapses it again; finding a
+  // node inside a box expands it; the buttons expand and collapse all.
+  void aBigGraphOpensCollapsed() {
+    Model m = encoder(70);
+    QVERIFY(m->graph.nodes.size() > size_t(GraphView::kCollapseAbove));
+    const std::set<int> groups = expectedClusterGroups(*m);
+    GraphView view;
+    view.resize(1200, 900);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(load(view, m));
+    QCOMPARE(view.collapsedCount(), int(groups.size()));
+    QCOMPARE(view.clusterItemCount(), int(groups.size()));
+    size_t inside = 0;
+    for (int g : groups)
+      inside += m->plan.groups[size_t(g)].size();
+    QCOMPARE(view.nodeItemCount(), int(m->graph.nodes.size() - inside));
+
+    // A box in view: double-click it.
+    const QRectF shown = view.view()->mapToScene(view.view()->viewport()->rect()).boundingRect();
+    int group = -1;
+    for (int g : groups)
+      if (shown.contains(view.clusterItem(g)->sceneBoundingRect()) && m->plan.groups[size_t(g)].size() > 1) {
+        group = g;
+        break;
+      }
+    QVERIFY(group >= 0);
+    auto doubleClick = [&](const QPointF& scenePoint) {
+      return relaidOut(view, [&] {
+        QTest::mouseDClick(view.view()->viewport(), Qt::LeftButton, {}, view.view()->mapFromScene(scenePoint));
+      });
+    };
+    QVERIFY(doubleClick(view.clusterItem(group)->sceneBoundingRect().center()));
+    QVERIFY(!view.isCollapsed(group));
+    QCOMPARE(view.collapsedCount(), int(groups.size()) - 1);
+    const QRectF frame = view.clusterItem(group)->sceneBoundingRect();
+    for (size_t n : m->plan.groups[size_t(group)]) {
+      QVERIFY(view.nodeItem(int(n)));
+      QVERIFY(frame.contains(view.nodeItem(int(n))->sceneBoundingRect()));
+    }
+    // It stays in view, and its frame's double-click collapses it again.
+    const QRectF now = view.view()->mapToScene(view.view()->viewport()->rect()).boundingRect();
+    QVERIFY(now.contains(frame.center()));
+    QVERIFY(doubleClick(frame.topLeft() + QPointF(6, 6)));
+    QVERIFY(view.isCollapsed(group));
+    QCOMPARE(view.collapsedCount(), int(groups.size()));
+
+    // Finding a node inside a box: expanded, the node selected.
+    const size_t node = m->plan.groups[size_t(group)].back();
+    QVERIFY(relaidOut(view, [&] { view.find(QString::fromStdString(m->graph.nodes[node].name)); }));
+    QTRY_VERIFY(view.nodeItem(int(node)) && view.nodeItem(int(node))->isSelected());
+    QVERIFY(!view.isCollapsed(group));
+
+    // Heat colours boxes as it does clusters.
+    QVector<double> shares(int(m->tasks.size()), 0.0);
+    shares[0] = 1.0;
+    view.setTaskShares(shares);
+    for (size_t g : m->tasks[0].groups) {
+      auto* box = dynamic_cast<QAbstractGraphicsShapeItem*>(view.clusterItem(int(g)));
+      QVERIFY(box);
+      QCOMPARE(box->brush().color().rgb(), QColor(215, 48, 31).rgb());
+    }
+
+    QVERIFY(relaidOut(view, [&] { view.findChild<QToolButton*>("expandAllButton")->click(); }));
+    QCOMPARE(view.collapsedCount(), 0);
+    QCOMPARE(view.nodeItemCount(), int(m->graph.nodes.size()));
+    QVERIFY(relaidOut(view, [&] { view.findChild<QToolButton*>("collapseAllButton")->click(); }));
+    QCOMPARE(view.collapsedCount(), int(groups.size()));
   }
 
   void bertBase() {
