@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -208,6 +209,7 @@ void buildGraph(GvGraph& gv, const frontend::PreparedModel& model, bool labels,
   agattr(g, AGNODE, cs("style"), cs(labels ? "rounded,filled" : ""));
   agattr(g, AGNODE, cs("fillcolor"), cs("white"));
   agattr(g, AGNODE, cs("tooltip"), cs(""));
+  agattr(g, AGNODE, cs("peripheries"), cs("1"));
   agattr(g, AGEDGE, cs("arrowsize"), cs("0.6"));
 
   std::vector<int> taskOf = taskOfGroups(model);
@@ -222,6 +224,17 @@ void buildGraph(GvGraph& gv, const frontend::PreparedModel& model, bool labels,
       auto [w, h] = partitionBoxSize(model.tasks[size_t(taskOf[group])].name);
       agset(box, cs("width"), cs(inches(w)));
       agset(box, cs("height"), cs(inches(h)));
+      if (labels) {
+        std::string colour = defaultClusterColour(group);
+        if (colours)
+          if (auto it = colours->find(group); it != colours->end()) colour = it->second;
+        const size_t ops = model.plan.groups[group].size();
+        agset(box, cs("label"),
+              cs(escapeLabel(model.tasks[size_t(taskOf[group])].name) + "\\n" + std::to_string(ops) +
+                 (ops == 1 ? " op" : " ops")));
+        agset(box, cs("fillcolor"), cs(colour));
+        agset(box, cs("peripheries"), cs("2"));
+      }
       gv.boxes.push_back({box, group});
       for (size_t n : model.plan.groups[group])
         if (n < graph.nodes.size()) boxOf[n] = box;
@@ -513,84 +526,97 @@ std::vector<double> bandOffsets(const std::vector<GraphLayout>& bands, const Ver
 
 }  // namespace
 
-GraphLayout layoutGraph(const frontend::PreparedModel& model, const CollapsedGroups& collapsed) {
-  std::lock_guard lock(graphvizMutex());
-  auto t0 = std::chrono::steady_clock::now();
-  const Vertices v = verticesOf(model, collapsed);
+namespace {
+
+// A graph laid out band by band and the bands placed: what layoutGraph
+// returns merged and renderSvg draws.
+struct BandedLayout {
+  Vertices v;
+  std::vector<size_t> cuts;
+  std::vector<GraphLayout> bands;  // each in its own coordinates
+  std::vector<double> dx, dy;      // where each band's origin goes
+  double width = 0, height = 0;
+
+  size_t bandOf(size_t vertex) const {
+    return size_t(std::upper_bound(cuts.begin(), cuts.end(), v.place[vertex]) - cuts.begin());
+  }
+};
+
+// `labels`, `colours`: as buildGraph takes them. `render` is called with
+// each band's laid-out Graphviz graph. Call with the mutex held.
+BandedLayout layOutBands(const frontend::PreparedModel& model, const CollapsedGroups& collapsed, bool labels,
+                         const std::map<size_t, std::string>* colours,
+                         const std::function<void(const GvGraph&)>& render = {}) {
+  BandedLayout out;
+  out.v = verticesOf(model, collapsed);
+  const Vertices& v = out.v;
   std::vector<std::pair<size_t, size_t>> placedEdges;
   for (auto [a, b] : v.edges)
     placedEdges.push_back({v.place[a], v.place[b]});
-  const std::vector<size_t> cuts = bandCuts(v.count, placedEdges, v.clusterSpans, kBandVertices);
-  const std::function<size_t(size_t)> bandOf = [&](size_t vertex) {
-    return size_t(std::upper_bound(cuts.begin(), cuts.end(), v.place[vertex]) - cuts.begin());
-  };
-
-  std::vector<GraphLayout> bands;
-  for (size_t b = 0; b <= cuts.size(); ++b) {
+  out.cuts = bandCuts(v.count, placedEdges, v.clusterSpans, kBandVertices);
+  for (size_t b = 0; b <= out.cuts.size(); ++b) {
     std::vector<char> included;
-    if (!cuts.empty()) {
+    if (!out.cuts.empty()) {
       included.resize(model.graph.nodes.size());
       for (size_t node = 0; node < included.size(); ++node)
-        included[node] = bandOf(v.ofNode[node]) == b;
+        included[node] = out.bandOf(v.ofNode[node]) == b;
     }
     GvGraph gv(context());
-    buildGraph(gv, model, false, nullptr, collapsed, included);
+    buildGraph(gv, model, labels, colours, collapsed, included);
     layOut(gv);
-    bands.push_back(readLayout(gv));
+    out.bands.push_back(readLayout(gv));
+    if (render) render(gv);
   }
   // Stacked top to bottom, lined up on the edges between them.
   std::vector<double> localX(v.count, 0);  // each vertex's centre in its band
-  for (const GraphLayout& band : bands) {
+  for (const GraphLayout& band : out.bands) {
     for (const LayoutNode& n : band.nodes)
       localX[v.ofNode[n.node]] = n.x;
     for (const LayoutCluster& c : band.clusters)
       if (c.collapsed) localX[v.ofNode[model.plan.groups[c.group].front()]] = c.x + c.width / 2;
   }
-  const std::vector<double> dx = bandOffsets(bands, v, localX, bandOf);
-  GraphLayout out;
-  for (size_t b = 0; b < bands.size(); ++b) {
-    const double dy = out.height + (b > 0 ? kBandGap : 0);
-    out.width = std::max(out.width, dx[b] + bands[b].width);
-    out.height = dy + bands[b].height;
-    appendBand(out, std::move(bands[b]), dx[b], dy);
+  out.dx = bandOffsets(out.bands, v, localX, [&](size_t vertex) { return out.bandOf(vertex); });
+  for (size_t b = 0; b < out.bands.size(); ++b) {
+    out.dy.push_back(out.height + (b > 0 ? kBandGap : 0));
+    out.width = std::max(out.width, out.dx[b] + out.bands[b].width);
+    out.height = out.dy[b] + out.bands[b].height;
   }
-  std::sort(out.nodes.begin(), out.nodes.end(),
-            [](const LayoutNode& a, const LayoutNode& b) { return a.node < b.node; });
-  std::sort(out.clusters.begin(), out.clusters.end(),
-            [](const LayoutCluster& a, const LayoutCluster& b) { return a.group < b.group; });
-  // Edges between bands: straight, from the bottom of one vertex to the top of the other.
-  if (!cuts.empty()) {
-    std::vector<std::pair<double, double>> top(v.count), bottom(v.count);
-    for (const LayoutNode& n : out.nodes) {
-      top[v.ofNode[n.node]] = {n.x, n.y - n.height / 2};
-      bottom[v.ofNode[n.node]] = {n.x, n.y + n.height / 2};
-    }
-    for (const LayoutCluster& c : out.clusters)
-      if (c.collapsed) {
-        const size_t vertex = v.ofNode[model.plan.groups[c.group].front()];
-        top[vertex] = {c.x + c.width / 2, c.y};
-        bottom[vertex] = {c.x + c.width / 2, c.y + c.height};
-      }
-    for (size_t i = 0; i < v.edges.size(); ++i) {
-      const auto [a, b] = v.edges[i];
-      if (bandOf(a) == bandOf(b)) continue;
-      const auto [x0, y0] = bottom[a];
-      const auto [x1, y1] = top[b];
-      LayoutEdge e{v.edgeNodes[i].first, v.edgeNodes[i].second, {}};
-      for (double t : {0.0, 1.0 / 3, 2.0 / 3, 1.0})
-        e.points.push_back({x0 + t * (x1 - x0), y0 + t * (y1 - y0)});
-      out.edges.push_back(std::move(e));
-    }
-  }
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
 
-std::string renderSvg(const frontend::PreparedModel& model, const std::map<size_t, std::string>& clusterColours) {
-  std::lock_guard lock(graphvizMutex());
-  GvGraph gv(context());
-  buildGraph(gv, model, true, &clusterColours);
-  layOut(gv);
+// The edges between bands, placed: straight, from the bottom of one vertex
+// to the top of the other.
+std::vector<LayoutEdge> edgesBetweenBands(const BandedLayout& banded, const frontend::PreparedModel& model) {
+  const Vertices& v = banded.v;
+  std::vector<std::pair<double, double>> top(v.count), bottom(v.count);
+  for (size_t b = 0; b < banded.bands.size(); ++b) {
+    const double dx = banded.dx[b], dy = banded.dy[b];
+    for (const LayoutNode& n : banded.bands[b].nodes) {
+      top[v.ofNode[n.node]] = {n.x + dx, n.y - n.height / 2 + dy};
+      bottom[v.ofNode[n.node]] = {n.x + dx, n.y + n.height / 2 + dy};
+    }
+    for (const LayoutCluster& c : banded.bands[b].clusters)
+      if (c.collapsed) {
+        const size_t vertex = v.ofNode[model.plan.groups[c.group].front()];
+        top[vertex] = {c.x + c.width / 2 + dx, c.y + dy};
+        bottom[vertex] = {c.x + c.width / 2 + dx, c.y + c.height + dy};
+      }
+  }
+  std::vector<LayoutEdge> out;
+  for (size_t i = 0; i < v.edges.size(); ++i) {
+    const auto [a, b] = v.edges[i];
+    if (banded.bandOf(a) == banded.bandOf(b)) continue;
+    const auto [x0, y0] = bottom[a];
+    const auto [x1, y1] = top[b];
+    LayoutEdge e{v.edgeNodes[i].first, v.edgeNodes[i].second, {}};
+    for (double t : {0.0, 1.0 / 3, 2.0 / 3, 1.0})
+      e.points.push_back({x0 + t * (x1 - x0), y0 + t * (y1 - y0)});
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string svgOf(const GvGraph& gv) {
   char* data = nullptr;
   unsigned int length = 0;
   if (gvRenderData(gv.gvc, gv.g, "svg", &data, &length) != 0 || !data) {
@@ -600,6 +626,74 @@ std::string renderSvg(const frontend::PreparedModel& model, const std::map<size_
   std::string svg(data, length);
   gvFreeRenderData(data);
   return svg;
+}
+
+// A band's SVG as an element of the whole: its root <svg> placed at (x, y),
+// sized in the outer drawing's units (points), without its prologue.
+std::string nestedSvg(const std::string& svg, double x, double y, double width, double height) {
+  const size_t root = svg.find("<svg");
+  const size_t end = svg.find('>', root);
+  if (root == std::string::npos || end == std::string::npos) throw std::runtime_error("Graphviz wrote no <svg>");
+  std::string tag = svg.substr(root, end - root);
+  for (const char* attribute : {" width=\"", " height=\""}) {  // "123pt": dropped, set below
+    const size_t at = tag.find(attribute);
+    if (at != std::string::npos) tag.erase(at, tag.find('"', at + std::strlen(attribute)) + 1 - at);
+  }
+  char place[160];
+  std::snprintf(place, sizeof place, " x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"", x, y, width, height);
+  return tag + place + svg.substr(end);
+}
+
+}  // namespace
+
+GraphLayout layoutGraph(const frontend::PreparedModel& model, const CollapsedGroups& collapsed) {
+  std::lock_guard lock(graphvizMutex());
+  auto t0 = std::chrono::steady_clock::now();
+  BandedLayout banded = layOutBands(model, collapsed, false, nullptr);
+  GraphLayout out;
+  out.width = banded.width;
+  out.height = banded.height;
+  if (!banded.cuts.empty()) out.edges = edgesBetweenBands(banded, model);
+  for (size_t b = 0; b < banded.bands.size(); ++b)
+    appendBand(out, std::move(banded.bands[b]), banded.dx[b], banded.dy[b]);
+  std::sort(out.nodes.begin(), out.nodes.end(),
+            [](const LayoutNode& a, const LayoutNode& b) { return a.node < b.node; });
+  std::sort(out.clusters.begin(), out.clusters.end(),
+            [](const LayoutCluster& a, const LayoutCluster& b) { return a.group < b.group; });
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+std::string renderSvg(const frontend::PreparedModel& model, const std::map<size_t, std::string>& clusterColours,
+                      const CollapsedGroups& collapsed) {
+  std::lock_guard lock(graphvizMutex());
+  std::vector<std::string> svgs;
+  const BandedLayout banded =
+      layOutBands(model, collapsed, true, &clusterColours, [&](const GvGraph& gv) { svgs.push_back(svgOf(gv)); });
+  if (svgs.size() == 1) return svgs.front();
+  // Graphviz pads each drawing by 4 points: the bands and the outer drawing alike.
+  constexpr double pad = 4;
+  char head[400];
+  std::snprintf(head, sizeof head,
+                "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+                "<svg width=\"%.0fpt\" height=\"%.0fpt\" viewBox=\"%.2f %.2f %.2f %.2f\" "
+                "xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\">\n"
+                "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"white\"/>\n",
+                banded.width + 2 * pad, banded.height + 2 * pad, -pad, -pad, banded.width + 2 * pad,
+                banded.height + 2 * pad, -pad, -pad, banded.width + 2 * pad, banded.height + 2 * pad);
+  std::string out = head;
+  for (size_t b = 0; b < svgs.size(); ++b)
+    out += nestedSvg(svgs[b], banded.dx[b] - pad, banded.dy[b] - pad, banded.bands[b].width + 2 * pad,
+                     banded.bands[b].height + 2 * pad);
+  for (const LayoutEdge& e : edgesBetweenBands(banded, model)) {
+    const auto [x0, y0] = e.points.front();
+    const auto [x1, y1] = e.points.back();
+    char line[200];
+    std::snprintf(line, sizeof line, "<path fill=\"none\" stroke=\"black\" d=\"M%.2f,%.2f L%.2f,%.2f\"/>\n", x0,
+                  y0, x1, y1);
+    out += line;
+  }
+  return out + "</svg>\n";
 }
 
 }  // namespace tessel::ui

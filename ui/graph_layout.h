@@ -83,8 +83,11 @@ constexpr size_t kBandVertices = 400;
 GraphLayout layoutGraph(const frontend::PreparedModel& model, const CollapsedGroups& collapsed = {});
 
 // The graph as SVG rendered by Graphviz itself, clusters filled with
-// `clusterColours` by group index ("#rrggbb"; missing: a pastel by index).
+// `clusterColours` by group index ("#rrggbb"; missing: a pastel by index),
+// `collapsed` partitions as boxes; a graph of several bands is one SVG of
+// the bands' drawings placed as layoutGraph places them.
 // Thread-safe; throws std::runtime_error naming the problem.
-std::string renderSvg(const frontend::PreparedModel& model, const std::map<size_t, std::string>& clusterColours);
+std::string renderSvg(const frontend::PreparedModel& model, const std::map<size_t, std::string>& clusterColours,
+                      const CollapsedGroups& collapsed = {});
 
 }  // namespace tessel::ui

@@ -16,6 +16,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLinearGradient>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPainter>
 #include <QScrollBar>
@@ -138,12 +139,22 @@ GraphView::GraphView(QWidget* parent)
   button(tr("Fit"), tr("Fit the whole graph in the view"), [this] { fitToView(); });
   button(tr("−"), tr("Zoom out"), [this] { zoomBy(1 / 1.25); });
   button(tr("+"), tr("Zoom in"), [this] { zoomBy(1.25); });
-  button(tr("Collapse all"), tr("Draw every partition as one box (double-click a box to expand it)"), [this] {
-    collapseAll();
-  })->setObjectName("collapseAllButton");
-  button(tr("Expand all"), tr("Draw every partition's nodes"), [this] {
-    expandAll();
-  })->setObjectName("expandAllButton");
+  {  // One button for both: the dock's toolbar stays narrow.
+    auto* menu = new QMenu(this);
+    QAction* collapse = menu->addAction(tr("Collapse all"), this, [this] { collapseAll(); });
+    collapse->setObjectName("actionCollapseAll");
+    collapse->setToolTip(tr("Draw every partition as one box (double-click a box to expand it)"));
+    QAction* expand = menu->addAction(tr("Expand all"), this, [this] { expandAll(); });
+    expand->setObjectName("actionExpandAll");
+    auto* partitions = new QToolButton(this);
+    partitions->setObjectName("partitionsButton");
+    partitions->setText(tr("Partitions"));
+    partitions->setToolTip(tr("Collapse or expand every partition (double-click one to toggle it)"));
+    partitions->setAutoRaise(true);
+    partitions->setPopupMode(QToolButton::InstantPopup);
+    partitions->setMenu(menu);
+    top->addWidget(partitions);
+  }
   button(tr("Export…"), tr("Export the graph as PNG or SVG"), [this] { exportWithDialog(); });
 
   // Large graphs: one repaint of the bounding rect of what changed, no
@@ -647,7 +658,7 @@ bool GraphView::exportImage(const QString& path, QString* error) {
       colours[size_t(group)] = clusterColour(group).name(QColor::HexRgb).toStdString();
     std::string svg;
     try {
-      svg = renderSvg(*model_, colours);
+      svg = renderSvg(*model_, colours, collapsed_);
     } catch (const std::exception& e) {
       return fail(tr("cannot export %1: %2").arg(path, QString::fromStdString(e.what())));
     }

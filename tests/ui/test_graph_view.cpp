@@ -14,8 +14,9 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTimer>
-#include <QToolButton>
+#include <QAction>
 #include <QWheelEvent>
+#include <QXmlStreamReader>
 #include <QtTest>
 #include <cmath>
 #include <limits>
@@ -372,6 +373,29 @@ class TestGraphView : public QObject {
     QVERIFY(svg.contains(QString::fromStdString(m.graph.nodes[0].name)));  // tooltips name the nodes
   }
 
+  // A graph of several bands is one SVG: each band's drawing placed as the
+  // view places it, every node in it once, collapsed partitions as boxes.
+  void bandedGraphsExportAsOneSvg() {
+    Model m = encoder(30);
+    auto countIn = [](const QString& svg, const QString& text) { return int(svg.count(text)); };
+    const std::string whole = ui::renderSvg(*m, {});
+    QXmlStreamReader xml(QString::fromStdString(whole));
+    int svgElements = 0, nodeGroups = 0;
+    while (!xml.atEnd())
+      if (xml.readNext() == QXmlStreamReader::StartElement) {
+        svgElements += xml.name() == QLatin1String("svg");
+        nodeGroups += xml.name() == QLatin1String("g") && xml.attributes().value("class") == QLatin1String("node");
+      }
+    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    QVERIFY2(svgElements >= 3, qPrintable(QString("%1 <svg> elements").arg(svgElements)));  // the whole and 2+ bands
+    QCOMPARE(nodeGroups, int(m->graph.nodes.size()));
+    // Collapsed: a box per partition, named with its task and its ops.
+    const QString boxes = QString::fromStdString(ui::renderSvg(*m, {}, ui::allCollapsed(*m)));
+    const int partitions = int(expectedClusterGroups(*m).size());
+    QVERIFY(countIn(boxes, " ops</text>") + countIn(boxes, " op</text>") == partitions);
+    QVERIFY(countIn(boxes, "class=\"cluster\"") == 0);
+  }
+
   void exportFailuresNameThePath() {
     QString error;
     const QString bad = "/nonexistent-dir-for-tessel/graph.png";
@@ -605,10 +629,10 @@ class TestGraphView : public QObject {
       QCOMPARE(box->brush().color().rgb(), QColor(215, 48, 31).rgb());
     }
 
-    QVERIFY(relaidOut(view, [&] { view.findChild<QToolButton*>("expandAllButton")->click(); }));
+    QVERIFY(relaidOut(view, [&] { view.findChild<QAction*>("actionExpandAll")->trigger(); }));
     QCOMPARE(view.collapsedCount(), 0);
     QCOMPARE(view.nodeItemCount(), int(m->graph.nodes.size()));
-    QVERIFY(relaidOut(view, [&] { view.findChild<QToolButton*>("collapseAllButton")->click(); }));
+    QVERIFY(relaidOut(view, [&] { view.findChild<QAction*>("actionCollapseAll")->trigger(); }));
     QCOMPARE(view.collapsedCount(), int(groups.size()));
   }
 
