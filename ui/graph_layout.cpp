@@ -689,8 +689,8 @@ std::string renderSvg(const frontend::PreparedModel& model, const std::map<size_
     const auto [x0, y0] = e.points.front();
     const auto [x1, y1] = e.points.back();
     char line[200];
-    std::snprintf(line, sizeof line, "<path fill=\"none\" stroke=\"black\" d=\"M%.2f,%.2f L%.2f,%.2f\"/>\n", x0,
-                  y0, x1, y1);
+    std::snprintf(line, sizeof line, "<path fill=\"none\" stroke=\"black\" d=\"M%.2f,%.2f L%.2f,%.2f\"/>\n", x0, y0, x1,
+                  y1);
     out += line;
   }
   return out + "</svg>\n";
