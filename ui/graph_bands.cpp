@@ -127,16 +127,19 @@ void appendBand(GraphLayout& out, GraphLayout band, double dx, double dy) {
   out.clusters.insert(out.clusters.end(), band.clusters.begin(), band.clusters.end());
 }
 
+namespace {
+
 // Each band's x offset: the edge into it from the band just above that
 // leaves that band last (the graph's spine, where it was cut) is drawn
 // straight down; a band no such edge enters is centred under the one above.
-std::vector<double> bandOffsets(const std::vector<GraphLayout>& bands, const Vertices& v,
-                                const std::vector<double>& localX, const std::function<size_t(size_t)>& bandOf) {
-  std::vector<int> spine(bands.size(), -1);  // by band: index into v.edges
+std::vector<double> bandOffsets(const BandedLayout& banded) {
+  const Vertices& v = banded.v;
+  const size_t bands = banded.bands.size();
+  std::vector<int> spine(bands, -1);  // by band: index into v.edges
   for (size_t i = 0; i < v.edges.size(); ++i) {
     const auto [a, c] = v.edges[i];
-    const size_t b = bandOf(c);
-    if (b == 0 || bandOf(a) != b - 1) continue;
+    const size_t b = banded.bandOf(c);
+    if (b == 0 || banded.bandOf(a) != b - 1) continue;
     if (spine[b] < 0) {
       spine[b] = int(i);
       continue;
@@ -144,13 +147,13 @@ std::vector<double> bandOffsets(const std::vector<GraphLayout>& bands, const Ver
     const auto [sa, sc] = v.edges[size_t(spine[b])];
     if (v.place[a] > v.place[sa] || (v.place[a] == v.place[sa] && v.place[c] < v.place[sc])) spine[b] = int(i);
   }
-  std::vector<double> dx(bands.size(), 0);
-  for (size_t b = 1; b < bands.size(); ++b) {
+  std::vector<double> dx(bands, 0);
+  for (size_t b = 1; b < bands; ++b) {
     if (spine[b] >= 0) {
       const auto [a, c] = v.edges[size_t(spine[b])];
-      dx[b] = dx[b - 1] + localX[a] - localX[c];
+      dx[b] = dx[b - 1] + banded.spans[a].x - banded.spans[c].x;
     } else {
-      dx[b] = dx[b - 1] + (bands[b - 1].width - bands[b].width) / 2;
+      dx[b] = dx[b - 1] + (banded.bands[b - 1].width - banded.bands[b].width) / 2;
     }
   }
   const double left = dx.empty() ? 0 : *std::min_element(dx.begin(), dx.end());
@@ -159,30 +162,37 @@ std::vector<double> bandOffsets(const std::vector<GraphLayout>& bands, const Ver
   return dx;
 }
 
-// The edges between bands, placed: straight, from the bottom of one vertex
-// to the top of the other.
-std::vector<LayoutEdge> edgesBetweenBands(const BandedLayout& banded, const frontend::PreparedModel& model) {
+}  // namespace
+
+void placeBands(BandedLayout& banded, const frontend::PreparedModel& model) {
   const Vertices& v = banded.v;
-  std::vector<std::pair<double, double>> top(v.count), bottom(v.count);
-  for (size_t b = 0; b < banded.bands.size(); ++b) {
-    const double dx = banded.dx[b], dy = banded.dy[b];
-    for (const LayoutNode& n : banded.bands[b].nodes) {
-      top[v.ofNode[n.node]] = {n.x + dx, n.y - n.height / 2 + dy};
-      bottom[v.ofNode[n.node]] = {n.x + dx, n.y + n.height / 2 + dy};
-    }
-    for (const LayoutCluster& c : banded.bands[b].clusters)
-      if (c.collapsed) {
-        const size_t vertex = v.ofNode[model.plan.groups[c.group].front()];
-        top[vertex] = {c.x + c.width / 2 + dx, c.y + dy};
-        bottom[vertex] = {c.x + c.width / 2 + dx, c.y + c.height + dy};
-      }
+  banded.spans.assign(v.count, {});
+  for (const GraphLayout& band : banded.bands) {
+    for (const LayoutNode& n : band.nodes)
+      banded.spans[v.ofNode[n.node]] = {n.x, n.y - n.height / 2, n.y + n.height / 2};
+    for (const LayoutCluster& c : band.clusters)
+      if (c.collapsed)
+        banded.spans[v.ofNode[model.plan.groups[c.group].front()]] = {c.x + c.width / 2, c.y, c.y + c.height};
   }
+  banded.dx = bandOffsets(banded);
+  banded.dy.clear();
+  banded.width = banded.height = 0;
+  for (size_t b = 0; b < banded.bands.size(); ++b) {
+    banded.dy.push_back(banded.height + (b > 0 ? kBandGap : 0));
+    banded.width = std::max(banded.width, banded.dx[b] + banded.bands[b].width);
+    banded.height = banded.dy[b] + banded.bands[b].height;
+  }
+}
+
+std::vector<LayoutEdge> edgesBetweenBands(const BandedLayout& banded) {
+  const Vertices& v = banded.v;
   std::vector<LayoutEdge> out;
   for (size_t i = 0; i < v.edges.size(); ++i) {
     const auto [a, b] = v.edges[i];
-    if (banded.bandOf(a) == banded.bandOf(b)) continue;
-    const auto [x0, y0] = bottom[a];
-    const auto [x1, y1] = top[b];
+    const size_t from = banded.bandOf(a), to = banded.bandOf(b);
+    if (from == to) continue;
+    const double x0 = banded.spans[a].x + banded.dx[from], y0 = banded.spans[a].bottom + banded.dy[from];
+    const double x1 = banded.spans[b].x + banded.dx[to], y1 = banded.spans[b].top + banded.dy[to];
     LayoutEdge e{v.edgeNodes[i].first, v.edgeNodes[i].second, {}};
     for (double t : {0.0, 1.0 / 3, 2.0 / 3, 1.0})
       e.points.push_back({x0 + t * (x1 - x0), y0 + t * (y1 - y0)});

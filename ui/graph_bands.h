@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <functional>
 #include <utility>
 #include <vector>
 
@@ -47,12 +46,18 @@ Vertices verticesOf(const frontend::PreparedModel& model, const CollapsedGroups&
 // Bands are stacked this far apart (points).
 constexpr double kBandGap = 36;
 
+// A vertex in its band: its centre's x, its top and its bottom (points).
+struct VertexSpan {
+  double x = 0, top = 0, bottom = 0;
+};
+
 // A graph laid out band by band and the bands placed: what layoutGraph
 // returns merged and renderSvg draws.
 struct BandedLayout {
   Vertices v;
   std::vector<size_t> cuts;
   std::vector<GraphLayout> bands;  // each in its own coordinates
+  std::vector<VertexSpan> spans;   // by vertex, in its band's coordinates
   std::vector<double> dx, dy;      // where each band's origin goes
   double width = 0, height = 0;
 
@@ -61,17 +66,18 @@ struct BandedLayout {
   }
 };
 
+// Places the laid-out bands: stacked top to bottom kBandGap apart, each
+// moved sideways so that the edge into it from the band just above that
+// leaves that band last (the graph's spine, where it was cut) is drawn
+// straight down (a band no such edge enters is centred under the one
+// above). Sets spans, dx, dy, width and height.
+void placeBands(BandedLayout& banded, const frontend::PreparedModel& model);
+
 // Appends a band laid out on its own, moved by (dx, dy).
 void appendBand(GraphLayout& out, GraphLayout band, double dx, double dy);
 
-// Each band's x offset: the edge into it from the band just above that
-// leaves that band last (the graph's spine, where it was cut) is drawn
-// straight down; a band no such edge enters is centred under the one above.
-std::vector<double> bandOffsets(const std::vector<GraphLayout>& bands, const Vertices& v,
-                                const std::vector<double>& localX, const std::function<size_t(size_t)>& bandOf);
-
-// The edges between bands, placed: straight, from the bottom of one vertex
+// The edges between placed bands: straight, from the bottom of one vertex
 // to the top of the other.
-std::vector<LayoutEdge> edgesBetweenBands(const BandedLayout& banded, const frontend::PreparedModel& model);
+std::vector<LayoutEdge> edgesBetweenBands(const BandedLayout& banded);
 
 }  // namespace tessel::ui

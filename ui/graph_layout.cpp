@@ -104,6 +104,11 @@ std::pair<double, double> nodeSize(const std::string& op, const std::string& sha
   return {std::max(54.0, 6.5 * double(chars) + 16.0), 32.0};
 }
 
+// A collapsed partition's box: its task's name over "N ops", as ClusterItem draws them.
+std::pair<double, double> partitionBoxSize(const std::string& taskName) {
+  return {std::max(72.0, 6.5 * double(taskName.size()) + 20.0), 36.0};
+}
+
 // (snprintf: GCC 12 warns wrongly on "n" + std::to_string(i).)
 std::string numbered(const char* prefix, size_t i) {
   char buf[48];
@@ -216,6 +221,11 @@ void buildGraph(GvGraph& gv, const frontend::PreparedModel& model, bool labels,
   std::vector<Agraph_t*> parentOf(graph.nodes.size(), g);
   std::vector<Agnode_t*> boxOf(graph.nodes.size(), nullptr);  // a node's collapsed partition
   auto left = [&](size_t n) { return !included.empty() && (n >= included.size() || !included[n]); };
+  auto colourOf = [&](size_t group) {
+    if (colours)
+      if (auto it = colours->find(group); it != colours->end()) return it->second;
+    return defaultClusterColour(group);
+  };
   for (size_t group : clusterGroups(model)) {
     if (left(model.plan.groups[group].front())) continue;  // a partition's nodes share a band
     if (group < collapsed.size() && collapsed[group]) {
@@ -225,14 +235,11 @@ void buildGraph(GvGraph& gv, const frontend::PreparedModel& model, bool labels,
       agset(box, cs("width"), cs(inches(w)));
       agset(box, cs("height"), cs(inches(h)));
       if (labels) {
-        std::string colour = defaultClusterColour(group);
-        if (colours)
-          if (auto it = colours->find(group); it != colours->end()) colour = it->second;
         const size_t ops = model.plan.groups[group].size();
         agset(box, cs("label"),
               cs(escapeLabel(model.tasks[size_t(taskOf[group])].name) + "\\n" + std::to_string(ops) +
                  (ops == 1 ? " op" : " ops")));
-        agset(box, cs("fillcolor"), cs(colour));
+        agset(box, cs("fillcolor"), cs(colourOf(group)));
         agset(box, cs("peripheries"), cs("2"));
       }
       gv.boxes.push_back({box, group});
@@ -242,12 +249,9 @@ void buildGraph(GvGraph& gv, const frontend::PreparedModel& model, bool labels,
     }
     std::string name = numbered("cluster_", group);
     Agraph_t* sub = agsubg(g, cs(name), 1);
-    std::string colour = defaultClusterColour(group);
-    if (colours)
-      if (auto it = colours->find(group); it != colours->end()) colour = it->second;
     agset(sub, cs("label"), cs(model.tasks[size_t(taskOf[group])].name));
     agset(sub, cs("style"), cs("filled,rounded"));
-    agset(sub, cs("fillcolor"), cs(colour));
+    agset(sub, cs("fillcolor"), cs(colourOf(group)));
     agset(sub, cs("color"), cs("#9a9a9a"));
     gv.clusters.push_back({sub, group});
     for (size_t n : model.plan.groups[group])
@@ -352,11 +356,6 @@ CollapsedGroups allCollapsed(const frontend::PreparedModel& model) {
   return out;
 }
 
-std::pair<double, double> partitionBoxSize(const std::string& taskName) {
-  // The name on the first line, "N ops" on the second, as NodeItem's text.
-  return {std::max(72.0, 6.5 * double(taskName.size()) + 20.0), 36.0};
-}
-
 namespace {
 
 // The laid-out graph read back, origin at the top-left, y down.
@@ -426,20 +425,7 @@ BandedLayout layOutBands(const frontend::PreparedModel& model, const CollapsedGr
     out.bands.push_back(readLayout(gv));
     if (render) render(gv);
   }
-  // Stacked top to bottom, lined up on the edges between them.
-  std::vector<double> localX(v.count, 0);  // each vertex's centre in its band
-  for (const GraphLayout& band : out.bands) {
-    for (const LayoutNode& n : band.nodes)
-      localX[v.ofNode[n.node]] = n.x;
-    for (const LayoutCluster& c : band.clusters)
-      if (c.collapsed) localX[v.ofNode[model.plan.groups[c.group].front()]] = c.x + c.width / 2;
-  }
-  out.dx = bandOffsets(out.bands, v, localX, [&](size_t vertex) { return out.bandOf(vertex); });
-  for (size_t b = 0; b < out.bands.size(); ++b) {
-    out.dy.push_back(out.height + (b > 0 ? kBandGap : 0));
-    out.width = std::max(out.width, out.dx[b] + out.bands[b].width);
-    out.height = out.dy[b] + out.bands[b].height;
-  }
+  placeBands(out, model);
   return out;
 }
 
@@ -480,7 +466,7 @@ GraphLayout layoutGraph(const frontend::PreparedModel& model, const CollapsedGro
   GraphLayout out;
   out.width = banded.width;
   out.height = banded.height;
-  if (!banded.cuts.empty()) out.edges = edgesBetweenBands(banded, model);
+  if (!banded.cuts.empty()) out.edges = edgesBetweenBands(banded);
   for (size_t b = 0; b < banded.bands.size(); ++b)
     appendBand(out, std::move(banded.bands[b]), banded.dx[b], banded.dy[b]);
   std::sort(out.nodes.begin(), out.nodes.end(),
@@ -512,7 +498,7 @@ std::string renderSvg(const frontend::PreparedModel& model, const std::map<size_
   for (size_t b = 0; b < svgs.size(); ++b)
     out += nestedSvg(svgs[b], banded.dx[b] - pad, banded.dy[b] - pad, banded.bands[b].width + 2 * pad,
                      banded.bands[b].height + 2 * pad);
-  for (const LayoutEdge& e : edgesBetweenBands(banded, model)) {
+  for (const LayoutEdge& e : edgesBetweenBands(banded)) {
     const auto [x0, y0] = e.points.front();
     const auto [x1, y1] = e.points.back();
     char line[200];

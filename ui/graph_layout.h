@@ -69,8 +69,6 @@ std::string outputShapeText(const graph::Graph& g, size_t node);
 using CollapsedGroups = std::vector<bool>;
 // Every partition (cluster group) collapsed.
 CollapsedGroups allCollapsed(const frontend::PreparedModel& model);
-// A collapsed partition's box, in points: wide enough for its task's name.
-std::pair<double, double> partitionBoxSize(const std::string& taskName);
 
 // Graphs of more vertices (nodes, and collapsed partitions) than this are
 // laid out in bands of at most this many (ui/graph_bands.h), stacked top to

@@ -257,8 +257,7 @@ void GraphView::startLayout(int focusGroup) {
     }
     QElapsedTimer timer;
     timer.start();
-    focusGroup_ = focusGroup;
-    buildScene(result.layout);
+    buildScene(result.layout, focusGroup);
     const double sceneSeconds = double(timer.nsecsElapsed()) / 1e9;
     emit layoutFinished(result.layout.seconds, sceneSeconds);
     if (const int node = std::exchange(pendingNode_, -1); node >= 0) selectNode(node);
@@ -275,7 +274,7 @@ void GraphView::startLayout(int focusGroup) {
   }));
 }
 
-void GraphView::buildScene(const GraphLayout& layout) {
+void GraphView::buildScene(const GraphLayout& layout, int focusGroup) {
   const frontend::PreparedModel& m = *model_;
   const graph::Graph& g = m.graph;
   taskOfGroup_ = taskOfGroups(m);
@@ -333,12 +332,11 @@ void GraphView::buildScene(const GraphLayout& layout) {
   minimap_->refit();
   applyClusterColours();
 
-  if (QGraphicsItem* focus = clusterItem(focusGroup_)) {  // laid out again: the partition stays in view
+  const QString counts = tr("%1 nodes, %2 partitions").arg(nodeItemCount()).arg(clusterItemCount());
+  showStatus(collapsedCount() > 0 ? counts + tr(" (%1 collapsed: double-click to expand)").arg(collapsedCount())
+                                  : counts);
+  if (QGraphicsItem* focus = clusterItem(focusGroup)) {  // laid out again: the partition stays in view
     view_->centerOn(focus);
-    showStatus(tr("%1 nodes, %2 partitions (%3 collapsed)")
-                   .arg(nodeItemCount())
-                   .arg(clusterItemCount())
-                   .arg(collapsedCount()));
     return;
   }
   // Start at the top, as wide as fits (no larger than 100 %).
@@ -347,13 +345,6 @@ void GraphView::buildScene(const GraphLayout& layout) {
   const double s = std::clamp(fit, 0.05, 1.0);
   view_->scale(s, s);
   view_->verticalScrollBar()->setValue(view_->verticalScrollBar()->minimum());
-  if (collapsedCount() > 0)
-    showStatus(tr("%1 nodes, %2 partitions (%3 collapsed: double-click to expand)")
-                   .arg(nodeItemCount())
-                   .arg(clusterItemCount())
-                   .arg(collapsedCount()));
-  else
-    showStatus(tr("%1 nodes, %2 partitions").arg(nodeItemCount()).arg(clusterItemCount()));
 }
 
 int GraphView::nodeItemCount() const {

@@ -135,7 +135,7 @@ class GraphView : public QWidget {
   // Lays model_ out with the partitions collapsed_ on a worker thread, then
   // builds the scene centred on `focusGroup` (-1: from the top).
   void startLayout(int focusGroup = -1);
-  void buildScene(const GraphLayout& layout);
+  void buildScene(const GraphLayout& layout, int focusGroup);
   void showStatus(const QString& text);
   void applyClusterColours();
   void onSelectionChanged();
@@ -164,7 +164,6 @@ class GraphView : public QWidget {
 
   std::shared_ptr<const frontend::PreparedModel> model_;
   std::vector<bool> collapsed_;  // by group (ui::CollapsedGroups)
-  int focusGroup_ = -1;          // the next scene is centred on it
   int pendingNode_ = -1;         // selected once its partition is expanded
   int generation_ = 0;           // of setModel calls: a finished layout of an older one is dropped
   bool ready_ = false;

@@ -20,9 +20,8 @@ int GraphView::collapsedCount() const {
 }
 
 void GraphView::setCollapsed(int group, bool collapsed) {
-  if (!model_ || group < 0 || size_t(group) >= model_->plan.groups.size() || isCollapsed(group) == collapsed) return;
-  const std::vector<size_t> clusters = clusterGroups(*model_);
-  if (!std::binary_search(clusters.begin(), clusters.end(), size_t(group))) return;  // not a partition
+  // The scene has an item for each partition, collapsed or not.
+  if (!clusterItem(group) || isCollapsed(group) == collapsed) return;
   collapsed_.resize(model_->plan.groups.size(), false);
   collapsed_[size_t(group)] = collapsed;
   showStatus(collapsed ? tr("Collapsing…") : tr("Expanding…"));

@@ -539,16 +539,26 @@ void PlotsPanel::resizeEvent(QResizeEvent* event) {
   }
 }
 
+namespace {
+
+// Squared distance in pixels from `pixel` to the point (key, value) of `plot`.
+double pixelDistance2(const QCustomPlot* plot, double key, double value, const QPointF& pixel) {
+  const double dx = plot->xAxis->coordToPixel(key) - pixel.x();
+  const double dy = plot->yAxis->coordToPixel(value) - pixel.y();
+  return dx * dx + dy * dy;
+}
+
+}  // namespace
+
 PickedProgram PlotsPanel::scatterProgramAt(const QPointF& pixel) const {
   refreshScatterCache();
   PickedProgram out;
   double nearest = kPickRadius * kPickRadius;
   auto search = [&](const std::vector<double>& xs, const std::vector<double>& ys, const std::vector<size_t>& program) {
     for (size_t i = 0; i < xs.size(); ++i) {
-      const double dx = scatterPlot_->xAxis->coordToPixel(xs[i]) - pixel.x();
-      const double dy = scatterPlot_->yAxis->coordToPixel(ys[i]) - pixel.y();
-      if (dx * dx + dy * dy > nearest) continue;
-      nearest = dx * dx + dy * dy;
+      const double d = pixelDistance2(scatterPlot_, xs[i], ys[i], pixel);
+      if (d > nearest) continue;
+      nearest = d;
       const ScoredProgram& p = programs_[program[i]];
       out = {p.task, p.ordinal};
     }
@@ -564,10 +574,9 @@ PickedProgram PlotsPanel::bestProgramAt(const QPointF& pixel) const {
   for (int g = 0; g < bestPlot_->graphCount(); ++g) {
     QCPGraph* graph = bestPlot_->graph(g);
     for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
-      const double dx = bestPlot_->xAxis->coordToPixel(it->key) - pixel.x();
-      const double dy = bestPlot_->yAxis->coordToPixel(it->value) - pixel.y();
-      if (dx * dx + dy * dy > nearest) continue;
-      nearest = dx * dx + dy * dy;
+      const double d = pixelDistance2(bestPlot_, it->key, it->value, pixel);
+      if (d > nearest) continue;
+      nearest = d;
       task = graph->property("task").toInt();
       trials = int(std::lround(it->key));
     }

@@ -153,8 +153,8 @@ bool ProgramInspector::inspect(const QString& database, qint64 session, const ta
   setWindowTitle(tr("Programs of %1 — session %2").arg(taskLabel).arg(session));
   fastestWords_.clear();
   if (listing_.fastest >= 0) {
-    QString why;
-    fastestWords_ = wordsOf(listing_.programs[size_t(listing_.fastest)].record, &why);
+    QString why;  // its steps do not replay: nothing to diff against
+    fastestWords_ = replayed(listing_.programs[size_t(listing_.fastest)].record, nullptr, &why);
   }
   current_ = -1;
   fillTable();
@@ -164,14 +164,15 @@ bool ProgramInspector::inspect(const QString& database, qint64 session, const ta
   return showProgram(wanted);
 }
 
-std::vector<std::string> ProgramInspector::wordsOf(const store::RecordRow& record, QString* why) const {
-  std::string reason;
-  const auto steps = schedule::replayableSteps(task_.dag, record.steps, &reason);
-  if (!steps) {
-    *why = QString::fromStdString(reason);
+std::vector<std::string> ProgramInspector::replayed(const store::RecordRow& record, schedule::State* end,
+                                                    QString* why) const {
+  try {
+    return schedule::stepsInWords(task_.dag, schedule::deserializeSteps(record.steps), end);
+  } catch (const std::exception& e) {
+    // Not only ScheduleError: damaged steps must never take the inspector down.
+    *why = QString::fromUtf8(e.what());
     return {};
   }
-  return schedule::stepsInWords(task_.dag, *steps);
 }
 
 void ProgramInspector::fillTable() {
@@ -224,7 +225,8 @@ bool ProgramInspector::showProgram(int ordinal) {
   summary_->setText(summaryText(p));
 
   QString why;
-  words_ = wordsOf(p.record, &why);
+  schedule::State end;
+  words_ = replayed(p.record, &end, &why);
   if (words_.empty() && !why.isEmpty()) {
     steps_->setPlainText(tr("The stored steps do not replay on this task: %1").arg(why));
     loops_->clear();
@@ -238,12 +240,7 @@ bool ProgramInspector::showProgram(int ordinal) {
   for (size_t i = 0; i < words_.size(); ++i)
     numbered << QStringLiteral("%1  %2").arg(i + 1, 3).arg(QString::fromStdString(words_[i]));
   steps_->setPlainText(words_.empty() ? tr("No steps: the naive program") : numbered.join('\n'));
-  try {
-    const auto steps = schedule::deserializeSteps(p.record.steps);
-    loops_->setPlainText(QString::fromStdString(search::loopNestText(schedule::replay(task_.dag, steps))));
-  } catch (const std::exception& e) {
-    loops_->setPlainText(QString::fromUtf8(e.what()));
-  }
+  loops_->setPlainText(QString::fromStdString(search::loopNestText(end)));
   const QString title = tr("%1, program %2").arg(taskLabel_).arg(ordinal + 1);
   code_->showProgram(task_, title, QString::fromStdString(p.record.decisions), QString::fromStdString(p.record.steps));
   showDiff(p, words_);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "schedule/state.h"
 #include "store/program_listing.h"
 #include "support/line_diff.h"
 #include "task/search_task.h"
@@ -66,8 +67,10 @@ class ProgramInspector : public QDialog {
   void programShown(int ordinal);
 
  private:
-  // The program's steps in words, or an empty list and `why` for steps that do not replay.
-  std::vector<std::string> wordsOf(const store::RecordRow& record, QString* why) const;
+  // The program's steps in words, replayed once on the task (`end`, if
+  // given, gets the state they lead to); an empty list and `why` for steps
+  // that do not replay.
+  std::vector<std::string> replayed(const store::RecordRow& record, schedule::State* end, QString* why) const;
   void fillTable();
   QString summaryText(const store::ListedProgram& p) const;
   void showDiff(const store::ListedProgram& p, const std::vector<std::string>& words);

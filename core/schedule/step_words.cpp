@@ -121,7 +121,7 @@ std::string stepInWords(const State& state, const Step& step) {
   return std::visit(Words{state}, step);
 }
 
-std::vector<std::string> stepsInWords(const te::ComputeDAG& dag, const std::vector<Step>& steps) {
+std::vector<std::string> stepsInWords(const te::ComputeDAG& dag, const std::vector<Step>& steps, State* end) {
   State state(dag);
   std::vector<std::string> out;
   out.reserve(steps.size());
@@ -133,6 +133,7 @@ std::vector<std::string> stepsInWords(const te::ComputeDAG& dag, const std::vect
       throw ScheduleError("step " + std::to_string(i + 1) + ": " + e.what());
     }
   }
+  if (end) *end = std::move(state);
   return out;
 }
 

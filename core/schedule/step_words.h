@@ -14,9 +14,9 @@
 namespace tessel::schedule {
 
 // One line per step, replaying them on the DAG's initial state to name what
-// each one touches. Throws ScheduleError (naming the step) for steps that do
-// not apply.
-std::vector<std::string> stepsInWords(const te::ComputeDAG& dag, const std::vector<Step>& steps);
+// each one touches; `end`, if given, gets the state they lead to. Throws
+// ScheduleError (naming the step) for steps that do not apply.
+std::vector<std::string> stepsInWords(const te::ComputeDAG& dag, const std::vector<Step>& steps, State* end = nullptr);
 
 // One step on the state it applies to (the state is not changed).
 std::string stepInWords(const State& state, const Step& step);
