@@ -18,6 +18,7 @@
 #include "fusion/task_extraction.h"
 #include "model_loader.h"
 #include "reference/libtorch_executor.h"
+#include "reference/onednn_executor.h"
 #include "runtime/graph_executor.h"
 #include "schedule/steps.h"
 #include "store/database.h"
@@ -34,12 +35,13 @@ namespace {
 
 const char* kHelp =
     "usage: tessel run MODEL [--db FILE] [--inputs X.npz|X.npy] [--expect Y.npz] [--save-outputs Z.npz]\n"
-    "                  [--fusion rule|dp|none] [--repeats N] [--profile] [--json]\n"
+    "                  [--fusion rule|dp|none] [--compare onednn] [--repeats N] [--profile] [--json]\n"
     "\n"
     "Runs the model with the best kernels stored for its tasks (the naive program\n"
     "where a task has none) and with LibTorch (ATen ops, threads = cores) on the\n"
     "same weights and inputs; reports both latencies, the tuner's estimate (sum of\n"
-    "weight x best measured latency) and the largest difference.\n"
+    "weight x best measured latency) and the largest difference. With --compare\n"
+    "onednn, also with oneDNN's primitives (weights reordered once, fused post-ops).\n"
     "\n"
     "options:\n"
     "  --db FILE    the tuning database with the model's kernels (default: $TESSEL_DB,\n"
@@ -54,17 +56,25 @@ const char* kHelp =
     "  --expect F   an .npz of the outputs to compare with (e.g. your framework's):\n"
     "               reports the largest error; wrong beyond 1e-3 x the largest output\n"
     "  --save-outputs F  writes Tessel's outputs to an .npz\n"
+    "  --compare onednn  runs the graph with oneDNN too, as ONNX Runtime's and\n"
+    "               OpenVINO's CPU paths do: weights reordered once into oneDNN's\n"
+    "               layouts, conv/matmul with bias, sum and element-wise post-ops;\n"
+    "               checked against LibTorch like Tessel (\"libtorch\" is always run)\n"
     "  --repeats N  timed runs of each side after a warm-up (default 10)\n"
     "  --profile    per partition: its time in the run, its tuned estimate, their ratio\n"
     "  --json       tessel_ms (median), tessel_ms_min/median/max, libtorch_ms and its\n"
     "               min/median/max, estimate_ms, speedup, max_abs_err, correct, disturbed\n"
     "               (and disturbance, why), contention (others_share, steal_share),\n"
-    "               tasks_tuned, tasks_naive, memory; with --profile, partitions\n"
+    "               tasks_tuned, tasks_naive, memory; with --profile, partitions;\n"
+    "               with --compare onednn, onednn_ms and its min/median/max,\n"
+    "               onednn_speedup (oneDNN / Tessel), onednn_max_abs_err, onednn_correct\n"
+    "               (onednn_ms null and onednn_note where this build has no oneDNN)\n"
     "  --input-shapes A,B;C,D  the shapes of the model's inputs: needed for a\n"
     "               TorchScript model, and to size an ONNX model's symbolic dimensions\n"
     "\n"
     "examples:\n"
     "  tessel run resnet18 --db r18.db --profile\n"
+    "  tessel run mobilenet_v2 --db m.db --compare onednn\n"
     "  tessel run model.onnx --inputs x.npz --expect y.npz --save-outputs ours.npz\n";
 
 struct Spread {
@@ -148,10 +158,10 @@ struct SideTiming {
 // A busy machine slows some runs of a side more than others (spread), or all
 // of them alike (other processes' CPU time, the hypervisor's steal): say so
 // rather than report a speed-up or an estimate error that is noise.
-std::string disturbanceOf(const SideTiming& tessel, const SideTiming& torch) {
+std::string disturbanceOf(const std::vector<std::pair<const char*, SideTiming>>& sides) {
   std::string disturbance;
   auto flag = [&](const std::string& why) { disturbance += (disturbance.empty() ? "" : "; ") + why; };
-  for (const auto& [who, side] : {std::pair{"Tessel", tessel}, std::pair{"LibTorch", torch}}) {
+  for (const auto& [who, side] : sides) {
     const Spread& sp = side.spread;
     if (sp.min > 0 && sp.median > kDisturbedSpread * sp.min) {
       char buf[256];
@@ -212,7 +222,7 @@ nlohmann::json profileTable(const runtime::GraphExecutor& executor, const std::v
 }  // namespace
 
 OptionSpec runOptions() {
-  return {{"db", "fusion", "repeats", "target", "arch", "input-shapes", "inputs", "expect", "save-outputs"},
+  return {{"db", "fusion", "repeats", "target", "arch", "input-shapes", "inputs", "expect", "save-outputs", "compare"},
           {"json", "help", "profile"}};
 }
 
@@ -260,17 +270,49 @@ StoredSchedules schedulesFor(const Args& args, const std::vector<fusion::GraphTa
   return stored;
 }
 
-// Both sides timed, LibTorch first, and what each computed.
+// --compare: the peers besides LibTorch (always run: it is the reference
+// the outputs are checked against).
+struct Peers {
+  bool onednn = false;
+};
+
+Peers peersOf(const Args& args) {
+  Peers peers;
+  std::string list = args.get("compare", "");
+  size_t start = 0;
+  while (start <= list.size() && !list.empty()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    const std::string peer = list.substr(start, comma - start);
+    if (peer == "onednn")
+      peers.onednn = true;
+    else if (peer != "libtorch")
+      throw UsageError("option --compare: unknown peer '" + peer + "' (libtorch, onednn)");
+    start = comma + 1;
+  }
+  return peers;
+}
+
+// The oneDNN executor's run, when --compare asked for it.
+struct OnednnSide {
+  std::optional<reference::ReferenceRun> run;  // none: not built with oneDNN
+  SideTiming timing;
+  std::string note;  // why there is no run
+  double maxAbs = 0;
+  bool correct = false;
+};
+
+// Every side timed, LibTorch first, and what each computed.
 struct RunTimings {
   reference::ReferenceRun ref;
   SideTiming torch, tessel;
+  std::optional<OnednnSide> onednn;  // --compare onednn
   std::map<std::string, runtime::HostTensor> ours;
   std::vector<std::vector<double>> stepTimes;  // per step, per repeat (--profile)
 };
 
-RunTimings timeBothSides(runtime::GraphExecutor& executor, const graph::Graph& g,
-                         const std::map<std::string, runtime::HostTensor>& inputs, int threads, int repeats,
-                         bool profile) {
+RunTimings timeSides(runtime::GraphExecutor& executor, const graph::Graph& g,
+                     const std::map<std::string, runtime::HostTensor>& inputs, int threads, int repeats, bool profile,
+                     const Peers& peers) {
   RunTimings t;
   // LibTorch first, in a process where no Tessel kernel has run yet: OpenMP
   // threads left spinning by Tessel's kernels slowed LibTorch 15-60x when it
@@ -279,6 +321,19 @@ RunTimings timeBothSides(runtime::GraphExecutor& executor, const graph::Graph& g
   t.ref = reference::runWithLibTorch(g, inputs, threads, repeats);
   t.torch = {spreadOf(t.ref.times), support::contentionBetween(torchBefore, support::sampleCpu())};
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // oneDNN next: it shares LibTorch's OpenMP runtime (libgomp) and pool.
+  if (peers.onednn) {
+    OnednnSide side;
+    if (reference::onednnAvailable()) {
+      const support::CpuSample before = support::sampleCpu();
+      side.run = reference::runWithOnednn(g, inputs, threads, repeats);
+      side.timing = {spreadOf(side.run->times), support::contentionBetween(before, support::sampleCpu())};
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    } else {
+      side.note = "this build has no oneDNN (install libdnnl-dev and rebuild)";
+    }
+    t.onednn = std::move(side);
+  }
   // The executor gives its kernels every core again (LibTorch leaves OpenMP
   // at its own thread count), on a pinned team like the measuring worker's.
   t.ours = executor.run(inputs);  // warm-up
@@ -297,13 +352,16 @@ RunTimings timeBothSides(runtime::GraphExecutor& executor, const graph::Graph& g
   return t;
 }
 
-// The largest difference from LibTorch's outputs, and their largest value.
-std::pair<double, double> differenceFromLibTorch(const RunTimings& t) {
+// The largest difference of `outputs` (computed by `who`) from LibTorch's,
+// and the largest value of LibTorch's.
+std::pair<double, double> differenceFromLibTorch(const RunTimings& t,
+                                                 const std::map<std::string, runtime::HostTensor>& outputs,
+                                                 const std::string& who) {
   double maxAbs = 0, maxRef = 0;
   for (const auto& [name, want] : t.ref.outputs) {
-    auto it = t.ours.find(name);
-    if (it == t.ours.end() || it->second.data.size() != want.data.size())
-      throw std::runtime_error("output '" + name + "' differs in size between Tessel and LibTorch");
+    auto it = outputs.find(name);
+    if (it == outputs.end() || it->second.data.size() != want.data.size())
+      throw std::runtime_error("output '" + name + "' differs in size between " + who + " and LibTorch");
     for (size_t i = 0; i < want.data.size(); ++i) {
       double d = std::fabs(double(it->second.data[i]) - double(want.data[i]));
       maxAbs = std::isnan(d) ? INFINITY : std::max(maxAbs, d);
@@ -327,6 +385,24 @@ struct RunReport {
   OutputComparison vsExpected;
   std::optional<nlohmann::json> partitions;  // --profile
 };
+
+// --compare onednn's fields of --json.
+void addOnednnJson(nlohmann::json& j, const OnednnSide& side, double tesselSeconds) {
+  if (!side.run) {
+    j["onednn_ms"] = nullptr;
+    j["onednn_note"] = side.note;
+    return;
+  }
+  const Spread& s = side.timing.spread;
+  j["onednn_ms"] = s.median * 1e3;
+  j["onednn_ms_min"] = s.min * 1e3;
+  j["onednn_ms_median"] = s.median * 1e3;
+  j["onednn_ms_max"] = s.max * 1e3;
+  j["onednn_speedup"] = tesselSeconds > 0 ? s.median / tesselSeconds : 0;
+  j["onednn_max_abs_err"] = side.maxAbs;
+  j["onednn_correct"] = side.correct;
+  j["contention"]["onednn"] = contentionJson(side.timing.contention);
+}
 
 void printRunJson(const RunReport& rep) {
   const Spread& ts = rep.timings.tessel.spread;
@@ -359,6 +435,7 @@ void printRunJson(const RunReport& rep) {
       {"memory",
        {{"arena_bytes", mem.arenaBytes}, {"unshared_bytes", mem.unsharedBytes}, {"constant_bytes", mem.constantBytes}}},
       {"fusion", rep.prepared.fusion}};
+  if (rep.timings.onednn) addOnednnJson(j, *rep.timings.onednn, ts.median);
   if (!rep.disturbance.empty()) j["disturbance"] = rep.disturbance;
   if (rep.partitions) j["partitions"] = *rep.partitions;
   if (rep.expectFile) {
@@ -383,6 +460,14 @@ void printRunText(const RunReport& rep) {
               tt.median * 1e3, rep.repeats, tt.min * 1e3, tt.max * 1e3, tt.median / ts.median);
   std::printf("max abs error %.3g against LibTorch (outputs up to %.3g): %s\n", rep.maxAbs, rep.maxRef,
               rep.maxAbs <= support::kModelRelativeTolerance * std::max(1.0, rep.maxRef) ? "correct" : "WRONG");
+  if (const std::optional<OnednnSide>& o = rep.timings.onednn; o && o->run) {
+    const Spread& s = o->timing.spread;
+    std::printf("onednn   %.3f ms (median of %d; min %.3f, max %.3f): Tessel at %.2fx oneDNN's speed\n", s.median * 1e3,
+                rep.repeats, s.min * 1e3, s.max * 1e3, s.median / ts.median);
+    std::printf("max abs error %.3g of oneDNN against LibTorch: %s\n", o->maxAbs, o->correct ? "correct" : "WRONG");
+  } else if (o) {
+    std::printf("onednn   not run: %s\n", o->note.c_str());
+  }
   if (rep.expectFile)
     std::printf("max abs error %.3g against %s (outputs up to %.3g, largest in '%s'): %s\n", rep.vsExpected.maxAbsErr,
                 rep.expectFile, rep.vsExpected.maxAbsRef, rep.vsExpected.worstOutput.c_str(),
@@ -401,6 +486,7 @@ int runCommand(const std::vector<std::string>& argv) {
   const target::Target target = targetOption(args, false);
   const int repeats = int(args.getInt("repeats", 10, 1, 10000));
   const bool json = args.has("json"), profile = args.has("profile");
+  const Peers peers = peersOf(args);
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
 
   const RunModel model = loadRunModel(args, target);
@@ -420,19 +506,31 @@ int runCommand(const std::vector<std::string>& argv) {
   runtime::GraphExecutor executor(g, eo);
   executor.setProfiling(profile);
   const std::map<std::string, runtime::HostTensor> inputs = args.has("inputs") ? model.user.floats : randomInputs(g);
-  const RunTimings timings = timeBothSides(executor, g, inputs, eo.target.effectiveThreads(), repeats, profile);
+  RunTimings timings = timeSides(executor, g, inputs, eo.target.effectiveThreads(), repeats, profile, peers);
+  const auto withinTolerance = [](double maxAbs, double maxRef) {
+    return maxAbs <= support::kModelRelativeTolerance * std::max(1.0, maxRef);
+  };
+  if (timings.onednn && timings.onednn->run) {
+    double maxRef = 0;
+    std::tie(timings.onednn->maxAbs, maxRef) = differenceFromLibTorch(timings, timings.onednn->run->outputs, "oneDNN");
+    timings.onednn->correct = withinTolerance(timings.onednn->maxAbs, maxRef);
+    if (!timings.onednn->correct)
+      std::fprintf(stderr, "warning: the oneDNN executor's outputs differ from LibTorch's by %.3g\n",
+                   timings.onednn->maxAbs);
+  }
 
   RunReport rep{prepared, stored, timings, executor, repeats, 0, 0, false, {}, nullptr, {}, std::nullopt};
-  std::tie(rep.maxAbs, rep.maxRef) = differenceFromLibTorch(timings);
+  std::tie(rep.maxAbs, rep.maxRef) = differenceFromLibTorch(timings, timings.ours, "Tessel");
   if (args.has("save-outputs")) saveOutputs(args.get("save-outputs"), g, timings.ours);
   const std::string expectFile = args.get("expect", "");
   if (args.has("expect")) {
     rep.expectFile = expectFile.c_str();
     rep.vsExpected = compareOutputs(timings.ours, model.expected);
   }
-  rep.correct = rep.maxAbs <= support::kModelRelativeTolerance * std::max(1.0, rep.maxRef) &&
-                (!args.has("expect") || rep.vsExpected.withinTolerance());
-  rep.disturbance = disturbanceOf(timings.tessel, timings.torch);
+  rep.correct = withinTolerance(rep.maxAbs, rep.maxRef) && (!args.has("expect") || rep.vsExpected.withinTolerance());
+  std::vector<std::pair<const char*, SideTiming>> sides = {{"Tessel", timings.tessel}, {"LibTorch", timings.torch}};
+  if (timings.onednn && timings.onednn->run) sides.emplace_back("oneDNN", timings.onednn->timing);
+  rep.disturbance = disturbanceOf(sides);
   if (profile) rep.partitions = profileTable(executor, timings.stepTimes, stored, tasks, json);
   if (json)
     printRunJson(rep);

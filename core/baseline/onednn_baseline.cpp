@@ -1,7 +1,6 @@
 // The oneDNN peer: one primitive per op on the CPU engine (oneDNN 2.x API).
-// oneDNN here runs on OpenMP, so its thread count is OpenMP's.
-#include <omp.h>
-
+// oneDNN here runs on OpenMP, so its thread count is OpenMP's
+// (runtime::OmpThreadCount).
 #include <cstring>
 #include <functional>
 #include <map>
@@ -9,6 +8,7 @@
 #include <unordered_map>
 
 #include "baseline/peer.h"
+#include "runtime/thread_team.h"
 
 namespace tessel::baseline::detail {
 
@@ -29,18 +29,6 @@ memory::desc plain(const memory::dims& dims) {
 memory::desc anyLayout(const memory::dims& dims) {
   return memory::desc(dims, Dt::f32, Tag::any);
 }
-
-// Sets OpenMP's thread count for as long as it lives.
-class OmpThreads {
- public:
-  explicit OmpThreads(int threads) : previous_(omp_get_max_threads()) { omp_set_num_threads(threads); }
-  ~OmpThreads() { omp_set_num_threads(previous_); }
-  OmpThreads(const OmpThreads&) = delete;
-  OmpThreads& operator=(const OmpThreads&) = delete;
-
- private:
-  int previous_;
-};
 
 class OnednnKernel : public PeerKernel {
  public:
@@ -260,7 +248,7 @@ class OnednnKernel : public PeerKernel {
 
   // oneDNN sizes its work partition when a primitive is created: the thread
   // count is set first.
-  OmpThreads threads_;
+  runtime::OmpThreadCount threads_;
   std::vector<std::vector<float>> inputs_;  // the op's inputs as given
   // DNNL_ARG_WEIGHTS holds input 1; a model's constant for conv and dense
   // (matmul's B is an activation).

@@ -49,6 +49,15 @@ std::vector<SliceRange> sliceRanges(const Node& n, const std::vector<int64_t>& s
 std::vector<SliceRange> sliceOf(const Node& n, const std::vector<int64_t>& shape,
                                 const std::function<std::vector<int64_t>(size_t input, const char* what)>& ints);
 
+// The spatial parameters of a Conv or pooling node over input shape
+// `inShape` (N, C, spatial...): auto_pad resolved, ceil_mode applied to the
+// output extents. GraphError naming `n` for mismatched lengths, non-positive
+// values or a window that does not fit.
+struct Window {
+  std::vector<int64_t> kernel, stride, dilation, padBegin, padEnd, outSize;
+};
+Window windowOf(const Node& n, const std::vector<int64_t>& inShape, const std::vector<int64_t>& kernel, bool ceilMode);
+
 // ONNX TensorProto data type code (Cast's `to`) to DType.
 DType dtypeFromOnnx(int64_t code);
 

@@ -185,13 +185,6 @@ class TeLowerer {
   // A scalar operand: a constant read now, or a loaded placeholder.
   std::optional<Expr> scalarOperand(const Node& n, size_t i);
 
-  // Spatial parameters of Conv and the pools.
-  struct Window {
-    std::vector<int64_t> kernel, stride, dilation, padBegin, padEnd, outSize;
-  };
-
-  Window window(const Node& n, const std::vector<int64_t>& inShape, const std::vector<int64_t>& kernel, bool ceilMode);
-
   // x padded with `value` so that every window of `w` lies inside (logical
   // NC + spatial); x itself when nothing is needed.
   Val padded(const Node& n, const Val& x, const Window& w, double value, const Perm& perm);

@@ -10,45 +10,6 @@ namespace tessel::graph {
 
 using namespace lowering;
 
-TeLowerer::Window TeLowerer::window(const Node& n, const std::vector<int64_t>& inShape,
-                                    const std::vector<int64_t>& kernel, bool ceilMode) {
-  size_t sp = inShape.size() - 2;
-  Window w;
-  w.kernel = kernel;
-  w.stride = n.attrInts("strides", std::vector<int64_t>(sp, 1));
-  w.dilation = n.attrInts("dilations", std::vector<int64_t>(sp, 1));
-  std::vector<int64_t> pads = n.attrInts("pads", std::vector<int64_t>(2 * sp, 0));
-  if (w.kernel.size() != sp || w.stride.size() != sp || w.dilation.size() != sp || pads.size() != 2 * sp)
-    throw GraphError(n.describe() + ": kernel_shape/strides/dilations/pads do not match " + std::to_string(sp) +
-                     " spatial dims");
-  std::string autoPad = n.attrString("auto_pad", "NOTSET");
-  for (size_t d = 0; d < sp; ++d) {
-    int64_t in = inShape[2 + d], s = w.stride[d], eff = w.dilation[d] * (w.kernel[d] - 1) + 1;
-    if (s <= 0 || w.dilation[d] <= 0 || w.kernel[d] <= 0)
-      throw GraphError(n.describe() + ": strides, dilations and kernel must be positive");
-    int64_t pb = pads[d], pe = pads[sp + d], o;
-    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      o = (in + s - 1) / s;
-      int64_t total = std::max<int64_t>(0, (o - 1) * s + eff - in);
-      pb = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pe = total - pb;
-    } else {
-      if (autoPad == "VALID")
-        pb = pe = 0;
-      else if (autoPad != "NOTSET")
-        throw GraphError(n.describe() + ": unknown auto_pad '" + autoPad + "'");
-      int64_t num = in + pb + pe - eff;
-      if (num < 0) throw GraphError(n.describe() + ": the window does not fit the padded input");
-      o = (ceilMode ? (num + s - 1) / s : num / s) + 1;
-      if (ceilMode && (o - 1) * s >= in + pb) --o;
-    }
-    w.padBegin.push_back(pb);
-    w.padEnd.push_back(pe);
-    w.outSize.push_back(o);
-  }
-  return w;
-}
-
 Val TeLowerer::padded(const Node& n, const Val& x, const Window& w, double value, const Perm& perm) {
   size_t sp = w.kernel.size();
   std::vector<int64_t> shape = {x.shape[0], x.shape[1]};
@@ -85,7 +46,7 @@ void TeLowerer::conv(const Node& n) {
   std::vector<int64_t> kernel(wt.shape.begin() + 2, wt.shape.end());
   if (n.has("kernel_shape") && n.attrInts("kernel_shape") != kernel)
     throw GraphError(n.describe() + ": kernel_shape does not match the weight");
-  Window w = window(n, x.shape, kernel, false);
+  Window w = windowOf(n, x.shape, kernel, false);
   const std::string& o = n.outputs[0];
   std::vector<int64_t> shape = {x.shape[0], k};
   shape.insert(shape.end(), w.outSize.begin(), w.outSize.end());
@@ -343,7 +304,7 @@ void TeLowerer::pool(const Node& n, bool isMax) {
   if (!isMax && n.has("dilations"))
     for (int64_t d : n.attrInts("dilations"))
       if (d != 1) throw GraphError(n.describe() + ": AveragePool with dilations is not supported");
-  Window w = window(n, x.shape, n.attrInts("kernel_shape"), n.attrInt("ceil_mode", 0) != 0);
+  Window w = windowOf(n, x.shape, n.attrInts("kernel_shape"), n.attrInt("ceil_mode", 0) != 0);
   size_t sp = w.kernel.size();
   const std::string& o = n.outputs[0];
   std::vector<int64_t> shape = {x.shape[0], x.shape[1]};

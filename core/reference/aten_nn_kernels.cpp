@@ -16,30 +16,10 @@ struct Window {
 // Strides, dilations and pads of a Conv / pool node for input `x` (auto_pad
 // resolved as in shape inference).
 Window window(const Node& n, const at::Tensor& x, const Shape& kernel) {
-  const size_t sp = kernel.size();
-  if (size_t(x.dim()) != sp + 2) fail(n, "input rank " + std::to_string(x.dim()) + " does not match the kernel");
-  Window w;
-  w.kernel = kernel;
-  w.strides = n.attrInts("strides", Shape(sp, 1));
-  w.dilations = n.attrInts("dilations", Shape(sp, 1));
-  Shape pads = n.attrInts("pads", Shape(2 * sp, 0));
-  if (w.strides.size() != sp || w.dilations.size() != sp || pads.size() != 2 * sp)
-    fail(n, "strides, dilations or pads do not match " + std::to_string(sp) + " spatial axes");
-  w.padBegin.assign(pads.begin(), pads.begin() + int64_t(sp));
-  w.padEnd.assign(pads.begin() + int64_t(sp), pads.end());
-  const std::string autoPad = n.attrString("auto_pad", "NOTSET");
-  for (size_t d = 0; d < sp; ++d) {
-    const int64_t input = x.size(int64_t(d + 2)), effective = (kernel[d] - 1) * w.dilations[d] + 1;
-    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      const int64_t out = (input + w.strides[d] - 1) / w.strides[d];
-      const int64_t total = std::max<int64_t>((out - 1) * w.strides[d] + effective - input, 0);
-      w.padBegin[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      w.padEnd[d] = total - w.padBegin[d];
-    } else if (autoPad == "VALID") {
-      w.padBegin[d] = w.padEnd[d] = 0;
-    }
-  }
-  return w;
+  if (size_t(x.dim()) != kernel.size() + 2)
+    fail(n, "input rank " + std::to_string(x.dim()) + " does not match the kernel");
+  const graph::Window w = graph::windowOf(n, Shape(x.sizes().begin(), x.sizes().end()), kernel, false);
+  return {kernel, w.stride, w.dilation, w.padBegin, w.padEnd};
 }
 
 // ONNX output extent of one pooled axis (ceil_mode as in shape inference).

@@ -284,11 +284,7 @@ ReferenceRun runWithLibTorch(const graph::Graph& g, const std::map<std::string, 
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   result.times = times;
-  if (!times.empty()) {
-    std::sort(times.begin(), times.end());
-    const size_t m = times.size() / 2;
-    result.seconds = times.size() % 2 ? times[m] : 0.5 * (times[m - 1] + times[m]);
-  }
+  result.seconds = medianSeconds(times);
   for (const auto& [name, t] : outputs)
     result.outputs[name] = toHost(t);
   return result;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "graph/graph.h"
+#include "reference/reference_run.h"
 #include "runtime/graph_executor.h"
 
 namespace tessel::reference {
@@ -16,12 +17,6 @@ bool libtorchAvailable();
 
 // Whether the reference executor runs `op` (an ONNX op type).
 bool referenceRuns(const std::string& op);
-
-struct ReferenceRun {
-  std::map<std::string, runtime::HostTensor> outputs;  // graph outputs by name
-  double seconds = 0;                                  // median of `repeats` timed runs after a warm-up
-  std::vector<double> times;                           // seconds of every timed run
-};
 
 // Runs the graph (initializers materialised, NCHW as in the graph) with ATen
 // ops; GraphError naming the node for an op it cannot run.

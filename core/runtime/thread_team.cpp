@@ -69,4 +69,12 @@ ThreadTeam::Entered ThreadTeam::enter() {
   return entered;
 }
 
+OmpThreadCount::OmpThreadCount(int threads) : previous_(omp_get_max_threads()) {
+  if (threads > 0) omp_set_num_threads(threads);
+}
+
+OmpThreadCount::~OmpThreadCount() {
+  omp_set_num_threads(previous_);
+}
+
 }  // namespace tessel::runtime

@@ -55,6 +55,19 @@ class ThreadTeam {
   std::thread::id pinnedFor_;
 };
 
+// Sets OpenMP's thread count (libraries on OpenMP: oneDNN) for as long as it
+// lives, and gives the previous one back.
+class OmpThreadCount {
+ public:
+  explicit OmpThreadCount(int threads);
+  ~OmpThreadCount();
+  OmpThreadCount(const OmpThreadCount&) = delete;
+  OmpThreadCount& operator=(const OmpThreadCount&) = delete;
+
+ private:
+  int previous_;
+};
+
 // The cores this process may run on (its affinity mask), in order.
 std::vector<int> allowedCores();
 

@@ -230,6 +230,24 @@ class TestCliModels : public QObject {
     QJsonObject mem = o["memory"].toObject();
     QVERIFY(mem["arena_bytes"].toDouble() > 0 && mem["arena_bytes"].toDouble() <= mem["unshared_bytes"].toDouble());
 
+    // --compare onednn: the oneDNN executor beside LibTorch, checked like Tessel.
+    Run vs = runCli({"run", "tiny_cnn", "--db", db, "--json", "--repeats", "3", "--compare", "onednn"}, 300000);
+    QVERIFY2(vs.code == 0, qPrintable(vs.err + vs.out));
+    o = QJsonDocument::fromJson(vs.out.toUtf8()).object();
+    if (o["onednn_ms"].isNull()) {
+      QVERIFY2(o["onednn_note"].toString().contains("no oneDNN"), qPrintable(vs.out));
+    } else {
+      QVERIFY2(o["onednn_correct"].toBool(), qPrintable(vs.out));
+      QVERIFY(o["onednn_max_abs_err"].toDouble() < 1e-3);
+      QVERIFY(o["onednn_ms_min"].toDouble() > 0 && o["onednn_ms_min"].toDouble() <= o["onednn_ms_max"].toDouble());
+      QCOMPARE(o["onednn_ms"].toDouble(), o["onednn_ms_median"].toDouble());
+      QVERIFY(qAbs(o["onednn_speedup"].toDouble() - o["onednn_ms"].toDouble() / o["tessel_ms"].toDouble()) < 1e-9);
+      QVERIFY(o["contention"].toObject().contains("onednn"));
+    }
+    Run badPeer = runCli({"run", "tiny_cnn", "--db", db, "--compare", "tvm"});
+    QCOMPARE(badPeer.code, 2);
+    QVERIFY2(badPeer.err.contains("unknown peer 'tvm'"), qPrintable(badPeer.err));
+
     Run ex = runCli({"export", "--db", db, "--model", "tiny_cnn", "--out", scratch().filePath("tiny_export"),
                      "--format", "jsonl", "--json"});
     QVERIFY2(ex.code == 0, qPrintable(ex.err));
