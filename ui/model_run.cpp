@@ -63,6 +63,13 @@ std::optional<RunResult> parseRunJson(const QByteArray& stdoutText, QString* err
     r.libtorchMs = number(o, "libtorch_ms_median", number(o, "libtorch_ms", 0));
     r.libtorchMinMs = number(o, "libtorch_ms_min", r.libtorchMs);
     r.libtorchMaxMs = number(o, "libtorch_ms_max", r.libtorchMs);
+    r.onednnMs = number(o, "onednn_ms_median", number(o, "onednn_ms"));
+    r.onednnMinMs = number(o, "onednn_ms_min", r.onednnMs);
+    r.onednnMaxMs = number(o, "onednn_ms_max", r.onednnMs);
+    r.onednnSpeedup = number(o, "onednn_speedup");
+    r.onednnCorrect = o.value("onednn_correct").toBool();
+    r.onednnMaxAbsErr = number(o, "onednn_max_abs_err", 0);
+    r.onednnNote = o.value("onednn_note").toString();
     r.estimateMs = number(o, "estimate_ms");
     r.speedup = number(o, "speedup", 0);
     r.correct = o.value("correct").toBool();
@@ -71,7 +78,8 @@ std::optional<RunResult> parseRunJson(const QByteArray& stdoutText, QString* err
     r.disturbed = o.value("disturbed").toBool();
     r.disturbance = o.value("disturbance").toString();
     const QJsonObject contention = o.value("contention").toObject();
-    for (auto [side, out] : {std::pair{"tessel", &r.tesselContention}, std::pair{"libtorch", &r.libtorchContention}}) {
+    for (auto [side, out] : {std::pair{"tessel", &r.tesselContention}, std::pair{"libtorch", &r.libtorchContention},
+                             std::pair{"onednn", &r.onednnContention}}) {
       const QJsonObject c = contention.value(QLatin1String(side)).toObject();
       *out = {number(c, "others_share", 0), number(c, "steal_share", 0)};
     }
@@ -131,6 +139,7 @@ QStringList ModelRun::arguments(const RunRequest& r) {
                       "--json",
                       "--repeats",
                       QString::number(r.repeats)};
+  if (r.compareOnednn) args << QStringLiteral("--compare") << QStringLiteral("onednn");
   if (!r.inputShapes.isEmpty()) args << QStringLiteral("--input-shapes") << r.inputShapes;
   return args;
 }

@@ -21,15 +21,16 @@
 namespace tessel::ui {
 
 // What to run: `tessel run MODEL --db DB --fusion F --target T --profile
-// --json --repeats N [--input-shapes S]`.
+// --json --repeats N [--compare onednn] [--input-shapes S]`.
 struct RunRequest {
   QString model;     // zoo name or file
   QString database;  // the tuning database whose best kernels run
   QString fusion = QStringLiteral("dp");
   QString target = QStringLiteral("cpu");
-  int repeats = 30;     // timed runs of each side
-  QString inputShapes;  // "1,3,224,224;..." where the model needs them ("" otherwise)
-  qint64 session = 0;   // the session shown, that the run is stored with (0: none)
+  int repeats = 30;           // timed runs of each side
+  bool compareOnednn = true;  // oneDNN's executor as a third side
+  QString inputShapes;        // "1,3,224,224;..." where the model needs them ("" otherwise)
+  qint64 session = 0;         // the session shown, that the run is stored with (0: none)
 };
 
 inline constexpr double kNoMs = std::numeric_limits<double>::quiet_NaN();
@@ -48,6 +49,13 @@ struct PartitionTiming {
 struct RunResult {
   double tesselMs = 0, tesselMinMs = 0, tesselMaxMs = 0;        // median, fastest, slowest of the repeats
   double libtorchMs = 0, libtorchMinMs = 0, libtorchMaxMs = 0;  // the same for LibTorch
+  // The same for the oneDNN executor (NaN where it was not run: onednnNote
+  // says why, or is empty for a run without --compare onednn).
+  double onednnMs = kNoMs, onednnMinMs = kNoMs, onednnMaxMs = kNoMs;
+  double onednnSpeedup = kNoMs;  // onednn median / tessel median
+  bool onednnCorrect = false;
+  double onednnMaxAbsErr = 0;
+  QString onednnNote;
   double estimateMs = kNoMs;  // sum of weight x best latency (NaN while a task runs naive)
   double speedup = 0;         // libtorch median / tessel median
   bool correct = false;
@@ -59,7 +67,7 @@ struct RunResult {
   struct Contention {
     double othersShare = 0, stealShare = 0;
   };
-  Contention tesselContention, libtorchContention;
+  Contention tesselContention, libtorchContention, onednnContention;
   int tasksTuned = 0, tasksNaive = 0, repeats = 0, threads = 0;
   QString model, fusion;
   QVector<PartitionTiming> partitions;  // in run order

@@ -61,6 +61,7 @@ RunPanel::RunPanel(QWidget* parent)
       disturbed_(valueLabel(this, "runDisturbed")),
       tessel_(nullptr),
       libtorch_(nullptr),
+      onednn_(nullptr),
       speedup_(nullptr),
       correct_(nullptr),
       tasks_(nullptr),
@@ -135,18 +136,22 @@ RunPanel::RunPanel(QWidget* parent)
   };
   tessel_ = row(0, 0, tr("Tessel"), "runTessel");
   libtorch_ = row(1, 0, tr("LibTorch"), "runLibTorch");
-  speedup_ = row(2, 0, tr("Speed-up"), "runSpeedup");
+  onednn_ = row(2, 0, tr("oneDNN"), "runOnednn");
+  onednn_->setToolTip(
+      tr("The model run with oneDNN's primitives (weights reordered once, fused post-ops): tessel run --compare "
+         "onednn"));
+  speedup_ = row(3, 0, tr("Speed-up"), "runSpeedup");
   correct_ = row(0, 1, tr("Result"), "runCorrect");
   tasks_ = row(1, 1, tr("Tasks"), "runTasks");
   estimate_ = row(2, 1, tr("Estimate"), "runEstimate");
-  contention_ = row(3, 0, tr("CPU taken"), "runContention");
+  contention_ = row(3, 1, tr("CPU taken"), "runContention");
   contention_->setToolTip(
       tr("While each side was timed: the share of the CPUs other processes used, and (steal) the share the "
          "hypervisor gave to other machines"));
   QFont big = tessel_->font();
   big.setPointSizeF(big.pointSizeF() * 1.25);
   big.setBold(true);
-  for (QLabel* l : {tessel_, libtorch_, speedup_})
+  for (QLabel* l : {tessel_, libtorch_, onednn_, speedup_})
     l->setFont(big);
   correct_->setWordWrap(true);  // a WRONG result's error is long
   grid->setColumnStretch(1, 1);
@@ -281,8 +286,15 @@ void RunPanel::fillFigures(const RunResult& r) {
   const QString spread = tr("%1 ms  (%2 - %3 over %4 runs)");
   tessel_->setText(spread.arg(ms(r.tesselMs), ms(r.tesselMinMs), ms(r.tesselMaxMs)).arg(r.repeats));
   libtorch_->setText(spread.arg(ms(r.libtorchMs), ms(r.libtorchMinMs), ms(r.libtorchMaxMs)).arg(r.repeats));
-  speedup_->setText(r.disturbed ? tr("%1x (disturbed: not a speed-up)").arg(r.speedup, 0, 'f', 2)
-                                : tr("%1x LibTorch's speed").arg(r.speedup, 0, 'f', 2));
+  const bool withOnednn = std::isfinite(r.onednnMs);
+  if (withOnednn)
+    onednn_->setText(spread.arg(ms(r.onednnMs), ms(r.onednnMinMs), ms(r.onednnMaxMs)).arg(r.repeats) +
+                     (r.onednnCorrect ? QString() : tr("  WRONG by %1").arg(r.onednnMaxAbsErr, 0, 'g', 3)));
+  else
+    onednn_->setText(r.onednnNote.isEmpty() ? tr("not compared") : tr("not run: %1").arg(r.onednnNote));
+  QString speedup = tr("%1x LibTorch's speed").arg(r.speedup, 0, 'f', 2);
+  if (withOnednn) speedup += tr(", %1x oneDNN's").arg(r.onednnSpeedup, 0, 'f', 2);
+  speedup_->setText(r.disturbed ? tr("%1x (disturbed: not a speed-up)").arg(r.speedup, 0, 'f', 2) : speedup);
   correct_->setText(r.correct ? tr("correct (largest difference %1, outputs up to %2)")
                                     .arg(r.maxAbsErr, 0, 'g', 3)
                                     .arg(r.maxAbsRef, 0, 'g', 3)
@@ -300,8 +312,10 @@ void RunPanel::fillFigures(const RunResult& r) {
     if (c.stealShare > 0) t += tr(" (steal %1 %)").arg(100 * c.stealShare, 0, 'f', 0);
     return t;
   };
-  contention_->setText(tr("by others: %1 during Tessel's runs, %2 during LibTorch's")
-                           .arg(taken(r.tesselContention), taken(r.libtorchContention)));
+  QString contention = tr("by others: %1 during Tessel's runs, %2 during LibTorch's")
+                           .arg(taken(r.tesselContention), taken(r.libtorchContention));
+  if (withOnednn) contention += tr(", %1 during oneDNN's").arg(taken(r.onednnContention));
+  contention_->setText(contention);
   disturbed_->setText(
       tr("Disturbed: another process had the cores: do not read this ratio as a speed-up. %1. Run it again on a "
          "quiet machine.")

@@ -1,6 +1,7 @@
 // The studio's Run panel: the tuned model run against LibTorch (`tessel
-// run`, see model_run.h), the figure Tessel is tuned for. Tessel's and
-// LibTorch's medians with their fastest-slowest spread, the speed-up,
+// run`, see model_run.h), the figure Tessel is tuned for, and against the
+// oneDNN executor. Tessel's, LibTorch's and oneDNN's medians with their
+// fastest-slowest spread, the speed-ups,
 // correct or WRONG with the largest error, a run flagged `disturbed` with
 // its reason in a banner that says not to read the ratio as a speed-up, the
 // tuned and naive task counts and the tuner's estimate; per partition a
@@ -91,6 +92,7 @@ class RunPanel : public QWidget {
   QLabel* disturbed_;
   QLabel* tessel_;
   QLabel* libtorch_;
+  QLabel* onednn_;
   QLabel* speedup_;
   QLabel* correct_;
   QLabel* tasks_;

@@ -158,6 +158,17 @@ class TestRunPanel : public QObject {
     QVERIFY(r.tesselMs > 0 && r.libtorchMs > 0);
     QVERIFY(r.tesselMinMs <= r.tesselMs && r.tesselMs <= r.tesselMaxMs);
     QVERIFY(r.libtorchMinMs <= r.libtorchMs && r.libtorchMs <= r.libtorchMaxMs);
+    // The oneDNN executor ran as the third side (or the build says it has none).
+    const QString onednn = panel->findChild<QLabel*>("runOnednn")->text();
+    if (std::isfinite(r.onednnMs)) {
+      QVERIFY(r.onednnMinMs <= r.onednnMs && r.onednnMs <= r.onednnMaxMs);
+      QVERIFY2(r.onednnCorrect, qPrintable(QString::number(r.onednnMaxAbsErr)));
+      QVERIFY2(onednn.contains(" ms") && !onednn.contains("WRONG"), qPrintable(onednn));
+      QVERIFY2(panel->findChild<QLabel*>("runSpeedup")->text().contains("oneDNN's") || r.disturbed,
+               qPrintable(panel->findChild<QLabel*>("runSpeedup")->text()));
+    } else {
+      QVERIFY2(onednn.contains("no oneDNN"), qPrintable(onednn));
+    }
     QVERIFY2(r.correct, qPrintable(QString::number(r.maxAbsErr)));
     QCOMPARE(r.repeats, kRepeats);
     QCOMPARE(r.tasksTuned + r.tasksNaive, int(window.preparedModel()->tasks.size()));
@@ -455,6 +466,28 @@ class TestRunPanel : public QObject {
     QCOMPARE(result->tesselContention.othersShare, 0.02);
     QCOMPARE(window.runPanel()->contentionLabel()->text(),
              QString("by others: 2 % during Tessel's runs, 47 % (steal 5 %) during LibTorch's"));
+    QCOMPARE(window.runPanel()->findChild<QLabel*>("runOnednn")->text(), QString("not compared"));
+
+    // A run with --compare onednn: its figures, its speed-up and its CPU share.
+    line["disturbed"] = false;
+    line["onednn_ms"] = 14.0;
+    line["onednn_ms_min"] = 13.5;
+    line["onednn_ms_max"] = 15.25;
+    line["onednn_speedup"] = 1.12;
+    line["onednn_correct"] = true;
+    line["contention"] = QJsonObject{{"tessel", QJsonObject{{"others_share", 0.02}, {"steal_share", 0}}},
+                                     {"libtorch", QJsonObject{{"others_share", 0.04}, {"steal_share", 0}}},
+                                     {"onednn", QJsonObject{{"others_share", 0.03}, {"steal_share", 0}}}};
+    const std::optional<tessel::ui::RunResult> vs =
+        tessel::ui::parseRunJson(QJsonDocument(line).toJson(QJsonDocument::Compact), &error);
+    QVERIFY2(vs, qPrintable(error));
+    window.runPanel()->showResult(*vs, QDateTime::currentDateTimeUtc(), 3, 5);
+    QCOMPARE(window.runPanel()->findChild<QLabel*>("runOnednn")->text(),
+             QString("14.000 ms  (13.500 - 15.250 over 30 runs)"));
+    QCOMPARE(window.runPanel()->findChild<QLabel*>("runSpeedup")->text(),
+             QString("2.02x LibTorch's speed, 1.12x oneDNN's"));
+    QCOMPARE(window.runPanel()->contentionLabel()->text(),
+             QString("by others: 2 % during Tessel's runs, 4 % during LibTorch's, 3 % during oneDNN's"));
     auto* run = window.findChild<QDockWidget*>("runDock");
     QSize others;
     for (QDockWidget* d : window.tabifiedDockWidgets(run))
