@@ -180,13 +180,7 @@ std::vector<std::string> Target::compilerFlags() const {
   // of a convolution in registers, spills them and broadcasts from registers
   // instead of from memory (1.7x slower on Zen 4, 4.8x on Zen 3; neutral on
   // other programs, docs/results.md "Kernel flags").
-  // -fno-trapping-math: no kernel reads the floating-point exception flags;
-  // with them assumed to matter, GCC does not if-convert the selects of the
-  // kernels' expf and erff (codegen's math prelude) on AVX2, and a loop over
-  // them stays scalar. Values are unchanged (no reassociation, NaN and inf
-  // kept).
-  std::vector<std::string> flags = {"-O3",      "-march=" + arch,     "-fno-predictive-commoning",
-                                    "-fopenmp", "-fno-trapping-math", "-std=c++17"};
+  std::vector<std::string> flags = {"-O3", "-march=" + arch, "-fno-predictive-commoning", "-fopenmp", "-std=c++17"};
   if (vectorLanes >= 16) flags.push_back("-mprefer-vector-width=512");
   return flags;
 }

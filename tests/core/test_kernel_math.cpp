@@ -72,11 +72,12 @@ class TestKernelMath : public QObject {
     QVERIFY2(erfSmallRel < 2e-7, ran.output.c_str());  // the Taylor series below 0.5
     std::string nan, inf, zero, one, erfNan, minusOne, tiny;
     in >> nan >> inf >> zero >> one >> erfNan >> minusOne >> tiny;
-    QCOMPARE(nan, std::string("nan"));
+    // NaN stays NaN (x86 computes the default NaN with its sign bit set).
+    QVERIFY2(nan == "nan" || nan == "-nan", nan.c_str());
     QCOMPARE(inf, std::string("inf"));
     QCOMPARE(zero, std::string("0"));
     QCOMPARE(one, std::string("1"));
-    QCOMPARE(erfNan, std::string("nan"));
+    QVERIFY2(erfNan == "nan" || erfNan == "-nan", erfNan.c_str());
     QCOMPARE(minusOne, std::string("-1"));
     QCOMPARE(tiny, std::string("1.12838e-30"));
   }

@@ -35,7 +35,7 @@ using target::Target;
 namespace {
 
 std::vector<std::string> cpuFlags(const std::string& march) {
-  return {"-O3", "-march=" + march, "-fno-predictive-commoning", "-fopenmp", "-fno-trapping-math", "-std=c++17"};
+  return {"-O3", "-march=" + march, "-fno-predictive-commoning", "-fopenmp", "-std=c++17"};
 }
 
 }  // namespace
