@@ -155,8 +155,8 @@ nlohmann::json showTask(const store::Database& db, const std::string& key, bool 
 nlohmann::json listRuns(store::Database& db, bool json) {
   nlohmann::json rows = nlohmann::json::array();
   if (!json)
-    std::printf("%5s %7s %-24s %-10s %-6s %11s %11s %8s %-8s  %s\n", "id", "session", "model", "target", "fusion",
-                "tessel ms", "libtorch ms", "speedup", "result", "created");
+    std::printf("%5s %7s %-24s %-10s %-6s %11s %11s %11s %8s %-8s  %s\n", "id", "session", "model", "target", "fusion",
+                "tessel ms", "libtorch ms", "onednn ms", "speedup", "result", "created");
   for (const store::RunRow& r : db.runs().all()) {
     const nlohmann::json result = storedJson(r.result);
     rows.push_back({{"id", r.id},
@@ -175,8 +175,11 @@ nlohmann::json listRuns(store::Database& db, bool json) {
     auto flag = [&](const char* key) { return has(key) && result[key].is_boolean() && result[key].get<bool>(); };
     const bool correct = flag("correct"), disturbed = flag("disturbed");
     const std::string session = r.sessionId ? std::to_string(r.sessionId) : "-";
-    std::printf("%5lld %7s %-24s %-10s %-6s %11.3f %11.3f %7.2fx %-8s  %s\n", (long long)r.id, session.c_str(),
-                r.model.c_str(), r.target.c_str(), r.fusion.c_str(), number("tessel_ms"), number("libtorch_ms"),
+    // oneDNN's median where the run compared with it (--compare onednn), else "-".
+    char onednn[32] = "-";
+    if (const double ms = number("onednn_ms"); !std::isnan(ms)) std::snprintf(onednn, sizeof onednn, "%.3f", ms);
+    std::printf("%5lld %7s %-24s %-10s %-6s %11.3f %11.3f %11s %7.2fx %-8s  %s\n", (long long)r.id, session.c_str(),
+                r.model.c_str(), r.target.c_str(), r.fusion.c_str(), number("tessel_ms"), number("libtorch_ms"), onednn,
                 number("speedup"), correct ? "correct" : "WRONG", r.created.c_str());
     if (disturbed)  // its ratio is not a speed-up: say why under it
       std::printf("%5s disturbed: %s\n", "",

@@ -298,6 +298,10 @@ class TestRunPanel : public QObject {
     QVERIFY(cli.waitForFinished(30000));
     const QString table = QString::fromUtf8(cli.readAllStandardOutput());
     QVERIFY2(table.contains("tiny_cnn") && table.contains("correct"), qPrintable(table));
+    // The studio's run compared with oneDNN: its median is in the table (or "-" without oneDNN).
+    QVERIFY2(table.contains("onednn ms"), qPrintable(table));
+    if (const QJsonValue onednn = runs[0]["result"]["onednn_ms"]; onednn.isDouble())
+      QVERIFY2(table.contains(QString::number(onednn.toDouble(), 'f', 3)), qPrintable(table));
     cli.start(TESSEL_CLI_PATH, {"db", "--help"});
     QVERIFY(cli.waitForFinished(30000));
     QVERIFY(QString::fromUtf8(cli.readAllStandardOutput()).contains("runs "));
