@@ -278,16 +278,11 @@ struct Peers {
 
 Peers peersOf(const Args& args) {
   Peers peers;
-  std::string list = args.get("compare", "");
-  size_t start = 0;
-  while (start <= list.size() && !list.empty()) {
-    const size_t comma = std::min(list.find(',', start), list.size());
-    const std::string peer = list.substr(start, comma - start);
+  for (const std::string& peer : parseList(args.get("compare", ""))) {
     if (peer == "onednn")
       peers.onednn = true;
     else if (peer != "libtorch")
       throw UsageError("option --compare: unknown peer '" + peer + "' (libtorch, onednn)");
-    start = comma + 1;
   }
   return peers;
 }
@@ -352,13 +347,13 @@ RunTimings timeSides(runtime::GraphExecutor& executor, const graph::Graph& g,
   return t;
 }
 
-// The largest difference of `outputs` (computed by `who`) from LibTorch's,
-// and the largest value of LibTorch's.
-std::pair<double, double> differenceFromLibTorch(const RunTimings& t,
+// The largest difference of `outputs` (computed by `who`) from LibTorch's
+// (`ref`), and the largest value of LibTorch's.
+std::pair<double, double> differenceFromLibTorch(const reference::ReferenceRun& ref,
                                                  const std::map<std::string, runtime::HostTensor>& outputs,
                                                  const std::string& who) {
   double maxAbs = 0, maxRef = 0;
-  for (const auto& [name, want] : t.ref.outputs) {
+  for (const auto& [name, want] : ref.outputs) {
     auto it = outputs.find(name);
     if (it == outputs.end() || it->second.data.size() != want.data.size())
       throw std::runtime_error("output '" + name + "' differs in size between " + who + " and LibTorch");
@@ -369,6 +364,22 @@ std::pair<double, double> differenceFromLibTorch(const RunTimings& t,
     }
   }
   return {maxAbs, maxRef};
+}
+
+// Correct: the largest difference at most 1e-3 of the largest reference output.
+bool withinModelTolerance(double maxAbs, double maxRef) {
+  return maxAbs <= support::kModelRelativeTolerance * std::max(1.0, maxRef);
+}
+
+// The oneDNN side's outputs checked against LibTorch's, as Tessel's are; a
+// warning where they differ (its figure would not be a comparison).
+void checkOnednn(RunTimings& t) {
+  if (!t.onednn || !t.onednn->run) return;
+  double maxRef = 0;
+  std::tie(t.onednn->maxAbs, maxRef) = differenceFromLibTorch(t.ref, t.onednn->run->outputs, "oneDNN");
+  t.onednn->correct = withinModelTolerance(t.onednn->maxAbs, maxRef);
+  if (!t.onednn->correct)
+    std::fprintf(stderr, "warning: the oneDNN executor's outputs differ from LibTorch's by %.3g\n", t.onednn->maxAbs);
 }
 
 // What a run reports, as --json or as text.
@@ -459,7 +470,7 @@ void printRunText(const RunReport& rep) {
   std::printf("libtorch %.3f ms (median of %d; min %.3f, max %.3f): Tessel at %.2fx LibTorch's speed\n",
               tt.median * 1e3, rep.repeats, tt.min * 1e3, tt.max * 1e3, tt.median / ts.median);
   std::printf("max abs error %.3g against LibTorch (outputs up to %.3g): %s\n", rep.maxAbs, rep.maxRef,
-              rep.maxAbs <= support::kModelRelativeTolerance * std::max(1.0, rep.maxRef) ? "correct" : "WRONG");
+              withinModelTolerance(rep.maxAbs, rep.maxRef) ? "correct" : "WRONG");
   if (const std::optional<OnednnSide>& o = rep.timings.onednn; o && o->run) {
     const Spread& s = o->timing.spread;
     std::printf("onednn   %.3f ms (median of %d; min %.3f, max %.3f): Tessel at %.2fx oneDNN's speed\n", s.median * 1e3,
@@ -507,27 +518,18 @@ int runCommand(const std::vector<std::string>& argv) {
   executor.setProfiling(profile);
   const std::map<std::string, runtime::HostTensor> inputs = args.has("inputs") ? model.user.floats : randomInputs(g);
   RunTimings timings = timeSides(executor, g, inputs, eo.target.effectiveThreads(), repeats, profile, peers);
-  const auto withinTolerance = [](double maxAbs, double maxRef) {
-    return maxAbs <= support::kModelRelativeTolerance * std::max(1.0, maxRef);
-  };
-  if (timings.onednn && timings.onednn->run) {
-    double maxRef = 0;
-    std::tie(timings.onednn->maxAbs, maxRef) = differenceFromLibTorch(timings, timings.onednn->run->outputs, "oneDNN");
-    timings.onednn->correct = withinTolerance(timings.onednn->maxAbs, maxRef);
-    if (!timings.onednn->correct)
-      std::fprintf(stderr, "warning: the oneDNN executor's outputs differ from LibTorch's by %.3g\n",
-                   timings.onednn->maxAbs);
-  }
+  checkOnednn(timings);
 
   RunReport rep{prepared, stored, timings, executor, repeats, 0, 0, false, {}, nullptr, {}, std::nullopt};
-  std::tie(rep.maxAbs, rep.maxRef) = differenceFromLibTorch(timings, timings.ours, "Tessel");
+  std::tie(rep.maxAbs, rep.maxRef) = differenceFromLibTorch(timings.ref, timings.ours, "Tessel");
   if (args.has("save-outputs")) saveOutputs(args.get("save-outputs"), g, timings.ours);
   const std::string expectFile = args.get("expect", "");
   if (args.has("expect")) {
     rep.expectFile = expectFile.c_str();
     rep.vsExpected = compareOutputs(timings.ours, model.expected);
   }
-  rep.correct = withinTolerance(rep.maxAbs, rep.maxRef) && (!args.has("expect") || rep.vsExpected.withinTolerance());
+  rep.correct =
+      withinModelTolerance(rep.maxAbs, rep.maxRef) && (!args.has("expect") || rep.vsExpected.withinTolerance());
   std::vector<std::pair<const char*, SideTiming>> sides = {{"Tessel", timings.tessel}, {"LibTorch", timings.torch}};
   if (timings.onednn && timings.onednn->run) sides.emplace_back("oneDNN", timings.onednn->timing);
   rep.disturbance = disturbanceOf(sides);

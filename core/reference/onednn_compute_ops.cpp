@@ -54,17 +54,6 @@ memory destinationOf(Program& p, const Chain& chain, const memory::desc& layout)
   return dst;
 }
 
-// The constant `name` (stored row-major as it is in the graph) seen with
-// descriptor `given`, reordered now into `wanted`.
-memory constantAs(Program& p, const std::string& name, const memory::desc& given, const memory::desc& wanted) {
-  const memory stored = p.value(name);
-  const memory seen(given, p.engine(), stored.get_data_handle());
-  if (given == wanted) return seen;
-  memory to(wanted, p.engine());
-  p.runNow(dnnl::reorder(seen, to), {{DNNL_ARG_FROM, seen}, {DNNL_ARG_TO, to}});
-  return to;
-}
-
 }  // namespace
 
 void buildConv(Program& p, const Node& n, size_t, const Chain& chain) {
@@ -89,7 +78,7 @@ void buildConv(Program& p, const Node& n, size_t, const Chain& chain) {
   const dnnl::convolution_forward::primitive_desc pd(d, attrOf(chain), p.engine());
   Step step{n.name, dnnl::convolution_forward(pd), {}, {}};
   step.args[DNNL_ARG_SRC] = p.valueAs(x, pd.src_desc());
-  step.args[DNNL_ARG_WEIGHTS] = constantAs(p, w, plainDesc(weights), pd.weights_desc());
+  step.args[DNNL_ARG_WEIGHTS] = p.constantAs(w, plainDesc(weights), pd.weights_desc());
   if (bias) step.args[DNNL_ARG_BIAS] = p.valueAs(n.inputs[2], pd.bias_desc());
   const memory dst = destinationOf(p, chain, pd.dst_desc());
   step.args[DNNL_ARG_DST] = dst;
@@ -164,7 +153,7 @@ void buildMatmul(Program& p, const Node& n, size_t, const Chain& chain) {
   Step step{n.name, dnnl::matmul(pd), {}, {}};
   step.args[DNNL_ARG_SRC] = memory(srcGiven, p.engine(), p.plainValue(a).get_data_handle());
   if (dense)
-    step.args[DNNL_ARG_WEIGHTS] = constantAs(p, b, weightsGiven, pd.weights_desc());
+    step.args[DNNL_ARG_WEIGHTS] = p.constantAs(b, weightsGiven, pd.weights_desc());
   else
     step.args[DNNL_ARG_WEIGHTS] = memory(weightsGiven, p.engine(), p.plainValue(b).get_data_handle());
   if (!biasRow.empty()) {

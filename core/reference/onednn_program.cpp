@@ -104,20 +104,19 @@ memory Program::reorderStep(const memory& from, const memory::desc& wanted) {
   return to;
 }
 
-void Program::runNow(dnnl::primitive p, const std::unordered_map<int, memory>& args) {
-  p.execute(stream_, args);
+memory Program::constantAs(const std::string& name, const memory::desc& given, const memory::desc& wanted) {
+  memory seen(given, engine_, value(name).get_data_handle());
+  if (given == wanted) return seen;
+  memory to(wanted, engine_);
+  dnnl::reorder(seen, to).execute(stream_, seen, to);
   stream_.wait();
+  return to;
 }
 
 memory Program::valueAs(const std::string& name, const memory::desc& wanted) {
   memory m = value(name);
   if (m.get_desc() == wanted) return m;
-  if (isConstant(name)) {
-    memory to(wanted, engine_);
-    runNow(dnnl::reorder(m, to), {{DNNL_ARG_FROM, m}, {DNNL_ARG_TO, to}});
-    return to;
-  }
-  return reorderStep(m, wanted);
+  return isConstant(name) ? constantAs(name, m.get_desc(), wanted) : reorderStep(m, wanted);
 }
 
 memory Program::plainValue(const std::string& name) {
@@ -125,7 +124,7 @@ memory Program::plainValue(const std::string& name) {
   memory m = value(name);
   if (m.get_desc() == plain) return m;
   if (auto it = plain_.find(name); it != plain_.end()) return it->second;
-  memory converted = isConstant(name) ? valueAs(name, plain) : reorderStep(m, plain);
+  memory converted = valueAs(name, plain);
   plain_[name] = converted;
   return converted;
 }

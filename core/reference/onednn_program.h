@@ -85,8 +85,10 @@ class Program {
   void add(Step step) { steps_.push_back(std::move(step)); }
   // A step that reorders (or copies) `from` into `to`.
   void reorderInto(const memory& from, const memory& to);
-  // Runs a primitive once now, outside the timed runs (constant reorders).
-  void runNow(dnnl::primitive p, const std::unordered_map<int, memory>& args);
+  // The constant `name` (stored row-major as in the graph) seen with
+  // descriptor `given` (grouped or transposed weights), reordered now,
+  // outside the timed runs, into `wanted`.
+  memory constantAs(const std::string& name, const memory::desc& given, const memory::desc& wanted);
 
   // Runs every step once.
   void run();

@@ -17,14 +17,7 @@ shift $(($# > 2 ? 2 : $#))
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(resnet18 mobilenet_v2 bert_tiny)
 mkdir -p "$out"
-{
-  date -u +%Y-%m-%dT%H:%M:%SZ
-  git -C "$root" rev-parse --short HEAD
-  grep -m1 "model name" /proc/cpuinfo
-  grep -m1 "cpu family" /proc/cpuinfo
-  grep -m1 "^model\s" /proc/cpuinfo
-  nproc
-} >"$out/machine.txt"
+"$root/tests/bench/machine_info.sh" >"$out/machine.txt"
 cat "$out/machine.txt" >&2
 
 for m in "${models[@]}"; do

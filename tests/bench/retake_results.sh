@@ -20,15 +20,7 @@ out=${2:-$(mktemp -d /tmp/results.XXXXXX)}
 mkdir -p "$out"
 case $tier in quick | long | all) ;; *) echo "unknown tier '$tier' (quick, long, all)" >&2 && exit 2 ;; esac
 
-{
-  date -u +%Y-%m-%dT%H:%M:%SZ
-  git -C "$root" rev-parse --short HEAD
-  grep -m1 "model name" /proc/cpuinfo
-  grep -m1 "cpu family" /proc/cpuinfo
-  grep -m1 "^model\s" /proc/cpuinfo
-  grep -m1 -o "avx512f" /proc/cpuinfo || echo "no avx512f"
-  nproc
-} >"$out/machine.txt"
+"$root/tests/bench/machine_info.sh" >"$out/machine.txt"
 cat "$out/machine.txt" >&2
 
 # Runs "$@" twice, into NAME.1.EXT and NAME.2.EXT (stderr beside, .err).
